@@ -1,0 +1,136 @@
+//! The arithmetic every counter store shares: which stored values are valid, and which
+//! range a reservation of `n` values yields.
+
+use crate::error::{Error, Result};
+use crate::range::IdRange;
+
+/// The values a counter may issue: `start..=max`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bounds {
+    /// The first value issued by a new counter.
+    pub start: i64,
+    /// The largest value ever issued.
+    pub max: i64,
+}
+
+impl Bounds {
+    /// Bounds `start..=max`; `start` must be above `i64::MIN` and not above `max`.
+    pub fn new(start: i64, max: i64) -> Result<Self> {
+        if start == i64::MIN {
+            return Err(Error::InvalidOptions(
+                "`start` must be greater than i64::MIN".into(),
+            ));
+        }
+        if start > max {
+            return Err(Error::InvalidOptions(format!(
+                "`start` ({start}) is greater than `max` ({max})"
+            )));
+        }
+        Ok(Bounds { start, max })
+    }
+
+    /// The "last issued" value of a counter that has issued nothing: `start - 1`.
+    pub fn before_start(&self) -> i64 {
+        self.start - 1
+    }
+
+    /// The largest last-issued value from which `n` more values still fit, if any.
+    pub fn highest_last_for(&self, n: u64) -> Option<i64> {
+        let n = i64::try_from(n).ok()?;
+        let highest = self.max.checked_sub(n)?;
+        (highest >= self.before_start()).then_some(highest)
+    }
+
+    /// Why a stored last-issued value is unusable, if it is.
+    pub fn corruption(&self, last: i64) -> Option<String> {
+        if last < self.before_start() {
+            if last < 0 {
+                Some(format!("the counter value {last} is negative"))
+            } else {
+                Some(format!(
+                    "the counter value {last} is below `start` - 1 ({})",
+                    self.before_start()
+                ))
+            }
+        } else if last > self.max {
+            Some(format!(
+                "the counter value {last} is beyond `max` ({})",
+                self.max
+            ))
+        } else {
+            None
+        }
+    }
+
+    /// The range that `n` values after `last` cover, or [`Error::Exhausted`].
+    pub fn range_after(&self, counter: &str, last: i64, n: u64) -> Result<IdRange> {
+        match self.highest_last_for(n) {
+            Some(highest) if last <= highest => {
+                Ok(IdRange::new(last + 1, last + n as i64).expect("n >= 1"))
+            }
+            _ => Err(Error::Exhausted {
+                counter: counter.to_owned(),
+                requested: n,
+                last,
+                max: self.max,
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rejects_contradictions() {
+        assert!(Bounds::new(10, 9).is_err());
+        assert!(Bounds::new(i64::MIN, 0).is_err());
+        assert!(Bounds::new(5, 5).is_ok());
+    }
+
+    #[test]
+    fn ranges_and_exhaustion() {
+        let b = Bounds::new(1, 10).unwrap();
+        assert_eq!(
+            b.range_after("c", 0, 3).unwrap(),
+            IdRange::new(1, 3).unwrap()
+        );
+        assert_eq!(
+            b.range_after("c", 7, 3).unwrap(),
+            IdRange::new(8, 10).unwrap()
+        );
+        assert!(matches!(
+            b.range_after("c", 8, 3),
+            Err(Error::Exhausted {
+                last: 8,
+                max: 10,
+                requested: 3,
+                ..
+            })
+        ));
+        assert!(b.range_after("c", 10, 1).is_err());
+    }
+
+    #[test]
+    fn no_overflow_at_i64_max() {
+        let b = Bounds::new(1, i64::MAX).unwrap();
+        assert_eq!(
+            b.range_after("c", i64::MAX - 1, 1).unwrap(),
+            IdRange::new(i64::MAX, i64::MAX).unwrap()
+        );
+        assert!(b.range_after("c", i64::MAX, 1).is_err());
+        assert!(b.range_after("c", 0, u64::MAX).is_err());
+    }
+
+    #[test]
+    fn corruption_reasons() {
+        let b = Bounds::new(1, 100).unwrap();
+        assert!(b.corruption(0).is_none());
+        assert!(b.corruption(100).is_none());
+        assert!(b.corruption(-1).unwrap().contains("negative"));
+        assert!(b.corruption(101).unwrap().contains("beyond `max`"));
+        let b = Bounds::new(1000, 2000).unwrap();
+        assert!(b.corruption(5).unwrap().contains("below `start`"));
+    }
+}

@@ -1,0 +1,282 @@
+//! The in-process cache of reserved ranges, with a background prefetch of the next range
+//! (Meituan Leaf's double buffer) and an optional adaptive reservation size.
+//!
+//! One cache exists per counter per process (see the registry) and is shared by every caller of
+//! that counter. The lock is never held across an `.await`; a refill is one reservation from the
+//! [`CounterStore`], at most one in flight per counter.
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
+
+use tokio::sync::Notify;
+
+use crate::bounds::Bounds;
+use crate::error::{Error, Result};
+use crate::key::CounterKey;
+use crate::options::Batch;
+use crate::range::IdRange;
+use crate::stats::StatsCell;
+use crate::store::{CounterStore, Reservation};
+
+/// What one call of the cache needs to know about its sequence.
+pub(crate) struct Request<'a> {
+    pub(crate) store: &'a Arc<dyn CounterStore>,
+    pub(crate) key: &'a CounterKey,
+    pub(crate) bounds: Bounds,
+    pub(crate) batch: Batch,
+    pub(crate) prefetch_at: f64,
+}
+
+/// The cache and the statistics of one counter.
+#[derive(Debug, Default)]
+pub(crate) struct Shared {
+    pub(crate) stats: StatsCell,
+    state: Mutex<State>,
+    refilled: Notify,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// What is left of the range in use.
+    current: Option<IdRange>,
+    /// Size of the range in use when it was installed.
+    current_len: u64,
+    /// When the range in use was installed (for the adaptive size).
+    current_since: Option<Instant>,
+    /// The prefetched next range.
+    standby: Option<IdRange>,
+    /// Ticket of the refill in flight.
+    refill: Option<u64>,
+    last_ticket: u64,
+    /// The error of the last failed refill, for the callers that waited for it.
+    failure: Option<(u64, Error)>,
+    /// Bumped when cached ranges are invalidated; refills of an older epoch are dropped.
+    epoch: u64,
+    /// Current adaptive reservation size (0 until the first refill).
+    adaptive_size: u64,
+}
+
+enum Step<'a> {
+    Got(i64, Option<Refill>),
+    Refill(Refill),
+    Wait(u64, tokio::sync::futures::Notified<'a>),
+}
+
+/// A refill to start once the lock is released.
+struct Refill {
+    ticket: u64,
+    epoch: u64,
+    size: u64,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The next ID from the cache, refilling it from the store when it is empty.
+    pub(crate) async fn next(self: &Arc<Self>, req: &Request<'_>) -> Result<i64> {
+        loop {
+            match self.step(req) {
+                Step::Got(id, prefetch) => {
+                    if let Some(job) = prefetch {
+                        self.spawn_refill(job, req);
+                    }
+                    return Ok(id);
+                }
+                Step::Refill(job) => {
+                    let guard = RefillGuard {
+                        shared: self.clone(),
+                        ticket: job.ticket,
+                    };
+                    let result = reserve_up_to(req.store, req.key, job.size, req.bounds).await;
+                    guard.finish(job.epoch, result, req.batch)?;
+                }
+                Step::Wait(ticket, refilled) => {
+                    refilled.await;
+                    if let Some(e) = self.failure_of(ticket) {
+                        return Err(e);
+                    }
+                }
+            }
+        }
+    }
+
+    /// What the caller of `next` does now, decided under the lock.
+    fn step(&self, req: &Request<'_>) -> Step<'_> {
+        let mut st = self.lock();
+        if let Some((id, prefetch)) = self.take(&mut st, req) {
+            return Step::Got(id, prefetch);
+        }
+        match st.refill {
+            // Registered under the lock, so the refill's wake-up cannot be missed.
+            Some(ticket) => Step::Wait(ticket, self.refilled.notified()),
+            None => Step::Refill(self.begin_refill(&mut st, req.batch)),
+        }
+    }
+
+    fn failure_of(&self, ticket: u64) -> Option<Error> {
+        match &self.lock().failure {
+            Some((t, e)) if *t == ticket => Some(e.clone()),
+            _ => None,
+        }
+    }
+
+    /// Takes one ID if the cache has one; says whether a prefetch should start.
+    fn take(&self, st: &mut State, req: &Request<'_>) -> Option<(i64, Option<Refill>)> {
+        if st.current.is_none() {
+            let standby = st.standby.take()?;
+            install(st, standby, req.batch);
+        }
+        let (head, rest) = st.current.take()?.split_first(1);
+        st.current = rest;
+        self.stats.issued(1);
+        let remaining = rest.map_or(0, |r| r.len());
+        let used = st.current_len - remaining;
+        let prefetch = (st.refill.is_none()
+            && st.standby.is_none()
+            && used as f64 >= req.prefetch_at * st.current_len as f64)
+            .then(|| self.begin_refill(st, req.batch));
+        Some((head.first(), prefetch))
+    }
+
+    fn begin_refill(&self, st: &mut State, batch: Batch) -> Refill {
+        st.last_ticket += 1;
+        st.refill = Some(st.last_ticket);
+        let size = match batch {
+            Batch::Fixed(n) => n,
+            Batch::Adaptive(a) => {
+                if st.adaptive_size == 0 {
+                    st.adaptive_size = a.min;
+                }
+                st.adaptive_size
+            }
+        };
+        Refill {
+            ticket: st.last_ticket,
+            epoch: st.epoch,
+            size,
+        }
+    }
+
+    /// Reserves the next range in the background.
+    fn spawn_refill(self: &Arc<Self>, job: Refill, req: &Request<'_>) {
+        let guard = RefillGuard {
+            shared: self.clone(),
+            ticket: job.ticket,
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return; // dropping the guard ends the refill; the next caller refills inline
+        };
+        let store = req.store.clone();
+        let key = req.key.clone();
+        let (bounds, batch) = (req.bounds, req.batch);
+        runtime.spawn(async move {
+            let result = reserve_up_to(&store, &key, job.size, bounds).await;
+            if let Err(e) = &result {
+                tracing::warn!(counter = %key, error = %e, "prefetch of the next range failed");
+            }
+            let _ = guard.finish(job.epoch, result, batch);
+        });
+    }
+
+    /// Drops every cached range (after an admin operation); they count as wasted.
+    pub(crate) async fn invalidate(&self) {
+        let (current, standby) = self.take_all().await;
+        let wasted = current.map_or(0, |r| r.len()) + standby.map_or(0, |r| r.len());
+        self.stats.wasted(wasted);
+    }
+
+    /// Waits for the refill in flight, if any, then removes and returns the cached ranges
+    /// (current, standby). A refill that starts later belongs to the new epoch.
+    pub(crate) async fn take_all(&self) -> (Option<IdRange>, Option<IdRange>) {
+        loop {
+            let refilled = {
+                let mut st = self.lock();
+                if st.refill.is_none() {
+                    st.epoch += 1;
+                    st.current_since = None;
+                    return (st.current.take(), st.standby.take());
+                }
+                self.refilled.notified()
+            };
+            refilled.await;
+        }
+    }
+}
+
+/// Installs `range` as the range in use, updating the adaptive size from how long the previous
+/// range lasted.
+fn install(st: &mut State, range: IdRange, batch: Batch) {
+    if let (Batch::Adaptive(a), Some(since)) = (batch, st.current_since) {
+        st.adaptive_size = a.next_size(st.adaptive_size.max(a.min), since.elapsed());
+    }
+    st.current = Some(range);
+    st.current_len = range.len();
+    st.current_since = Some(Instant::now());
+}
+
+/// Reserves `size` values, or all that are left if fewer than `size` but at least one are.
+pub(crate) async fn reserve_up_to(
+    store: &Arc<dyn CounterStore>,
+    key: &CounterKey,
+    size: u64,
+    bounds: Bounds,
+) -> Result<Reservation> {
+    match store.reserve(key, size, bounds).await {
+        Err(Error::Exhausted { last, max, .. }) if size > 1 && last < max => {
+            let left = max.abs_diff(last).min(size);
+            store.reserve(key, left, bounds).await
+        }
+        other => other,
+    }
+}
+
+/// Ends a refill: on `finish` with its result, or on drop if the refill was cancelled (so that a
+/// dropped task or caller never leaves the cache waiting forever).
+struct RefillGuard {
+    shared: Arc<Shared>,
+    ticket: u64,
+}
+
+impl RefillGuard {
+    fn finish(self, epoch: u64, result: Result<Reservation>, batch: Batch) -> Result<()> {
+        let shared = self.shared.clone();
+        let outcome = {
+            let mut st = shared.lock();
+            match result {
+                Ok(r) => {
+                    shared.stats.reserved(r.range.len(), r.retries);
+                    if st.epoch != epoch {
+                        shared.stats.wasted(r.range.len());
+                    } else if st.current.is_none() {
+                        install(&mut st, r.range, batch);
+                    } else if st.standby.is_none() {
+                        st.standby = Some(r.range);
+                    } else {
+                        shared.stats.wasted(r.range.len());
+                    }
+                    Ok(())
+                }
+                Err(e) => {
+                    st.failure = Some((self.ticket, e.clone()));
+                    Err(e)
+                }
+            }
+        };
+        drop(self); // clears the refill and wakes the waiters
+        outcome
+    }
+}
+
+impl Drop for RefillGuard {
+    fn drop(&mut self) {
+        {
+            let mut st = self.shared.lock();
+            if st.refill == Some(self.ticket) {
+                st.refill = None;
+            }
+        }
+        self.shared.refilled.notify_waiters();
+    }
+}

@@ -1,0 +1,177 @@
+//! The one error type of the crate, and helpers to classify driver errors.
+
+use mongodb::error::{ErrorKind, WriteFailure};
+
+/// Result alias used throughout the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Duplicate-key error codes the server uses (11000, its legacy twin 11001, and 12582 from
+/// older `mongos` versions).
+pub const DUPLICATE_KEY_CODES: [i32; 3] = [11000, 11001, 12582];
+
+/// Everything that can go wrong while allocating an ID or inserting a document with one.
+///
+/// Every variant says what happened and, where there is one, what to do about it. Errors that
+/// come from the server are wrapped in [`Error::Mongo`] with the driver's error as
+/// [`source`](std::error::Error::source).
+#[derive(Clone, Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The counter has no values left below its `max`; nothing was written.
+    #[error(
+        "sequence `{counter}` is exhausted: {requested} more value(s) requested but the last issued \
+         value is {last} and the maximum is {max}; raise `max` or use another counter"
+    )]
+    Exhausted {
+        /// The counter's key, as stored in the counters collection.
+        counter: String,
+        /// How many values the reservation asked for.
+        requested: u64,
+        /// The last value issued (or the value right before the first one, if none was).
+        last: i64,
+        /// The configured maximum.
+        max: i64,
+    },
+
+    /// The counter document holds something this crate cannot use; it was left untouched.
+    #[error(
+        "counter document `{counter}` in `{collection}` is corrupt: {reason}; fix or delete it \
+         (see `Sequence::set_next`)"
+    )]
+    CorruptCounter {
+        /// The counter's key.
+        counter: String,
+        /// The counters collection.
+        collection: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+
+    /// A counter, collection or field name that MongoDB would reject or misread.
+    #[error("invalid {what} `{name}`: {reason}")]
+    InvalidName {
+        /// Which kind of name (`counter name`, `collection name`, `field name`).
+        what: &'static str,
+        /// The rejected name (with NUL bytes escaped).
+        name: String,
+        /// Why it is rejected.
+        reason: &'static str,
+    },
+
+    /// Options that contradict each other (for example `start > max`).
+    #[error("invalid sequence options: {0}")]
+    InvalidOptions(String),
+
+    /// A value that does not fit the ID field's type.
+    #[error("ID value {value} does not fit the ID field type `{target}`")]
+    IdOutOfRange {
+        /// The allocated value.
+        value: i64,
+        /// The Rust type of the ID field.
+        target: &'static str,
+    },
+
+    /// A duplicate-key error that reached the caller, for example from another unique index of
+    /// the target collection. The document was not inserted.
+    #[error("duplicate key: {message}")]
+    DuplicateKey {
+        /// The server's message, naming the index and the key.
+        message: String,
+        /// The driver error.
+        #[source]
+        source: mongodb::error::Error,
+    },
+
+    /// The admin operation would move the counter backwards (which could reissue IDs).
+    #[error(
+        "refusing to move sequence `{counter}` backwards from last issued {current} to next {requested}; \
+         pass `force` if no document uses these IDs"
+    )]
+    WouldMoveBackwards {
+        /// The counter's key.
+        counter: String,
+        /// The last issued value.
+        current: i64,
+        /// The next value asked for.
+        requested: i64,
+    },
+
+    /// Any other error from the MongoDB driver.
+    #[error(transparent)]
+    Mongo(#[from] mongodb::error::Error),
+}
+
+impl Error {
+    /// Whether this error is (or wraps) a duplicate-key error.
+    pub fn is_duplicate_key(&self) -> bool {
+        match self {
+            Error::DuplicateKey { .. } => true,
+            Error::Mongo(e) => is_duplicate_key(e),
+            _ => false,
+        }
+    }
+
+    /// Turns a driver error into [`Error::DuplicateKey`] when it is one, else [`Error::Mongo`].
+    pub fn from_driver(err: mongodb::error::Error) -> Self {
+        match duplicate_key_message(&err) {
+            Some(message) => Error::DuplicateKey {
+                message,
+                source: err,
+            },
+            None => Error::Mongo(err),
+        }
+    }
+}
+
+/// Whether a driver error is a duplicate-key error (codes 11000, 11001, 12582), in any of the
+/// forms the driver reports it: a write error, a command error (`findAndModify`), or inside the
+/// errors of `insert_many` and `bulk_write`.
+pub fn is_duplicate_key(err: &mongodb::error::Error) -> bool {
+    duplicate_key_message(err).is_some()
+}
+
+fn duplicate_key_message(err: &mongodb::error::Error) -> Option<String> {
+    let dup = |code: i32| DUPLICATE_KEY_CODES.contains(&code);
+    match &*err.kind {
+        ErrorKind::Write(WriteFailure::WriteError(e)) if dup(e.code) => Some(e.message.clone()),
+        ErrorKind::Command(e) if dup(e.code) => Some(e.message.clone()),
+        ErrorKind::InsertMany(e) => e
+            .write_errors
+            .iter()
+            .flatten()
+            .find(|w| dup(w.code))
+            .map(|w| w.message.clone()),
+        ErrorKind::BulkWrite(e) => e
+            .write_errors
+            .values()
+            .find(|w| dup(w.code))
+            .map(|w| w.message.clone()),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exhausted_names_the_counter_and_the_way_out() {
+        let e = Error::Exhausted {
+            counter: "invoice".into(),
+            requested: 5,
+            last: 98,
+            max: 100,
+        };
+        let text = e.to_string();
+        assert!(text.contains("`invoice`"), "{text}");
+        assert!(text.contains("raise `max`"), "{text}");
+        assert!(!e.is_duplicate_key());
+    }
+
+    #[test]
+    fn custom_errors_are_not_duplicate_keys() {
+        let err = mongodb::error::Error::custom("nope");
+        assert!(!is_duplicate_key(&err));
+        assert!(matches!(Error::from_driver(err), Error::Mongo(_)));
+    }
+}

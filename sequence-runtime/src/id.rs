@@ -1,0 +1,55 @@
+//! The Rust types an ID field may have, and how a counter value becomes one.
+
+use crate::error::{Error, Result};
+
+/// A type an ID field can have. Implemented for `i64`, `i32`, `u32`, `u64` and `String`.
+pub trait IdValue: Clone + std::fmt::Debug + Send + Sync + Sized + 'static {
+    /// The type's name, for messages.
+    const TYPE_NAME: &'static str;
+
+    /// The ID for counter value `value`, or [`Error::IdOutOfRange`] if the type cannot hold it.
+    fn from_counter(value: i64) -> Result<Self>;
+}
+
+macro_rules! integer_ids {
+    ($($t:ty),*) => {$(
+        impl IdValue for $t {
+            const TYPE_NAME: &'static str = stringify!($t);
+
+            fn from_counter(value: i64) -> Result<Self> {
+                <$t>::try_from(value).map_err(|_| Error::IdOutOfRange {
+                    value,
+                    target: Self::TYPE_NAME,
+                })
+            }
+        }
+    )*};
+}
+
+integer_ids!(i64, i32, u32, u64);
+
+impl IdValue for String {
+    const TYPE_NAME: &'static str = "String";
+
+    fn from_counter(value: i64) -> Result<Self> {
+        Ok(value.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conversions_check_the_range() {
+        assert_eq!(i32::from_counter(7).unwrap(), 7);
+        assert!(matches!(
+            i32::from_counter(i64::from(i32::MAX) + 1),
+            Err(Error::IdOutOfRange { target: "i32", .. })
+        ));
+        assert!(u32::from_counter(-1).is_err());
+        assert!(u64::from_counter(-1).is_err());
+        assert_eq!(u64::from_counter(i64::MAX).unwrap(), i64::MAX as u64);
+        assert_eq!(String::from_counter(42).unwrap(), "42");
+    }
+}

@@ -1,0 +1,48 @@
+//! The allocator behind [`mongo-sequence`](https://docs.rs/mongo-sequence): counters in a
+//! MongoDB collection, reserved in contiguous ranges, cached per process, with typed errors.
+//!
+//! Most users depend on `mongo-sequence` and use `#[derive(SequentialId)]`; this crate holds the
+//! machinery it expands to, and the [`Sequence`] handle for direct use.
+
+mod bounds;
+mod cache;
+mod config;
+mod error;
+mod id;
+mod key;
+mod layout;
+mod memory;
+mod model;
+mod mongo_store;
+mod names;
+mod options;
+mod range;
+mod registry;
+mod sequence;
+mod stats;
+mod store;
+
+pub use bounds::Bounds;
+pub use config::{BatchConfig, LayoutConfig, SequenceConfig, Strategy};
+pub use error::{is_duplicate_key, Error, Result, DUPLICATE_KEY_CODES};
+pub use id::IdValue;
+pub use key::CounterKey;
+pub use layout::{CounterLayout, Stores};
+pub use memory::MemoryStore;
+pub use model::SequentialId;
+pub use mongo_store::MongoStore;
+pub use options::{AdaptiveBatch, Batch, SequenceOptions, SequenceOptionsBuilder};
+pub use range::IdRange;
+pub use sequence::{Sequence, SetNext};
+pub use stats::Stats;
+pub use store::{BoxFuture, CounterStore, Reservation};
+
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::model::scope_value;
+    pub use crate::{
+        Error, LayoutConfig, Result, Sequence, SequenceConfig, SequentialId, Strategy,
+    };
+    pub use mongodb;
+    pub use serde;
+}

@@ -1,0 +1,140 @@
+//! Counters in process memory, for unit tests of code that allocates IDs.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use crate::bounds::Bounds;
+use crate::error::{Error, Result};
+use crate::key::CounterKey;
+use crate::store::{BoxFuture, CounterStore, Reservation};
+
+/// Counters kept in memory, with the same semantics as [`MongoStore`](crate::MongoStore):
+/// contiguous ranges, `start`, `max`, [`Error::Exhausted`] with nothing written, refusal to move
+/// backwards. Meant for the unit tests of code that takes IDs from a
+/// [`Sequence`](crate::Sequence); it shares nothing between processes and is never a substitute
+/// for tests against a real server.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// use mongo_sequence_runtime::{Sequence, SequenceOptions};
+/// let seq = Sequence::in_memory(SequenceOptions::builder("invoice").start(1000).build()).unwrap();
+/// assert_eq!(seq.next().await.unwrap(), 1000);
+/// assert_eq!(seq.next().await.unwrap(), 1001);
+/// # });
+/// ```
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    counters: Mutex<HashMap<String, i64>>,
+}
+
+impl MemoryStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut HashMap<String, i64>) -> T) -> T {
+        let mut map = self
+            .counters
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        f(&mut map)
+    }
+
+    fn checked(&self, key: &CounterKey, last: i64, bounds: Bounds) -> Result<i64> {
+        match bounds.corruption(last) {
+            Some(reason) => Err(Error::CorruptCounter {
+                counter: key.to_string(),
+                collection: self.location(),
+                reason,
+            }),
+            None => Ok(last),
+        }
+    }
+
+    /// Stores a raw last-issued value without any check, to simulate a corrupt counter.
+    pub fn force_raw(&self, key: &CounterKey, last: i64) {
+        self.with(|m| m.insert(key.canonical().to_owned(), last));
+    }
+}
+
+impl CounterStore for MemoryStore {
+    fn reserve<'a>(
+        &'a self,
+        key: &'a CounterKey,
+        n: u64,
+        bounds: Bounds,
+    ) -> BoxFuture<'a, Result<Reservation>> {
+        let result = self.with(|m| {
+            let last = match m.get(key.canonical()) {
+                Some(&last) => self.checked(key, last, bounds)?,
+                None => bounds.before_start(),
+            };
+            let range = bounds.range_after(&key.to_string(), last, n)?;
+            m.insert(key.canonical().to_owned(), range.last());
+            Ok(Reservation::new(range, 0))
+        });
+        Box::pin(async move { result })
+    }
+
+    fn last_issued<'a>(
+        &'a self,
+        key: &'a CounterKey,
+        bounds: Bounds,
+    ) -> BoxFuture<'a, Result<Option<i64>>> {
+        let result = self.with(|m| m.get(key.canonical()).copied());
+        let result = result.map(|v| self.checked(key, v, bounds)).transpose();
+        Box::pin(async move { result })
+    }
+
+    fn set_last_issued<'a>(
+        &'a self,
+        key: &'a CounterKey,
+        last: i64,
+        force: bool,
+        bounds: Bounds,
+    ) -> BoxFuture<'a, Result<()>> {
+        let result = self.with(|m| {
+            if !force {
+                if let Some(&current) = m.get(key.canonical()) {
+                    let current = self.checked(key, current, bounds)?;
+                    if current > last {
+                        return Err(Error::WouldMoveBackwards {
+                            counter: key.to_string(),
+                            current,
+                            requested: last.saturating_add(1),
+                        });
+                    }
+                }
+            }
+            m.insert(key.canonical().to_owned(), last);
+            Ok(())
+        });
+        Box::pin(async move { result })
+    }
+
+    fn compare_and_set<'a>(
+        &'a self,
+        key: &'a CounterKey,
+        expected: i64,
+        new: i64,
+    ) -> BoxFuture<'a, Result<bool>> {
+        let swapped = self.with(|m| match m.get_mut(key.canonical()) {
+            Some(v) if *v == expected => {
+                *v = new;
+                true
+            }
+            _ => false,
+        });
+        Box::pin(async move { Ok(swapped) })
+    }
+
+    fn delete<'a>(&'a self, key: &'a CounterKey) -> BoxFuture<'a, Result<bool>> {
+        let existed = self.with(|m| m.remove(key.canonical()).is_some());
+        Box::pin(async move { Ok(existed) })
+    }
+
+    fn location(&self) -> String {
+        "memory".to_owned()
+    }
+}

@@ -1,0 +1,274 @@
+//! Counters in a MongoDB collection: one `findAndModify` per reservation.
+
+use mongodb::bson::{doc, Bson, Document};
+use mongodb::options::{ReturnDocument, WriteConcern};
+use mongodb::{Collection, Database};
+
+use crate::bounds::Bounds;
+use crate::error::{is_duplicate_key, Error, Result};
+use crate::key::CounterKey;
+use crate::layout::CounterLayout;
+use crate::names::check_collection_name;
+use crate::range::IdRange;
+use crate::store::{BoxFuture, CounterStore, Reservation};
+
+/// How often a reservation is retried after a duplicate-key error from a concurrent first
+/// upsert of the same counter.
+const UPSERT_RETRIES: u32 = 5;
+
+/// Counters kept in a collection (by default `counters`) of a MongoDB database.
+///
+/// A reservation of `n` values is one `findAndModify` on the counter document: an atomic add of
+/// `n` to the counter field (created at `start - 1` by upsert when missing), guarded by a filter
+/// that only matches while `n` more values fit below `max`, with write concern `majority` unless
+/// configured otherwise, and returning the document after the update. The reserved range is
+/// `[seq - n + 1, seq]`, so other writers that `$inc` the same counter by one stay safe.
+#[derive(Clone, Debug)]
+pub struct MongoStore {
+    collection: Collection<Document>,
+    layout: CounterLayout,
+    write_concern: Option<WriteConcern>,
+}
+
+impl MongoStore {
+    /// Counters in `collection` of `db`, with the given layout and write concern (`None`: the
+    /// collection's own).
+    pub fn new(
+        db: &Database,
+        collection: &str,
+        layout: CounterLayout,
+        write_concern: Option<WriteConcern>,
+    ) -> Result<Self> {
+        check_collection_name(collection)?;
+        layout.validate()?;
+        Ok(MongoStore {
+            collection: db.collection(collection),
+            layout,
+            write_concern,
+        })
+    }
+
+    /// The counters collection.
+    pub fn collection(&self) -> &Collection<Document> {
+        &self.collection
+    }
+
+    fn corrupt(&self, key: &CounterKey, reason: String) -> Error {
+        Error::CorruptCounter {
+            counter: key.to_string(),
+            collection: self.location(),
+            reason,
+        }
+    }
+
+    /// Reads the counter and checks its value; `None` if it does not exist.
+    async fn read_checked(&self, key: &CounterKey, bounds: Bounds) -> Result<Option<i64>> {
+        let Some(doc) = self
+            .collection
+            .find_one(self.layout.key_filter(key))
+            .await?
+        else {
+            return Ok(None);
+        };
+        let last = self
+            .layout
+            .read_last(&doc)
+            .map_err(|reason| self.corrupt(key, reason))?;
+        match bounds.corruption(last) {
+            Some(reason) => Err(self.corrupt(key, reason)),
+            None => Ok(Some(last)),
+        }
+    }
+
+    /// Bounds as this layout can store them without overflowing the counter field.
+    fn storable(&self, bounds: Bounds) -> Bounds {
+        Bounds {
+            max: bounds.max.min(i64::MAX - self.layout.offset()),
+            ..bounds
+        }
+    }
+
+    async fn reserve_impl(&self, key: &CounterKey, n: u64, bounds: Bounds) -> Result<Reservation> {
+        let bounds = self.storable(bounds);
+        let exhausted = |last: i64| Error::Exhausted {
+            counter: key.to_string(),
+            requested: n,
+            last,
+            max: bounds.max,
+        };
+        let Some(highest_last) = bounds.highest_last_for(n) else {
+            let last = self.read_checked(key, bounds).await?;
+            return Err(exhausted(last.unwrap_or(bounds.before_start())));
+        };
+        let off = self.layout.offset();
+        let field = self.layout.field_name();
+        let mut filter = self.layout.key_filter(key);
+        // Only a number in range matches; anything else (a string, a missing field, a value too
+        // close to `max`) makes the upsert collide with the existing document, and the duplicate
+        // key is then classified below. A fractional number matches but is left as it is by the
+        // update, and reported as corrupt. In every failing case nothing is written.
+        filter.insert(
+            field,
+            doc! {
+                "$type": ["int", "long", "double"],
+                "$gte": bounds.before_start() + off,
+                "$lte": highest_last + off,
+            },
+        );
+        let update = vec![doc! { "$set": { field: { "$let": {
+            "vars": { "v": { "$ifNull": [format!("${field}"), Bson::Int64(bounds.before_start() + off)] } },
+            "in": { "$cond": [
+                { "$eq": ["$$v", { "$trunc": "$$v" }] },
+                { "$add": ["$$v", Bson::Int64(n as i64)] },
+                "$$v",
+            ] },
+        } } } }];
+        let mut attempt = 0;
+        loop {
+            let mut action = self
+                .collection
+                .find_one_and_update(filter.clone(), update.clone())
+                .upsert(true)
+                .return_document(ReturnDocument::After);
+            if let Some(wc) = &self.write_concern {
+                action = action.write_concern(wc.clone());
+            }
+            match action.await {
+                Ok(Some(doc)) => {
+                    let last = self
+                        .layout
+                        .read_last(&doc)
+                        .map_err(|reason| self.corrupt(key, reason))?;
+                    tracing::debug!(counter = %key, n, last, "reserved range");
+                    let range = IdRange::new(last - (n as i64 - 1), last)
+                        .ok_or_else(|| self.corrupt(key, format!("unexpected value {last}")))?;
+                    return Ok(Reservation {
+                        range,
+                        retries: attempt,
+                    });
+                }
+                Ok(None) => {
+                    return Err(self.corrupt(key, "the upsert returned no document".into()));
+                }
+                Err(e) if is_duplicate_key(&e) => {
+                    // Either a concurrent first upsert won the race, or the filter did not match
+                    // an existing document (exhausted or corrupt): find out which.
+                    match self.read_checked(key, bounds).await? {
+                        Some(last) if last > highest_last => return Err(exhausted(last)),
+                        _ if attempt < UPSERT_RETRIES => {
+                            attempt += 1;
+                            tracing::debug!(counter = %key, attempt, "retrying after duplicate key");
+                        }
+                        _ => return Err(Error::from_driver(e)),
+                    }
+                }
+                Err(e) => return Err(Error::Mongo(e)),
+            }
+        }
+    }
+
+    async fn set_impl(
+        &self,
+        key: &CounterKey,
+        last: i64,
+        force: bool,
+        bounds: Bounds,
+    ) -> Result<()> {
+        let off = self.layout.offset();
+        let field = self.layout.field_name();
+        let stored = last + off;
+        let mut filter = self.layout.key_filter(key);
+        if !force {
+            filter.insert(field, doc! { "$lte": stored });
+        }
+        let mut action = self
+            .collection
+            .update_one(filter, doc! { "$set": { field: stored } })
+            .upsert(true);
+        if let Some(wc) = &self.write_concern {
+            action = action.write_concern(wc.clone());
+        }
+        match action.await {
+            Ok(_) => Ok(()),
+            Err(e) if !force && is_duplicate_key(&e) => {
+                match self.read_checked(key, bounds).await? {
+                    Some(current) if current > last => Err(Error::WouldMoveBackwards {
+                        counter: key.to_string(),
+                        current,
+                        requested: last.saturating_add(1),
+                    }),
+                    _ => Err(Error::from_driver(e)),
+                }
+            }
+            Err(e) => Err(Error::Mongo(e)),
+        }
+    }
+
+    async fn cas_impl(&self, key: &CounterKey, expected: i64, new: i64) -> Result<bool> {
+        let off = self.layout.offset();
+        let field = self.layout.field_name();
+        let mut filter = self.layout.key_filter(key);
+        filter.insert(field, expected + off);
+        let mut action = self
+            .collection
+            .update_one(filter, doc! { "$set": { field: new + off } });
+        if let Some(wc) = &self.write_concern {
+            action = action.write_concern(wc.clone());
+        }
+        Ok(action.await?.modified_count == 1)
+    }
+
+    async fn delete_impl(&self, key: &CounterKey) -> Result<bool> {
+        let mut action = self.collection.delete_one(self.layout.key_filter(key));
+        if let Some(wc) = &self.write_concern {
+            action = action.write_concern(wc.clone());
+        }
+        Ok(action.await?.deleted_count == 1)
+    }
+}
+
+impl CounterStore for MongoStore {
+    fn reserve<'a>(
+        &'a self,
+        key: &'a CounterKey,
+        n: u64,
+        bounds: Bounds,
+    ) -> BoxFuture<'a, Result<Reservation>> {
+        Box::pin(self.reserve_impl(key, n, bounds))
+    }
+
+    fn last_issued<'a>(
+        &'a self,
+        key: &'a CounterKey,
+        bounds: Bounds,
+    ) -> BoxFuture<'a, Result<Option<i64>>> {
+        Box::pin(self.read_checked(key, bounds))
+    }
+
+    fn set_last_issued<'a>(
+        &'a self,
+        key: &'a CounterKey,
+        last: i64,
+        force: bool,
+        bounds: Bounds,
+    ) -> BoxFuture<'a, Result<()>> {
+        Box::pin(self.set_impl(key, last, force, bounds))
+    }
+
+    fn compare_and_set<'a>(
+        &'a self,
+        key: &'a CounterKey,
+        expected: i64,
+        new: i64,
+    ) -> BoxFuture<'a, Result<bool>> {
+        Box::pin(self.cas_impl(key, expected, new))
+    }
+
+    fn delete<'a>(&'a self, key: &'a CounterKey) -> BoxFuture<'a, Result<bool>> {
+        Box::pin(self.delete_impl(key))
+    }
+
+    fn location(&self) -> String {
+        self.collection.namespace().to_string()
+    }
+}

@@ -1,0 +1,258 @@
+//! Options of a sequence, with a builder in the driver's fluent style.
+
+use std::time::Duration;
+
+use mongodb::options::WriteConcern;
+
+use crate::bounds::Bounds;
+use crate::error::{Error, Result};
+use crate::layout::CounterLayout;
+use crate::names::{check_collection_name, check_counter_name};
+
+/// How many values one round trip to the counter reserves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Batch {
+    /// Always this many (at least 1). `Fixed(1)` caches nothing: one round trip per ID.
+    Fixed(u64),
+    /// Adapts to the rate of use; see [`AdaptiveBatch`].
+    Adaptive(AdaptiveBatch),
+}
+
+impl Default for Batch {
+    fn default() -> Self {
+        Batch::Fixed(1)
+    }
+}
+
+/// An adaptive reservation size (the rule of Meituan Leaf's segment mode).
+///
+/// The first range holds `min` values. Each time a range is used up, the time it lasted decides
+/// the next size: under `grow_below` the size doubles (up to `max`), over `shrink_above` it
+/// halves (down to `min`), otherwise it stays. A busy process thus makes few round trips, and a
+/// quiet one holds (and, if it crashes, loses) few values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AdaptiveBatch {
+    /// Smallest and first reservation size.
+    pub min: u64,
+    /// Largest reservation size.
+    pub max: u64,
+    /// A range used up faster than this doubles the next one.
+    pub grow_below: Duration,
+    /// A range that lasted longer than this halves the next one.
+    pub shrink_above: Duration,
+}
+
+impl AdaptiveBatch {
+    /// Sizes between `min` and `max`; grows below 15 s, shrinks above 60 s per range.
+    pub fn new(min: u64, max: u64) -> Self {
+        AdaptiveBatch {
+            min,
+            max,
+            grow_below: Duration::from_secs(15),
+            shrink_above: Duration::from_secs(60),
+        }
+    }
+
+    /// Sets the duration under which a used-up range doubles the next one.
+    pub fn grow_below(mut self, d: Duration) -> Self {
+        self.grow_below = d;
+        self
+    }
+
+    /// Sets the duration over which a used-up range halves the next one.
+    pub fn shrink_above(mut self, d: Duration) -> Self {
+        self.shrink_above = d;
+        self
+    }
+
+    /// The size after a range of `size` values lasted `lasted`.
+    pub fn next_size(&self, size: u64, lasted: Duration) -> u64 {
+        if lasted < self.grow_below {
+            size.saturating_mul(2).min(self.max)
+        } else if lasted > self.shrink_above {
+            (size / 2).max(self.min)
+        } else {
+            size
+        }
+    }
+}
+
+/// Options of one sequence (one counter).
+///
+/// ```
+/// # use mongo_sequence_runtime::{SequenceOptions, Batch};
+/// let opts = SequenceOptions::builder("userid").batch(25).start(1000).build();
+/// assert_eq!(opts.batch, Batch::Fixed(25));
+/// assert_eq!(opts.counters, "counters");
+/// ```
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct SequenceOptions {
+    /// The counter's name: the `_id` of its counter document.
+    pub name: String,
+    /// The collection holding the counters, in the target collection's database.
+    pub counters: String,
+    /// Values reserved per round trip.
+    pub batch: Batch,
+    /// Share of the current range after which the next range is reserved in the background
+    /// (0.0 to 1.0; default 0.1). Only used when more than one value is reserved at a time.
+    pub prefetch_at: f64,
+    /// The first value a new counter issues (default 1).
+    pub start: i64,
+    /// The largest value ever issued (default `i64::MAX`); past it, [`Error::Exhausted`].
+    pub max: i64,
+    /// Write concern of counter updates (default `majority`; `None` uses the collection's).
+    pub write_concern: Option<WriteConcern>,
+    /// Shape of the counter documents.
+    pub layout: CounterLayout,
+}
+
+impl SequenceOptions {
+    /// A builder for a sequence named `name`, with every other option at its default.
+    pub fn builder(name: impl Into<String>) -> SequenceOptionsBuilder {
+        SequenceOptionsBuilder {
+            options: SequenceOptions {
+                name: name.into(),
+                counters: "counters".to_owned(),
+                batch: Batch::default(),
+                prefetch_at: 0.1,
+                start: 1,
+                max: i64::MAX,
+                write_concern: Some(WriteConcern::majority()),
+                layout: CounterLayout::default(),
+            },
+        }
+    }
+
+    /// Checks every option; returns the bounds they describe.
+    pub fn validate(&self) -> Result<Bounds> {
+        check_counter_name(&self.name)?;
+        check_collection_name(&self.counters)?;
+        self.layout.validate()?;
+        match self.batch {
+            Batch::Fixed(0) => {
+                return Err(Error::InvalidOptions("`batch` must be at least 1".into()))
+            }
+            Batch::Adaptive(a) if a.min == 0 || a.min > a.max => {
+                return Err(Error::InvalidOptions(format!(
+                    "adaptive batch needs 1 <= min <= max, got min {} and max {}",
+                    a.min, a.max
+                )))
+            }
+            _ => {}
+        }
+        if !(0.0..=1.0).contains(&self.prefetch_at) {
+            return Err(Error::InvalidOptions(format!(
+                "`prefetch_at` must be between 0.0 and 1.0, got {}",
+                self.prefetch_at
+            )));
+        }
+        Bounds::new(self.start, self.max)
+    }
+}
+
+/// Builds [`SequenceOptions`]; see [`SequenceOptions::builder`].
+#[derive(Clone, Debug)]
+#[must_use]
+pub struct SequenceOptionsBuilder {
+    options: SequenceOptions,
+}
+
+impl SequenceOptionsBuilder {
+    /// Sets the counters collection (default `counters`).
+    pub fn counters(mut self, collection: impl Into<String>) -> Self {
+        self.options.counters = collection.into();
+        self
+    }
+
+    /// Reserves `n` values per round trip and hands them out from memory.
+    pub fn batch(mut self, n: u64) -> Self {
+        self.options.batch = Batch::Fixed(n);
+        self
+    }
+
+    /// Sets an adaptive reservation size.
+    pub fn adaptive_batch(mut self, adaptive: AdaptiveBatch) -> Self {
+        self.options.batch = Batch::Adaptive(adaptive);
+        self
+    }
+
+    /// Sets the share of a range after which the next one is prefetched.
+    pub fn prefetch_at(mut self, share: f64) -> Self {
+        self.options.prefetch_at = share;
+        self
+    }
+
+    /// Sets the first value of a new counter.
+    pub fn start(mut self, start: i64) -> Self {
+        self.options.start = start;
+        self
+    }
+
+    /// Sets the largest value ever issued.
+    pub fn max(mut self, max: i64) -> Self {
+        self.options.max = max;
+        self
+    }
+
+    /// Sets the write concern of counter updates (`None`: the collection's own).
+    pub fn write_concern(mut self, wc: Option<WriteConcern>) -> Self {
+        self.options.write_concern = wc;
+        self
+    }
+
+    /// Sets the shape of the counter documents.
+    pub fn layout(mut self, layout: CounterLayout) -> Self {
+        self.options.layout = layout;
+        self
+    }
+
+    /// The options.
+    pub fn build(self) -> SequenceOptions {
+        self.options
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validation_says_what_is_wrong() {
+        let bad = SequenceOptions::builder("x").batch(0).build();
+        assert!(bad.validate().unwrap_err().to_string().contains("`batch`"));
+        let bad = SequenceOptions::builder("x").start(10).max(5).build();
+        assert!(bad
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("`start` (10)"));
+        let bad = SequenceOptions::builder("$x").build();
+        assert!(matches!(bad.validate(), Err(Error::InvalidName { .. })));
+        let bad = SequenceOptions::builder("x").prefetch_at(1.5).build();
+        assert!(bad.validate().is_err());
+        let bad = SequenceOptions::builder("x")
+            .adaptive_batch(AdaptiveBatch::new(10, 5))
+            .build();
+        assert!(bad.validate().is_err());
+        assert!(SequenceOptions::builder("x").validate_ok());
+    }
+
+    impl SequenceOptionsBuilder {
+        fn validate_ok(self) -> bool {
+            self.build().validate().is_ok()
+        }
+    }
+
+    #[test]
+    fn adaptive_rule() {
+        let a = AdaptiveBatch::new(10, 100);
+        assert_eq!(a.next_size(10, Duration::from_secs(1)), 20);
+        assert_eq!(a.next_size(80, Duration::from_secs(1)), 100);
+        assert_eq!(a.next_size(40, Duration::from_secs(30)), 40);
+        assert_eq!(a.next_size(40, Duration::from_secs(90)), 20);
+        assert_eq!(a.next_size(10, Duration::from_secs(90)), 10);
+    }
+}

@@ -1,0 +1,312 @@
+//! The handle users hold: next ID, bulk reservation, admin operations, statistics.
+
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
+use std::sync::Arc;
+
+use mongodb::Database;
+
+use crate::bounds::Bounds;
+use crate::cache::{Request, Shared};
+use crate::error::{Error, Result};
+use crate::key::CounterKey;
+use crate::memory::MemoryStore;
+use crate::mongo_store::MongoStore;
+use crate::options::{Batch, SequenceOptions};
+use crate::range::IdRange;
+use crate::registry;
+use crate::stats::Stats;
+use crate::store::{BoxFuture, CounterStore, Reservation};
+
+/// A handle on one sequence: cheap to clone, safe to share between tasks and threads.
+///
+/// Handles of the same counter (same database, counters collection and name) in one process
+/// share one cache of reserved values.
+#[derive(Clone, Debug)]
+pub struct Sequence {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    store: Arc<dyn CounterStore>,
+    shared: Arc<Shared>,
+    key: CounterKey,
+    bounds: Bounds,
+    options: SequenceOptions,
+}
+
+impl Sequence {
+    /// The sequence described by `options`, with its counter in `db`.
+    ///
+    /// Fails with [`Error::InvalidName`] or [`Error::InvalidOptions`] before anything is sent
+    /// to the server.
+    pub fn new(db: &Database, options: SequenceOptions) -> Result<Self> {
+        let bounds = options.validate()?;
+        let store = MongoStore::new(
+            db,
+            &options.counters,
+            options.layout.clone(),
+            options.write_concern.clone(),
+        )?;
+        let key = CounterKey::named(options.name.clone());
+        let shared = registry::shared(db.name(), &options.counters, key.canonical());
+        Ok(Self::assemble(
+            Arc::new(store),
+            shared,
+            key,
+            bounds,
+            options,
+        ))
+    }
+
+    /// A sequence whose counter lives in process memory (see [`MemoryStore`]): for unit tests.
+    pub fn in_memory(options: SequenceOptions) -> Result<Self> {
+        Self::with_store(Arc::new(MemoryStore::new()), options)
+    }
+
+    /// A sequence whose counter lives in `store`, with a cache of its own.
+    pub fn with_store(store: Arc<dyn CounterStore>, options: SequenceOptions) -> Result<Self> {
+        let bounds = options.validate()?;
+        let key = CounterKey::named(options.name.clone());
+        Ok(Self::assemble(store, Arc::default(), key, bounds, options))
+    }
+
+    /// A sequence whose every operation fails with `error`.
+    pub(crate) fn failing(error: Error) -> Self {
+        let options = SequenceOptions::builder("invalid").build();
+        let bounds = Bounds::new(1, i64::MAX).expect("valid bounds");
+        Self::assemble(
+            Arc::new(FailingStore(error)),
+            Arc::default(),
+            CounterKey::named("invalid"),
+            bounds,
+            options,
+        )
+    }
+
+    fn assemble(
+        store: Arc<dyn CounterStore>,
+        shared: Arc<Shared>,
+        key: CounterKey,
+        bounds: Bounds,
+        options: SequenceOptions,
+    ) -> Self {
+        Sequence {
+            inner: Arc::new(Inner {
+                store,
+                shared,
+                key,
+                bounds,
+                options,
+            }),
+        }
+    }
+
+    /// The options of this sequence.
+    pub fn options(&self) -> &SequenceOptions {
+        &self.inner.options
+    }
+
+    /// The key of the counter document.
+    pub fn key(&self) -> &CounterKey {
+        &self.inner.key
+    }
+
+    /// The next ID. With `batch = 1` this is one round trip; with larger batches it usually
+    /// comes from memory.
+    pub async fn next(&self) -> Result<i64> {
+        let inner = &*self.inner;
+        if inner.options.batch == Batch::Fixed(1) {
+            let r = inner.store.reserve(&inner.key, 1, inner.bounds).await?;
+            inner.shared.stats.reserved(1, r.retries);
+            inner.shared.stats.issued(1);
+            return Ok(r.range.first());
+        }
+        let req = Request {
+            store: &inner.store,
+            key: &inner.key,
+            bounds: inner.bounds,
+            batch: inner.options.batch,
+            prefetch_at: inner.options.prefetch_at,
+        };
+        inner.shared.next(&req).await
+    }
+
+    /// Reserves `n` contiguous IDs in one round trip (bypassing the cache), for bulk inserts.
+    pub async fn reserve(&self, n: u64) -> Result<IdRange> {
+        if n == 0 {
+            return Err(Error::InvalidOptions(
+                "cannot reserve 0 IDs; ask for at least 1".into(),
+            ));
+        }
+        let inner = &*self.inner;
+        let r = inner.store.reserve(&inner.key, n, inner.bounds).await?;
+        inner.shared.stats.reserved(n, r.retries);
+        inner.shared.stats.issued(n);
+        Ok(r.range)
+    }
+
+    /// The last value issued according to the counter document (`None`: no counter yet).
+    /// Values cached by processes are counted as issued.
+    pub async fn current(&self) -> Result<Option<i64>> {
+        let inner = &*self.inner;
+        inner.store.last_issued(&inner.key, inner.bounds).await
+    }
+
+    /// Makes `next` the next value issued. Refuses to move the counter backwards unless
+    /// [`force`](SetNext::force)d, since that could reissue IDs. Invalidates the values cached
+    /// in this process.
+    ///
+    /// ```no_run
+    /// # async fn f(seq: mongo_sequence_runtime::Sequence) -> mongo_sequence_runtime::Result<()> {
+    /// seq.set_next(10_000).await?;            // after importing documents 1..9_999
+    /// seq.set_next(1).force(true).await?;     // back to the start, knowingly
+    /// # Ok(()) }
+    /// ```
+    pub fn set_next(&self, next: i64) -> SetNext<'_> {
+        SetNext {
+            seq: self,
+            next,
+            force: false,
+        }
+    }
+
+    /// Puts the counter back so that the next value is `start`. Invalidates cached values.
+    pub async fn reset(&self) -> Result<()> {
+        self.set_next(self.inner.bounds.start).force(true).await
+    }
+
+    /// Deletes the counter document; the next use starts again at `start`. Returns whether it
+    /// existed. Invalidates cached values.
+    pub async fn delete(&self) -> Result<bool> {
+        let inner = &*self.inner;
+        inner.shared.invalidate().await;
+        inner.store.delete(&inner.key).await
+    }
+
+    /// Gives the unused values cached in this process back to the counter, where nobody has
+    /// advanced it since they were reserved (compare-and-set); otherwise they are counted as
+    /// wasted. Returns how many values were given back. Call it on graceful shutdown: a process
+    /// that stops without it loses at most the ranges it holds (one, plus one prefetched).
+    pub async fn release(&self) -> Result<u64> {
+        let inner = &*self.inner;
+        let (current, standby) = inner.shared.take_all().await;
+        let mut given_back = 0;
+        // The standby range is the later one: give it back first, then the current one.
+        for range in [standby, current].into_iter().flatten() {
+            let back = inner
+                .store
+                .compare_and_set(&inner.key, range.last(), range.first() - 1)
+                .await?;
+            if back {
+                given_back += range.len();
+                inner.shared.stats.released(range.len());
+            } else {
+                inner.shared.stats.wasted(range.len());
+            }
+        }
+        Ok(given_back)
+    }
+
+    /// What this sequence did in this process (shared by all handles of the same counter).
+    pub fn stats(&self) -> Stats {
+        self.inner.shared.stats.snapshot()
+    }
+}
+
+/// The action returned by [`Sequence::set_next`]; `.await` it.
+#[must_use = "an action does nothing until it is awaited"]
+pub struct SetNext<'a> {
+    seq: &'a Sequence,
+    next: i64,
+    force: bool,
+}
+
+impl SetNext<'_> {
+    /// Allows moving the counter backwards.
+    pub fn force(mut self, force: bool) -> Self {
+        self.force = force;
+        self
+    }
+}
+
+impl<'a> IntoFuture for SetNext<'a> {
+    type Output = Result<()>;
+    type IntoFuture = Pin<Box<dyn Future<Output = Result<()>> + Send + 'a>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(async move {
+            let inner = &*self.seq.inner;
+            let bounds = inner.bounds;
+            if self.next < bounds.start || self.next > bounds.max {
+                return Err(Error::InvalidOptions(format!(
+                    "next value {} is outside start..=max ({}..={})",
+                    self.next, bounds.start, bounds.max
+                )));
+            }
+            inner.shared.invalidate().await;
+            inner
+                .store
+                .set_last_issued(&inner.key, self.next - 1, self.force, bounds)
+                .await
+        })
+    }
+}
+
+/// The store of a sequence whose options were invalid: every operation returns the error.
+#[derive(Debug)]
+struct FailingStore(Error);
+
+impl FailingStore {
+    fn fail<'a, T: Send + 'a>(&self) -> BoxFuture<'a, Result<T>> {
+        let e = self.0.clone();
+        Box::pin(async move { Err(e) })
+    }
+}
+
+impl CounterStore for FailingStore {
+    fn reserve<'a>(
+        &'a self,
+        _: &'a CounterKey,
+        _: u64,
+        _: Bounds,
+    ) -> BoxFuture<'a, Result<Reservation>> {
+        self.fail()
+    }
+
+    fn last_issued<'a>(
+        &'a self,
+        _: &'a CounterKey,
+        _: Bounds,
+    ) -> BoxFuture<'a, Result<Option<i64>>> {
+        self.fail()
+    }
+
+    fn set_last_issued<'a>(
+        &'a self,
+        _: &'a CounterKey,
+        _: i64,
+        _: bool,
+        _: Bounds,
+    ) -> BoxFuture<'a, Result<()>> {
+        self.fail()
+    }
+
+    fn compare_and_set<'a>(
+        &'a self,
+        _: &'a CounterKey,
+        _: i64,
+        _: i64,
+    ) -> BoxFuture<'a, Result<bool>> {
+        self.fail()
+    }
+
+    fn delete<'a>(&'a self, _: &'a CounterKey) -> BoxFuture<'a, Result<bool>> {
+        self.fail()
+    }
+
+    fn location(&self) -> String {
+        "nowhere (invalid options)".to_owned()
+    }
+}

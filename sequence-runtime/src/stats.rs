@@ -1,0 +1,62 @@
+//! Counts of what a sequence did in this process.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// What a sequence did in this process since it was first used.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Stats {
+    /// IDs handed out.
+    pub issued: u64,
+    /// Values reserved from the counter.
+    pub reserved: u64,
+    /// Round trips that reserved values.
+    pub refills: u64,
+    /// Reserved values dropped unused (invalidated, or not given back by `release`).
+    pub wasted: u64,
+    /// Reservations retried after a duplicate key from a concurrent first upsert.
+    pub retries: u64,
+    /// Values given back to the counter by `release`.
+    pub released: u64,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct StatsCell {
+    issued: AtomicU64,
+    reserved: AtomicU64,
+    refills: AtomicU64,
+    wasted: AtomicU64,
+    retries: AtomicU64,
+    released: AtomicU64,
+}
+
+impl StatsCell {
+    pub(crate) fn issued(&self, n: u64) {
+        self.issued.fetch_add(n, Relaxed);
+    }
+
+    pub(crate) fn reserved(&self, n: u64, retries: u32) {
+        self.reserved.fetch_add(n, Relaxed);
+        self.refills.fetch_add(1, Relaxed);
+        self.retries.fetch_add(u64::from(retries), Relaxed);
+    }
+
+    pub(crate) fn wasted(&self, n: u64) {
+        self.wasted.fetch_add(n, Relaxed);
+    }
+
+    pub(crate) fn released(&self, n: u64) {
+        self.released.fetch_add(n, Relaxed);
+    }
+
+    pub(crate) fn snapshot(&self) -> Stats {
+        Stats {
+            issued: self.issued.load(Relaxed),
+            reserved: self.reserved.load(Relaxed),
+            refills: self.refills.load(Relaxed),
+            wasted: self.wasted.load(Relaxed),
+            retries: self.retries.load(Relaxed),
+            released: self.released.load(Relaxed),
+        }
+    }
+}
