@@ -1,0 +1,213 @@
+//! Rules that involve several keys, or a key and the ID field.
+
+use crate::ast::{parse_prefix, IdKind, Model, Piece};
+use crate::attr::{BatchAttr, Errors};
+
+/// The strategies, in the order messages list them.
+pub const STRATEGIES: &[&str] = &[
+    "counter",
+    "sharded",
+    "random",
+    "uuid",
+    "uuid_v7",
+    "object_id",
+];
+
+/// The counter document layouts.
+pub const LAYOUTS: &[&str] = &["default", "mongoose"];
+
+/// Keys whose runtime support is not part of this release yet.
+const NOT_YET: &[&str] = &[
+    "prefix", "tz", "width", "digits", "strategy", "shards", "retries", "scope", "layout",
+    "gapless",
+];
+
+fn list(items: &[&str]) -> String {
+    items
+        .iter()
+        .map(|s| format!("`{s}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Checks every cross-key rule, reporting all violations.
+pub fn check(model: &Model, errors: &mut Errors) {
+    let a = &model.attrs;
+
+    if let Some(name) = &a.name {
+        if let Some(why) = bad_counter_name(&name.value) {
+            errors.at(name.span, format!("invalid `name`: {why}"));
+        }
+    }
+    if let Some(c) = &a.counters {
+        if let Some(why) = bad_collection_name(&c.value) {
+            errors.at(c.span, format!("invalid `counters` collection name: {why}"));
+        }
+    }
+
+    let auto = matches!(a.batch.as_ref().map(|b| &b.value), Some(BatchAttr::Auto));
+    for bound in [&a.batch_min, &a.batch_max].into_iter().flatten() {
+        if !auto {
+            errors.at(
+                bound.span,
+                "`batch_min` and `batch_max` need `batch = \"auto\"`",
+            );
+        } else if bound.value == 0 {
+            errors.at(bound.span, "adaptive batch bounds must be at least 1");
+        }
+    }
+    if let (Some(lo), Some(hi)) = (&a.batch_min, &a.batch_max) {
+        if auto && lo.value > hi.value {
+            errors.at(lo.span, "`batch_min` is greater than `batch_max`");
+        }
+    }
+
+    for (key, v) in [("width", &a.width), ("digits", &a.digits)] {
+        if let Some(v) = v {
+            if !(1..=18).contains(&v.value) {
+                errors.at(
+                    v.span,
+                    format!("`{key}` must be between 1 and 18, got {}", v.value),
+                );
+            }
+        }
+    }
+    if let (Some(start), Some(max)) = (&a.start, &a.max) {
+        if start.value > max.value {
+            errors.at(
+                start.span,
+                format!(
+                    "`start` ({}) is greater than `max` ({})",
+                    start.value, max.value
+                ),
+            );
+        }
+    }
+
+    let strategy = a.strategy.as_ref().map_or("counter", |s| s.value.as_str());
+    if let Some(s) = &a.strategy {
+        if !STRATEGIES.contains(&s.value.as_str()) {
+            errors.at(
+                s.span,
+                format!(
+                    "unknown strategy \"{}\", expected one of: {}",
+                    s.value,
+                    list(STRATEGIES)
+                ),
+            );
+        }
+    }
+    if let Some(shards) = &a.shards {
+        if strategy != "sharded" {
+            errors.at(shards.span, "`shards` needs `strategy = \"sharded\"`");
+        } else if !(1..=100_000).contains(&shards.value) {
+            errors.at(shards.span, "`shards` must be between 1 and 100000");
+        }
+    }
+    if let Some(retries) = &a.retries {
+        if strategy != "random" {
+            errors.at(retries.span, "`retries` needs `strategy = \"random\"`");
+        } else if retries.value > 10_000 {
+            errors.at(retries.span, "`retries` must be at most 10000");
+        }
+    }
+    if let Some(layout) = &a.layout {
+        if !LAYOUTS.contains(&layout.value.as_str()) {
+            errors.at(
+                layout.span,
+                format!(
+                    "unknown layout \"{}\", expected one of: {}",
+                    layout.value,
+                    list(LAYOUTS)
+                ),
+            );
+        }
+    }
+
+    let kind = model.id.kind;
+    let wants = match strategy {
+        "uuid" | "uuid_v7" => Some((kind == IdKind::Uuid, "`Uuid`")),
+        "object_id" => Some((kind == IdKind::ObjectId, "`ObjectId`")),
+        "counter" | "sharded" | "random" => Some((
+            kind.is_integer() || kind == IdKind::String,
+            "an integer type or `String`",
+        )),
+        _ => None,
+    };
+    if let Some((false, expected)) = wants {
+        errors.at(
+            model.id.ty_span,
+            format!(
+                "ID field type `{}` does not match strategy \"{strategy}\", which needs {expected}",
+                kind.name()
+            ),
+        );
+    }
+
+    if let Some(prefix) = &a.prefix {
+        match parse_prefix(&prefix.value) {
+            Err(why) => errors.at(prefix.span, why),
+            Ok(pieces) => {
+                if kind.is_integer() && pieces.iter().any(Piece::is_literal) {
+                    errors.at(
+                        prefix.span,
+                        format!(
+                            "an integer ID field (`{}`) needs a prefix of date tokens only; use a `String` ID field for literal text",
+                            kind.name()
+                        ),
+                    );
+                } else if let Some(type_max) = kind.integer_max() {
+                    let width = a.width.as_ref().map_or(6, |w| w.value);
+                    let digits = pieces.iter().map(Piece::width).sum::<usize>() as u64 + width;
+                    if digits > 18 || 10_i128.pow(digits as u32) - 1 > type_max {
+                        errors.at(
+                            model.id.ty_span,
+                            format!(
+                                "`{}` cannot hold IDs of {digits} digits (prefix plus `width`); use `i64` or a smaller `width`",
+                                kind.name()
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    for key in NOT_YET {
+        if let Some(span) = a.span_of(key) {
+            errors.at(span, format!("`{key}` is not available in this release"));
+        }
+    }
+}
+
+/// Why a counter name is unusable, if it is.
+fn bad_counter_name(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        Some("it is empty")
+    } else if name.contains('\0') {
+        Some("it contains a NUL character")
+    } else if name.contains('$') {
+        Some("it contains `$`")
+    } else if name.contains('.') {
+        Some("it contains `.`")
+    } else if name.len() > 255 {
+        Some("it is longer than 255 bytes")
+    } else {
+        None
+    }
+}
+
+/// Why a collection name is unusable, if it is.
+fn bad_collection_name(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        Some("it is empty")
+    } else if name.contains('\0') {
+        Some("it contains a NUL character")
+    } else if name.contains('$') {
+        Some("it contains `$`")
+    } else if name.starts_with("system.") {
+        Some("`system.` collections are reserved")
+    } else {
+        None
+    }
+}
