@@ -1,0 +1,474 @@
+//! The allocator's behaviour, run against a real server and, with identical expectations,
+//! against the in-memory store.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mongo_sequence::{
+    AdaptiveBatch, Error, MemoryStore, MongoStore, Sequence, SequenceOptions,
+    SequenceOptionsBuilder,
+};
+use mongodb::bson::{doc, Document};
+use mongodb::Database;
+
+/// Where the counters of a test live.
+enum Backend {
+    Mongo(Database),
+    Memory(Arc<MemoryStore>),
+}
+
+impl Backend {
+    async fn mongo(test: &str) -> Self {
+        Backend::Mongo(common::database(test).await)
+    }
+
+    fn memory() -> Self {
+        Backend::Memory(Arc::new(MemoryStore::new()))
+    }
+
+    /// A handle with a cache of its own, like a separate process would have.
+    fn sequence(&self, opts: SequenceOptionsBuilder) -> Sequence {
+        let opts = opts.build();
+        match self {
+            Backend::Mongo(db) => {
+                let store = MongoStore::new(
+                    db,
+                    &opts.counters,
+                    opts.layout.clone(),
+                    opts.write_concern.clone(),
+                )
+                .unwrap();
+                Sequence::with_store(Arc::new(store), opts).unwrap()
+            }
+            Backend::Memory(store) => Sequence::with_store(store.clone(), opts).unwrap(),
+        }
+    }
+}
+
+/// Runs a behaviour test against both backends.
+macro_rules! both {
+    ($($name:ident),* $(,)?) => {
+        mod mongo {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name(super::Backend::mongo(stringify!($name)).await).await;
+                }
+            )*
+        }
+        mod memory {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name(super::Backend::memory()).await;
+                }
+            )*
+        }
+    };
+}
+
+both!(
+    single_ids_and_bulk_ranges,
+    start_is_the_first_value,
+    exhaustion_at_max_writes_nothing,
+    batches_hand_out_the_rest_before_exhaustion,
+    set_next_refuses_to_go_backwards,
+    reset_and_delete_start_over,
+    release_gives_the_unused_tail_back,
+    release_after_another_writer_counts_as_wasted,
+    batches_are_contiguous_and_shared_by_clones,
+    adaptive_batches_grow_when_used_fast,
+    independent_allocators_never_overlap,
+);
+
+fn opts(name: &str) -> SequenceOptionsBuilder {
+    SequenceOptions::builder(name)
+}
+
+async fn single_ids_and_bulk_ranges(b: Backend) {
+    let seq = b.sequence(opts("c"));
+    assert_eq!(seq.current().await.unwrap(), None);
+    assert_eq!(seq.next().await.unwrap(), 1);
+    assert_eq!(seq.next().await.unwrap(), 2);
+    let range = seq.reserve(10).await.unwrap();
+    assert_eq!((range.first(), range.last()), (3, 12));
+    assert_eq!(seq.next().await.unwrap(), 13);
+    assert_eq!(seq.current().await.unwrap(), Some(13));
+    assert!(matches!(
+        seq.reserve(0).await,
+        Err(Error::InvalidOptions(_))
+    ));
+    let stats = seq.stats();
+    assert_eq!((stats.issued, stats.reserved, stats.refills), (13, 13, 4));
+}
+
+async fn start_is_the_first_value(b: Backend) {
+    let seq = b.sequence(opts("c").start(1000));
+    assert_eq!(seq.next().await.unwrap(), 1000);
+    assert_eq!(seq.current().await.unwrap(), Some(1000));
+    let neg = b.sequence(opts("n").start(-5));
+    assert_eq!(neg.next().await.unwrap(), -5);
+}
+
+async fn exhaustion_at_max_writes_nothing(b: Backend) {
+    let seq = b.sequence(opts("c").max(5));
+    for want in 1..=3 {
+        assert_eq!(seq.next().await.unwrap(), want);
+    }
+    match seq.reserve(3).await {
+        Err(Error::Exhausted {
+            counter,
+            requested,
+            last,
+            max,
+        }) => {
+            assert_eq!(counter, "c");
+            assert_eq!((requested, last, max), (3, 3, 5));
+        }
+        other => panic!("expected Exhausted, got {other:?}"),
+    }
+    assert_eq!(seq.current().await.unwrap(), Some(3), "nothing was written");
+    assert_eq!(seq.next().await.unwrap(), 4);
+    assert_eq!(seq.next().await.unwrap(), 5);
+    for _ in 0..3 {
+        assert!(matches!(
+            seq.next().await,
+            Err(Error::Exhausted { last: 5, .. })
+        ));
+    }
+    assert_eq!(
+        seq.current().await.unwrap(),
+        Some(5),
+        "never wraps or overshoots"
+    );
+
+    let at_top = b.sequence(opts("top").start(i64::MAX - 1));
+    assert_eq!(at_top.next().await.unwrap(), i64::MAX - 1);
+    assert_eq!(at_top.next().await.unwrap(), i64::MAX);
+    assert!(matches!(at_top.next().await, Err(Error::Exhausted { .. })));
+    assert_eq!(at_top.current().await.unwrap(), Some(i64::MAX));
+}
+
+async fn batches_hand_out_the_rest_before_exhaustion(b: Backend) {
+    let seq = b.sequence(opts("c").max(10).batch(4));
+    let mut got = Vec::new();
+    loop {
+        match seq.next().await {
+            Ok(id) => got.push(id),
+            Err(Error::Exhausted { .. }) => break,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert_eq!(got, (1..=10).collect::<Vec<_>>());
+    assert_eq!(seq.current().await.unwrap(), Some(10));
+}
+
+async fn set_next_refuses_to_go_backwards(b: Backend) {
+    let seq = b.sequence(opts("c").batch(10));
+    assert_eq!(seq.next().await.unwrap(), 1);
+    seq.set_next(500).await.unwrap();
+    assert_eq!(
+        seq.next().await.unwrap(),
+        500,
+        "cached values were invalidated"
+    );
+    match seq.set_next(100).await {
+        Err(Error::WouldMoveBackwards {
+            current, requested, ..
+        }) => {
+            assert_eq!(requested, 100);
+            assert!(current >= 500);
+        }
+        other => panic!("expected WouldMoveBackwards, got {other:?}"),
+    }
+    seq.set_next(100).force(true).await.unwrap();
+    assert_eq!(seq.next().await.unwrap(), 100);
+    assert!(matches!(
+        seq.set_next(0).await,
+        Err(Error::InvalidOptions(_))
+    ));
+    assert!(seq.stats().wasted > 0);
+}
+
+async fn reset_and_delete_start_over(b: Backend) {
+    let seq = b.sequence(opts("c").start(7).batch(3));
+    assert_eq!(seq.next().await.unwrap(), 7);
+    assert_eq!(seq.next().await.unwrap(), 8);
+    seq.reset().await.unwrap();
+    assert_eq!(seq.current().await.unwrap(), Some(6));
+    assert_eq!(seq.next().await.unwrap(), 7);
+    assert!(seq.delete().await.unwrap());
+    assert_eq!(seq.current().await.unwrap(), None);
+    assert!(!seq.delete().await.unwrap());
+    assert_eq!(seq.next().await.unwrap(), 7);
+}
+
+async fn release_gives_the_unused_tail_back(b: Backend) {
+    let seq = b.sequence(opts("c").batch(10).prefetch_at(1.0));
+    for want in 1..=3 {
+        assert_eq!(seq.next().await.unwrap(), want);
+    }
+    assert_eq!(seq.release().await.unwrap(), 7);
+    assert_eq!(seq.current().await.unwrap(), Some(3));
+    let other = b.sequence(opts("c"));
+    assert_eq!(other.next().await.unwrap(), 4);
+    assert_eq!(seq.stats().released, 7);
+}
+
+async fn release_after_another_writer_counts_as_wasted(b: Backend) {
+    let seq = b.sequence(opts("c").batch(10).prefetch_at(1.0));
+    assert_eq!(seq.next().await.unwrap(), 1);
+    let other = b.sequence(opts("c"));
+    assert_eq!(other.next().await.unwrap(), 11);
+    assert_eq!(seq.release().await.unwrap(), 0);
+    assert_eq!(seq.stats().wasted, 9);
+    assert_eq!(
+        seq.current().await.unwrap(),
+        Some(11),
+        "the counter was left alone"
+    );
+}
+
+async fn batches_are_contiguous_and_shared_by_clones(b: Backend) {
+    let seq = b.sequence(opts("c").batch(25));
+    let tasks: Vec<_> = (0..8)
+        .map(|_| {
+            let seq = seq.clone();
+            tokio::spawn(async move {
+                let mut ids = Vec::new();
+                for _ in 0..100 {
+                    ids.push(seq.next().await.unwrap());
+                }
+                ids
+            })
+        })
+        .collect();
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await.unwrap());
+    }
+    all.sort_unstable();
+    // One process, one cache: 800 IDs from 32 ranges of 25, with at most the prefetched range
+    // beyond them.
+    assert_eq!(all, (1..=800).collect::<Vec<_>>());
+    let stats = seq.stats();
+    assert_eq!(stats.issued, 800);
+    assert!(stats.refills <= 33, "{stats:?}");
+}
+
+async fn adaptive_batches_grow_when_used_fast(b: Backend) {
+    let adaptive = AdaptiveBatch::new(2, 16)
+        .grow_below(Duration::from_secs(3600))
+        .shrink_above(Duration::from_secs(7200));
+    let seq = b.sequence(opts("c").adaptive_batch(adaptive).prefetch_at(1.0));
+    let mut ids = Vec::new();
+    for _ in 0..100 {
+        ids.push(seq.next().await.unwrap());
+    }
+    assert_eq!(ids, (1..=100).collect::<Vec<_>>());
+    // Sizes 2, 2, 4, 8, 16, 16, ... : 100 values take far fewer than 50 round trips.
+    let stats = seq.stats();
+    assert!(stats.refills <= 10, "{stats:?}");
+    assert!(stats.refills >= 8, "{stats:?}");
+}
+
+async fn independent_allocators_never_overlap(b: Backend) {
+    // Two allocators with caches of their own (as two processes have) on one counter, batch 5,
+    // taking turns across 100 range boundaries: pooled-lo ranges never overlap.
+    let first = b.sequence(opts("c").batch(5).prefetch_at(1.0));
+    let second = b.sequence(opts("c").batch(5).prefetch_at(1.0));
+    let mut seen = std::collections::HashSet::new();
+    for round in 0..100 {
+        let (a, b) = if round % 2 == 0 {
+            (&first, &second)
+        } else {
+            (&second, &first)
+        };
+        for _ in 0..3 {
+            assert!(seen.insert(a.next().await.unwrap()));
+            assert!(seen.insert(b.next().await.unwrap()));
+        }
+    }
+    assert_eq!(seen.len(), 600);
+}
+
+// ----- Real server only -----
+
+fn counters(db: &Database) -> mongodb::Collection<Document> {
+    db.collection("counters")
+}
+
+#[tokio::test]
+async fn corrupt_counters_are_reported_and_left_untouched() {
+    let db = common::database("corrupt_counters").await;
+    let cases = [
+        (
+            "string",
+            doc! { "_id": "string", "seq": "41" },
+            "instead of an integer",
+        ),
+        (
+            "negative",
+            doc! { "_id": "negative", "seq": -3_i64 },
+            "negative",
+        ),
+        ("missing", doc! { "_id": "missing", "other": 1 }, "missing"),
+        (
+            "beyond",
+            doc! { "_id": "beyond", "seq": 1000_i64 },
+            "beyond `max`",
+        ),
+        (
+            "fraction",
+            doc! { "_id": "fraction", "seq": 2.5 },
+            "instead of an integer",
+        ),
+    ];
+    for (name, stored, reason) in cases {
+        counters(&db).insert_one(stored.clone()).await.unwrap();
+        let seq = Sequence::new(&db, opts(name).max(100).build()).unwrap();
+        for result in [
+            seq.next().await.map(|_| ()),
+            seq.reserve(3).await.map(|_| ()),
+        ] {
+            match result {
+                Err(Error::CorruptCounter {
+                    counter, reason: r, ..
+                }) => {
+                    assert_eq!(counter, name);
+                    assert!(r.contains(reason), "{name}: {r}");
+                }
+                other => panic!("{name}: expected CorruptCounter, got {other:?}"),
+            }
+        }
+        assert!(matches!(
+            seq.current().await,
+            Err(Error::CorruptCounter { .. })
+        ));
+        let after = counters(&db)
+            .find_one(doc! { "_id": name })
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(after, stored, "{name}: the document was left untouched");
+    }
+    // A corrupt counter can be repaired with a forced set_next.
+    let seq = Sequence::new(&db, opts("string").build()).unwrap();
+    seq.set_next(50).force(true).await.unwrap();
+    assert_eq!(seq.next().await.unwrap(), 50);
+}
+
+#[tokio::test]
+async fn invalid_names_fail_before_any_write() {
+    let db = common::database("invalid_names").await;
+    for name in ["", "$inc", "nul\0byte", &"x".repeat(256)] {
+        assert!(
+            matches!(
+                Sequence::new(&db, opts(name).build()),
+                Err(Error::InvalidName { .. })
+            ),
+            "{name:?}"
+        );
+    }
+    assert!(matches!(
+        Sequence::new(&db, opts("ok").counters("bad$name").build()),
+        Err(Error::InvalidName { .. })
+    ));
+    assert!(matches!(
+        Sequence::new(&db, opts("ok").start(10).max(1).build()),
+        Err(Error::InvalidOptions(_))
+    ));
+    let names = db.list_collection_names().await.unwrap();
+    assert!(names.is_empty(), "nothing was written: {names:?}");
+}
+
+#[tokio::test]
+async fn counter_layouts_interoperate_with_existing_documents() {
+    use mongo_sequence::{CounterLayout, Stores};
+    let db = common::database("layouts").await;
+
+    // Seed 003's style: the field holds the next free value.
+    counters(&db)
+        .insert_one(doc! { "_id": "acct", "COUNT": 42_i64 })
+        .await
+        .unwrap();
+    let layout = CounterLayout::new().field("COUNT").stores(Stores::NextFree);
+    let seq = Sequence::new(&db, opts("acct").layout(layout.clone()).build()).unwrap();
+    assert_eq!(seq.current().await.unwrap(), Some(41));
+    assert_eq!(seq.next().await.unwrap(), 42);
+    assert_eq!(seq.reserve(3).await.unwrap().first(), 43);
+    let stored = counters(&db)
+        .find_one(doc! { "_id": "acct" })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        stored.get_i64("COUNT").unwrap(),
+        46,
+        "next free value after 45"
+    );
+
+    // Existing code that reads COUNT and then increments it by one stays collision-free.
+    let before = counters(&db)
+        .find_one_and_update(doc! { "_id": "acct" }, doc! { "$inc": { "COUNT": 1 } })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(before.get_i64("COUNT").unwrap(), 46);
+    assert_eq!(seq.next().await.unwrap(), 47);
+
+    // A fresh counter with this layout starts right.
+    let fresh = Sequence::new(&db, opts("fresh").layout(layout).start(100).build()).unwrap();
+    assert_eq!(fresh.next().await.unwrap(), 100);
+    let stored = counters(&db)
+        .find_one(doc! { "_id": "fresh" })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.get_i64("COUNT").unwrap(), 101);
+
+    // A custom field name, last-issued semantics, in another collection.
+    let custom = CounterLayout::new().field("sequence");
+    let seq = Sequence::new(
+        &db,
+        opts("personIdCounter")
+            .layout(custom)
+            .counters("ids")
+            .build(),
+    )
+    .unwrap();
+    assert_eq!(seq.next().await.unwrap(), 1);
+    let stored = db
+        .collection::<Document>("ids")
+        .find_one(doc! { "_id": "personIdCounter" })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.get_i64("sequence").unwrap(), 1);
+}
+
+#[tokio::test]
+async fn plain_inc_writers_share_the_counter_safely() {
+    let db = common::database("plain_inc").await;
+    let seq = Sequence::new(&db, opts("shared").batch(10).prefetch_at(1.0).build()).unwrap();
+    assert_eq!(seq.next().await.unwrap(), 1); // this process holds 1..=10
+                                              // Seed 002's recipe, run by some other program.
+    let theirs = counters(&db)
+        .find_one_and_update(doc! { "_id": "shared" }, doc! { "$inc": { "seq": 1 } })
+        .return_document(mongodb::options::ReturnDocument::After)
+        .await
+        .unwrap()
+        .unwrap()
+        .get_i64("seq")
+        .unwrap();
+    assert_eq!(theirs, 11);
+    let mut ours = Vec::new();
+    for _ in 0..15 {
+        ours.push(seq.next().await.unwrap());
+    }
+    assert!(!ours.contains(&theirs));
+    assert_eq!(&ours[..9], &(2..=10).collect::<Vec<_>>()[..]);
+    assert_eq!(ours[9], 12);
+}

@@ -1,0 +1,138 @@
+//! Many tasks on one counter against the real server: every ID distinct, and every reserved
+//! range exactly one `findAndModify` round trip (counted with the driver's command monitoring).
+
+mod common;
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use mongo_sequence::{Error, Sequence, SequenceOptions};
+use mongodb::bson::doc;
+use sequence_testkit::unique_db_name;
+
+const TASKS: usize = 64;
+const PER_TASK: usize = 10_000;
+
+async fn run(batch: u64) {
+    let name = unique_db_name(&format!("load_batch_{batch}"));
+    let (client, round_trips) = common::monitored_client(&name).await;
+    let db = client.database(&name);
+    let seq = Sequence::new(&db, SequenceOptions::builder("load").batch(batch).build()).unwrap();
+
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..TASKS)
+        .map(|_| {
+            let seq = seq.clone();
+            tokio::spawn(async move {
+                let mut ids = Vec::with_capacity(PER_TASK);
+                for _ in 0..PER_TASK {
+                    ids.push(seq.next().await.unwrap());
+                }
+                ids
+            })
+        })
+        .collect();
+    let mut all = HashSet::with_capacity(TASKS * PER_TASK);
+    for t in tasks {
+        for id in t.await.unwrap() {
+            assert!(all.insert(id), "ID {id} was issued twice (batch {batch})");
+        }
+    }
+    let elapsed = started.elapsed();
+    // Background prefetches may still be landing; let them finish before counting.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let stats = seq.stats();
+    let trips = round_trips.count();
+    assert_eq!(all.len(), TASKS * PER_TASK);
+    assert_eq!(stats.issued, (TASKS * PER_TASK) as u64);
+    assert_eq!(
+        trips, stats.refills,
+        "every reservation is exactly one findAndModify (batch {batch})"
+    );
+    assert_eq!(
+        stats.reserved,
+        stats.refills * batch,
+        "every round trip reserves a full batch"
+    );
+    let last = seq.current().await.unwrap().unwrap() as u64;
+    assert_eq!(
+        last, stats.reserved,
+        "the counter holds exactly what was reserved"
+    );
+    assert!(
+        trips <= (TASKS * PER_TASK) as u64 / batch + 2,
+        "{trips} round trips for batch {batch}"
+    );
+    println!(
+        "allocator: batch={batch} tasks={TASKS} ids={} round_trips={trips} elapsed_ms={}",
+        all.len(),
+        elapsed.as_millis()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batch_1() {
+    run(1).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batch_25() {
+    run(25).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batch_1000() {
+    run(1000).await;
+}
+
+/// A refill that fails reaches every caller that waited for it; the next call tries again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_refill_reaches_its_callers_and_the_next_call_retries() {
+    let name = unique_db_name("failed_refill");
+    let client = common::client().await;
+    let db = client.database(&name);
+    let seq = Sequence::new(&db, SequenceOptions::builder("refill").batch(5).build()).unwrap();
+    let admin = client.database("admin");
+    // The first reservation is held for 500 ms, then fails with a non-retryable error.
+    admin
+        .run_command(doc! {
+            "configureFailPoint": "failCommand",
+            "mode": { "times": 1 },
+            "data": {
+                "failCommands": ["findAndModify"],
+                "blockConnection": true,
+                "blockTimeMS": 500,
+                "errorCode": 2,
+            },
+        })
+        .await
+        .unwrap();
+    let callers: Vec<_> = (0..8)
+        .map(|_| {
+            let seq = seq.clone();
+            tokio::spawn(async move { seq.next().await })
+        })
+        .collect();
+    let mut results = Vec::new();
+    for c in callers {
+        results.push(c.await.unwrap());
+    }
+    admin
+        .run_command(doc! { "configureFailPoint": "failCommand", "mode": "off" })
+        .await
+        .unwrap();
+    for r in &results {
+        match r {
+            Err(Error::Mongo(e)) => assert!(
+                e.to_string().contains("BadValue") || e.to_string().contains('2'),
+                "{e}"
+            ),
+            other => panic!("every waiting caller gets the refill's error, got {other:?}"),
+        }
+    }
+    assert_eq!(seq.stats().refills, 0);
+    // Nothing was consumed by the failed attempt, and the next call refills.
+    assert_eq!(seq.next().await.unwrap(), 1);
+    assert_eq!(seq.stats().refills, 1);
+}

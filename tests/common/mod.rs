@@ -1,0 +1,48 @@
+//! Shared set-up of the integration tests: one real server per test binary, one database per test.
+
+#![allow(dead_code)]
+
+use mongodb::{Client, Database};
+use sequence_testkit::{unique_db_name, TestServer};
+
+/// A client of the shared test server (started on first use, stopped when the binary exits).
+pub async fn client() -> Client {
+    TestServer::shared_or_panic().client().await
+}
+
+/// A fresh database of its own for the test `name`.
+pub async fn database(name: &str) -> Database {
+    client().await.database(&unique_db_name(name))
+}
+
+/// Counts the `findAndModify` commands a client sends to the database `db`.
+#[derive(Clone, Default)]
+pub struct RoundTrips(std::sync::Arc<std::sync::atomic::AtomicU64>);
+
+impl RoundTrips {
+    pub fn count(&self) -> u64 {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// A client whose `findAndModify` commands on database `db` are counted.
+pub async fn monitored_client(db: &str) -> (Client, RoundTrips) {
+    use mongodb::event::command::CommandEvent;
+    use mongodb::event::EventHandler;
+    let counter = RoundTrips::default();
+    let mut options = mongodb::options::ClientOptions::parse(TestServer::shared_or_panic().uri())
+        .await
+        .expect("the test server's URI parses");
+    let (seen, db) = (counter.clone(), db.to_owned());
+    options.command_event_handler = Some(EventHandler::callback(move |event| {
+        if let CommandEvent::Started(started) = event {
+            if started.command_name == "findAndModify" && started.db == db {
+                seen.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+    }));
+    (
+        Client::with_options(options).expect("client options are valid"),
+        counter,
+    )
+}

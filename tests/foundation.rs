@@ -1,0 +1,102 @@
+//! The first end-to-end slice against a real server: counter creation, continuation, and
+//! concurrent inserts.
+
+mod common;
+
+use std::collections::HashSet;
+
+use futures_util::TryStreamExt;
+use mongo_sequence::SequentialId;
+use mongodb::bson::{doc, Document};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(name = "userid")]
+struct User {
+    #[serde(rename = "_id")]
+    #[seq(id)]
+    id: i64,
+    name: String,
+}
+
+fn user(name: &str) -> User {
+    User {
+        id: 0,
+        name: name.to_owned(),
+    }
+}
+
+#[tokio::test]
+async fn first_insert_creates_the_counter() {
+    let db = common::database("first_insert").await;
+    let users = db.collection::<User>("users");
+
+    let mut sarah = user("Sarah C.");
+    let id = sarah.insert_with_id(&users).await.unwrap();
+    assert_eq!(id, 1);
+    assert_eq!(sarah.id, 1);
+
+    let counter = db
+        .collection::<Document>("counters")
+        .find_one(doc! { "_id": "userid" })
+        .await
+        .unwrap()
+        .expect("the counter document was created");
+    assert_eq!(counter.get_i64("seq").unwrap(), 1);
+
+    let stored = users.find_one(doc! { "_id": 1 }).await.unwrap().unwrap();
+    assert_eq!(stored.name, "Sarah C.");
+
+    let mut bob = user("Bob D.");
+    assert_eq!(bob.insert_with_id(&users).await.unwrap(), 2);
+}
+
+#[tokio::test]
+async fn an_existing_counter_continues_where_it_is() {
+    let db = common::database("existing_counter").await;
+    // As in the MongoDB documentation: a counter created by other code, as a 32-bit integer.
+    db.collection::<Document>("counters")
+        .insert_one(doc! { "_id": "userid", "seq": 41_i32 })
+        .await
+        .unwrap();
+    let users = db.collection::<User>("users");
+
+    let mut u = user("Forty-two");
+    assert_eq!(u.insert_with_id(&users).await.unwrap(), 42);
+    assert_eq!(User::next_id(&users).await.unwrap(), 43);
+    let mut u = user("Forty-four");
+    assert_eq!(u.insert_with_id(&users).await.unwrap(), 44);
+    assert_eq!(User::sequence(&users).current().await.unwrap(), Some(44));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_inserts_get_distinct_ids() {
+    let db = common::database("concurrent_inserts").await;
+    let users = db.collection::<User>("users");
+
+    let tasks: Vec<_> = (0..64)
+        .map(|i| {
+            let users = users.clone();
+            tokio::spawn(async move {
+                let mut u = user(&format!("user {i}"));
+                u.insert_with_id(&users).await.unwrap()
+            })
+        })
+        .collect();
+    let mut ids = HashSet::new();
+    for t in tasks {
+        assert!(ids.insert(t.await.unwrap()), "an ID was issued twice");
+    }
+    assert_eq!(ids, (1..=64).collect::<HashSet<i64>>());
+
+    let stored: Vec<User> = users
+        .find(doc! {})
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(stored.len(), 64);
+    let stored_ids: HashSet<i64> = stored.iter().map(|u| u.id).collect();
+    assert_eq!(stored_ids, ids);
+}
