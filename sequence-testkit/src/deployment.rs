@@ -126,6 +126,7 @@ impl Node {
 pub(crate) struct Deployment {
     root: PathBuf,
     set_name: String,
+    standalone: bool,
     binary: PathBuf,
     extra_args: Vec<String>,
     pub(crate) nodes: Vec<Node>,
@@ -193,6 +194,7 @@ impl Deployment {
         let deployment = Arc::new(Deployment {
             root,
             set_name: opts.replica_set_name.clone(),
+            standalone: opts.standalone,
             binary,
             extra_args,
             nodes,
@@ -428,7 +430,11 @@ impl Deployment {
         command
             .args(["--bind_ip", "127.0.0.1", "--port", &port, "--dbpath"])
             .arg(&node.dbpath)
-            .args(["--replSet", &self.set_name])
+            .args(if self.standalone {
+                Vec::new()
+            } else {
+                vec!["--replSet", &self.set_name]
+            })
             .args(["--setParameter", "enableTestCommands=1"])
             .args(["--setParameter", "diagnosticDataCollectionEnabled=false"])
             .args(["--oplogSize", "64", "--wiredTigerCacheSizeGB", "0.25"])

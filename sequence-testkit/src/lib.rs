@@ -132,6 +132,7 @@ pub struct ServerOptions {
     binary: Option<PathBuf>,
     startup_timeout: Duration,
     election_timeout: Option<Duration>,
+    standalone: bool,
 }
 
 impl Default for ServerOptions {
@@ -144,6 +145,7 @@ impl Default for ServerOptions {
             binary: None,
             startup_timeout: Duration::from_secs(60),
             election_timeout: None,
+            standalone: false,
         }
     }
 }
@@ -154,6 +156,14 @@ impl ServerOptions {
     /// after that, primaries change only through elections.
     pub fn nodes(mut self, nodes: usize) -> Self {
         self.nodes = nodes;
+        self
+    }
+
+    /// A single standalone `mongod`, not a replica set member: no oplog, no
+    /// transactions. For testing what happens on such a deployment.
+    pub fn standalone(mut self) -> Self {
+        self.standalone = true;
+        self.nodes = 1;
         self
     }
 
@@ -304,23 +314,34 @@ impl TestServer {
         };
         let deadline = Instant::now() + opts.startup_timeout;
         let deployment = Deployment::create(&opts, binary)?;
-        let started = deployment
-            .start_all(deadline)
-            .and_then(|()| deployment.initiate(opts.election_timeout, deadline))
-            .and_then(|()| deployment.step_up_first_node(deadline))
-            .and_then(|()| deployment.wait_ready(true, deadline));
+        let started = if opts.standalone {
+            deployment
+                .start_all(deadline)
+                .and_then(|()| deployment.wait_ready(true, deadline))
+        } else {
+            deployment
+                .start_all(deadline)
+                .and_then(|()| deployment.initiate(opts.election_timeout, deadline))
+                .and_then(|()| deployment.step_up_first_node(deadline))
+                .and_then(|()| deployment.wait_ready(true, deadline))
+        };
         if let Err(e) = started {
             deployment::shutdown_all(std::slice::from_ref(&deployment));
             deployment::unregister(&deployment);
             return Err(e);
         }
         let hosts: Vec<String> = deployment.nodes.iter().map(Node::host).collect();
-        Ok(TestServer {
-            uri: format!(
+        let uri = if opts.standalone {
+            format!("mongodb://{}/", hosts.join(","))
+        } else {
+            format!(
                 "mongodb://{}/?replicaSet={}",
                 hosts.join(","),
                 opts.replica_set_name
-            ),
+            )
+        };
+        Ok(TestServer {
+            uri,
             deployment: Some(deployment),
         })
     }
