@@ -25,6 +25,7 @@ pub const STRUCT_KEYS: &[&str] = &[
     "counters",
     "layout",
     "gapless",
+    "timeout_ms",
     "crate",
 ];
 
@@ -71,6 +72,7 @@ pub struct StructAttrs {
     pub counters: Option<Sp<String>>,
     pub layout: Option<Sp<String>>,
     pub gapless: Option<Sp<bool>>,
+    pub timeout_ms: Option<Sp<u64>>,
     pub krate: Option<Sp<syn::Path>>,
 }
 
@@ -160,6 +162,7 @@ fn struct_key(
         "max" => set_once(&mut out.max, key, signed(meta, key)?, errors),
         "scope" => set_once(&mut out.scope, key, scope(meta)?, errors),
         "gapless" => set_once(&mut out.gapless, key, flag(meta, key)?, errors),
+        "timeout_ms" => set_once(&mut out.timeout_ms, key, unsigned(meta, key)?, errors),
         "crate" => {
             let s = string(meta)?;
             let path = syn::parse_str::<syn::Path>(&s.value).map_err(|_| {
@@ -421,6 +424,7 @@ impl StructAttrs {
             "counters" => s(&self.counters),
             "layout" => s(&self.layout),
             "gapless" => s(&self.gapless),
+            "timeout_ms" => s(&self.timeout_ms),
             "crate" => s(&self.krate),
             _ => None,
         }

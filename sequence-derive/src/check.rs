@@ -19,7 +19,6 @@ pub const LAYOUTS: &[&str] = &["default", "mongoose"];
 /// Keys whose runtime support is not part of this release yet.
 const NOT_YET: &[&str] = &[
     "prefix", "tz", "width", "digits", "strategy", "shards", "retries", "scope", "layout",
-    "gapless",
 ];
 
 fn list(items: &[&str]) -> String {
@@ -121,6 +120,30 @@ pub fn check(model: &Model, errors: &mut Errors) {
                     list(LAYOUTS)
                 ),
             );
+        }
+    }
+
+    let gapless = a.gapless.as_ref().filter(|g| g.value);
+    if let Some(g) = gapless {
+        match a.batch.as_ref() {
+            Some(b) if !matches!(b.value, BatchAttr::Fixed(1)) => errors.at(
+                b.span,
+                "`gapless` takes each number inside the insert's transaction, so it cannot be combined with `batch` other than 1",
+            ),
+            _ => {}
+        }
+        if strategy != "counter" {
+            errors.at(
+                g.span,
+                format!("`gapless` needs `strategy = \"counter\"`, not \"{strategy}\""),
+            );
+        }
+    }
+    if let Some(t) = &a.timeout_ms {
+        if gapless.is_none() {
+            errors.at(t.span, "`timeout_ms` needs `gapless`");
+        } else if t.value == 0 {
+            errors.at(t.span, "`timeout_ms` must be at least 1");
         }
     }
 

@@ -153,6 +153,10 @@ fn generate(model: &Model) -> TokenStream {
         let v = v.value;
         config = quote!(#config.gapless(#v));
     }
+    if let Some(v) = &a.timeout_ms {
+        let v = v.value;
+        config = quote!(#config.timeout_ms(#v));
+    }
 
     let id = &model.id;
     let member = &id.member;

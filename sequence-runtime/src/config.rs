@@ -42,6 +42,9 @@ pub struct SequenceConfig {
     pub layout: LayoutConfig,
     /// Whether the counter update and the insert share one transaction.
     pub gapless: bool,
+    /// How long a gapless insert retries transient transaction errors, in milliseconds
+    /// (default 30 s).
+    pub timeout_ms: Option<u64>,
 }
 
 /// `strategy = "..."`: how IDs are made.
@@ -108,6 +111,7 @@ impl SequenceConfig {
             scope: &[],
             layout: LayoutConfig::Default,
             gapless: false,
+            timeout_ms: None,
         }
     }
 
@@ -199,6 +203,20 @@ impl SequenceConfig {
     pub const fn gapless(mut self, gapless: bool) -> Self {
         self.gapless = gapless;
         self
+    }
+
+    /// Sets how long a gapless insert retries transient transaction errors.
+    pub const fn timeout_ms(mut self, ms: u64) -> Self {
+        self.timeout_ms = Some(ms);
+        self
+    }
+
+    /// How long a gapless insert retries transient transaction errors.
+    pub fn transaction_timeout(&self) -> std::time::Duration {
+        self.timeout_ms.map_or(
+            crate::gapless::DEFAULT_TRANSACTION_TIMEOUT,
+            std::time::Duration::from_millis,
+        )
     }
 
     /// The runtime options this configuration describes.

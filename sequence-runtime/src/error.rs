@@ -96,6 +96,39 @@ pub enum Error {
         requested: i64,
     },
 
+    /// A gapless sequence (or a counter joining a transaction) needs multi-document
+    /// transactions, which this deployment does not offer. Nothing was written.
+    #[error(
+        "gapless numbering needs transactions, which need a replica set (a single-node one is \
+         enough) or a sharded cluster: {detail}"
+    )]
+    TransactionsUnsupported {
+        /// What the server or store said.
+        detail: String,
+    },
+
+    /// A gapless insert kept failing with transient transaction errors until its deadline.
+    #[error(
+        "gapless insert into sequence `{counter}` gave up after {attempts} attempt(s) in {elapsed_ms} ms \
+         of transient transaction errors; raise the transaction timeout or reduce contention"
+    )]
+    TransactionTimeout {
+        /// The counter's key.
+        counter: String,
+        /// Transactions tried.
+        attempts: u32,
+        /// Time spent.
+        elapsed_ms: u64,
+        /// The last transient error.
+        #[source]
+        source: mongodb::error::Error,
+    },
+
+    /// An operation the sequence's configuration does not allow (for example `next_id` on a
+    /// gapless sequence, which hands out numbers only inside the insert's transaction).
+    #[error("{0}")]
+    Unsupported(String),
+
     /// Any other error from the MongoDB driver.
     #[error(transparent)]
     Mongo(#[from] mongodb::error::Error),

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::config::SequenceConfig;
 use crate::error::{Error, Result};
+use crate::gapless::{self, Docs};
 use crate::id::IdValue;
 use crate::sequence::Sequence;
 
@@ -38,19 +39,39 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
     }
 
     /// Allocates the next ID without inserting anything.
+    ///
+    /// A gapless sequence refuses with [`Error::Unsupported`]: a number taken outside the
+    /// insert's transaction would leave a gap if it were not used.
     fn next_id(coll: &Collection<Self>) -> impl Future<Output = Result<Self::Id>> + Send {
-        async move { Self::Id::from_counter(Self::sequence(coll).next().await?) }
+        async move {
+            if Self::SEQUENCE.gapless {
+                return Err(Error::Unsupported(format!(
+                    "`next_id` would take a number of the gapless sequence `{}` outside the \
+                     insert's transaction and leave a gap if it is not used; use \
+                     `insert_with_id` or `insert_with_id_in_session`",
+                    Self::SEQUENCE.name
+                )));
+            }
+            Self::Id::from_counter(Self::sequence(coll).next().await?)
+        }
     }
 
     /// Allocates the next ID, stores it in the ID field, inserts the document and returns the ID.
     ///
     /// If the insert fails, the ID field keeps the allocated value, which is not reused: a
-    /// retry of this call takes a new one.
+    /// retry of this call takes a new one. A gapless sequence instead runs the counter update
+    /// and the insert in one transaction, so a failed insert consumes no number.
     fn insert_with_id(
         &mut self,
         coll: &Collection<Self>,
     ) -> impl Future<Output = Result<Self::Id>> + Send {
         async move {
+            if Self::SEQUENCE.gapless {
+                let seq = Self::sequence(coll);
+                let timeout = Self::SEQUENCE.transaction_timeout();
+                let ids = gapless::insert(Docs::One(self), coll, &seq, timeout).await?;
+                return Ok(ids.into_iter().next().expect("one document, one ID"));
+            }
             let id = Self::next_id(coll).await?;
             self.set_id(id.clone());
             coll.insert_one(&*self).await.map_err(Error::from_driver)?;
@@ -58,14 +79,19 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
         }
     }
 
-    /// Like [`insert_with_id`](Self::insert_with_id), with the insert in `session`.
+    /// Like [`insert_with_id`](Self::insert_with_id), in `session`: the ID is reserved by a
+    /// counter update in the session (not from the batch cache), so when the session is inside
+    /// a transaction the number is consumed only if that transaction commits, and an abort
+    /// leaves neither the document nor a used number. Outside a transaction the call is
+    /// causally consistent with the session's other operations.
     fn insert_with_id_in_session(
         &mut self,
         coll: &Collection<Self>,
         session: &mut ClientSession,
     ) -> impl Future<Output = Result<Self::Id>> + Send {
         async move {
-            let id = Self::next_id(coll).await?;
+            let range = Self::sequence(coll).reserve_in_session(1, session).await?;
+            let id = Self::Id::from_counter(range.first())?;
             self.set_id(id.clone());
             coll.insert_one(&*self)
                 .session(session)
@@ -84,6 +110,11 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
         async move {
             if docs.is_empty() {
                 return Ok(Vec::new());
+            }
+            if Self::SEQUENCE.gapless {
+                let seq = Self::sequence(coll);
+                let timeout = Self::SEQUENCE.transaction_timeout();
+                return gapless::insert(Docs::Many(docs), coll, &seq, timeout).await;
             }
             let range = Self::sequence(coll).reserve(docs.len() as u64).await?;
             let ids = range

@@ -1,8 +1,8 @@
 //! Counters in a MongoDB collection: one `findAndModify` per reservation.
 
 use mongodb::bson::{doc, Bson, Document};
-use mongodb::options::{ReturnDocument, WriteConcern};
-use mongodb::{Collection, Database};
+use mongodb::options::{CollectionOptions, ReturnDocument, WriteConcern};
+use mongodb::{ClientSession, Collection, Database};
 
 use crate::bounds::Bounds;
 use crate::error::{is_duplicate_key, Error, Result};
@@ -27,7 +27,6 @@ const UPSERT_RETRIES: u32 = 5;
 pub struct MongoStore {
     collection: Collection<Document>,
     layout: CounterLayout,
-    write_concern: Option<WriteConcern>,
 }
 
 impl MongoStore {
@@ -41,10 +40,14 @@ impl MongoStore {
     ) -> Result<Self> {
         check_collection_name(collection)?;
         layout.validate()?;
+        // The write concern is the collection's, so that operations inherit it outside a
+        // transaction and leave it to the commit inside one.
+        let options = CollectionOptions::builder()
+            .write_concern(write_concern)
+            .build();
         Ok(MongoStore {
-            collection: db.collection(collection),
+            collection: db.collection_with_options(collection, options),
             layout,
-            write_concern,
         })
     }
 
@@ -88,7 +91,15 @@ impl MongoStore {
         }
     }
 
-    async fn reserve_impl(&self, key: &CounterKey, n: u64, bounds: Bounds) -> Result<Reservation> {
+    /// The one reservation: a guarded findAndModify, in `session` (and its transaction) if
+    /// given.
+    async fn reserve_impl(
+        &self,
+        key: &CounterKey,
+        n: u64,
+        bounds: Bounds,
+        mut session: Option<&mut ClientSession>,
+    ) -> Result<Reservation> {
         let bounds = self.storable(bounds);
         let exhausted = |last: i64| Error::Exhausted {
             counter: key.to_string(),
@@ -125,15 +136,16 @@ impl MongoStore {
         } } } }];
         let mut attempt = 0;
         loop {
-            let mut action = self
+            let action = self
                 .collection
                 .find_one_and_update(filter.clone(), update.clone())
                 .upsert(true)
                 .return_document(ReturnDocument::After);
-            if let Some(wc) = &self.write_concern {
-                action = action.write_concern(wc.clone());
-            }
-            match action.await {
+            let outcome = match session.as_deref_mut() {
+                Some(s) => action.session(s).await,
+                None => action.await,
+            };
+            match outcome {
                 Ok(Some(doc)) => {
                     let last = self
                         .layout
@@ -153,6 +165,8 @@ impl MongoStore {
                 Err(e) if is_duplicate_key(&e) => {
                     // Either a concurrent first upsert won the race, or the filter did not match
                     // an existing document (exhausted or corrupt): find out which.
+                    // Inside a transaction the server has aborted it, and the retry fails as
+                    // transient: the caller retries the whole transaction.
                     match self.read_checked(key, bounds).await? {
                         Some(last) if last > highest_last => return Err(exhausted(last)),
                         _ if attempt < UPSERT_RETRIES => {
@@ -181,13 +195,10 @@ impl MongoStore {
         if !force {
             filter.insert(field, doc! { "$lte": stored });
         }
-        let mut action = self
+        let action = self
             .collection
             .update_one(filter, doc! { "$set": { field: stored } })
             .upsert(true);
-        if let Some(wc) = &self.write_concern {
-            action = action.write_concern(wc.clone());
-        }
         match action.await {
             Ok(_) => Ok(()),
             Err(e) if !force && is_duplicate_key(&e) => {
@@ -209,20 +220,14 @@ impl MongoStore {
         let field = self.layout.field_name();
         let mut filter = self.layout.key_filter(key);
         filter.insert(field, expected + off);
-        let mut action = self
+        let action = self
             .collection
             .update_one(filter, doc! { "$set": { field: new + off } });
-        if let Some(wc) = &self.write_concern {
-            action = action.write_concern(wc.clone());
-        }
         Ok(action.await?.modified_count == 1)
     }
 
     async fn delete_impl(&self, key: &CounterKey) -> Result<bool> {
-        let mut action = self.collection.delete_one(self.layout.key_filter(key));
-        if let Some(wc) = &self.write_concern {
-            action = action.write_concern(wc.clone());
-        }
+        let action = self.collection.delete_one(self.layout.key_filter(key));
         Ok(action.await?.deleted_count == 1)
     }
 }
@@ -234,7 +239,17 @@ impl CounterStore for MongoStore {
         n: u64,
         bounds: Bounds,
     ) -> BoxFuture<'a, Result<Reservation>> {
-        Box::pin(self.reserve_impl(key, n, bounds))
+        Box::pin(self.reserve_impl(key, n, bounds, None))
+    }
+
+    fn reserve_in_session<'a>(
+        &'a self,
+        key: &'a CounterKey,
+        n: u64,
+        bounds: Bounds,
+        session: &'a mut ClientSession,
+    ) -> BoxFuture<'a, Result<Reservation>> {
+        Box::pin(self.reserve_impl(key, n, bounds, Some(session)))
     }
 
     fn last_issued<'a>(

@@ -147,6 +147,30 @@ impl Sequence {
         Ok(r.range)
     }
 
+    /// Reserves `n` contiguous IDs in `session`, bypassing the cache: inside the session's
+    /// transaction, if one is started, so that the numbers are consumed only if it commits
+    /// (this is how gapless numbering and `insert_with_id_in_session` work); otherwise as a
+    /// causally consistent operation of the session.
+    pub async fn reserve_in_session(
+        &self,
+        n: u64,
+        session: &mut mongodb::ClientSession,
+    ) -> Result<IdRange> {
+        if n == 0 {
+            return Err(Error::InvalidOptions(
+                "cannot reserve 0 IDs; ask for at least 1".into(),
+            ));
+        }
+        let inner = &*self.inner;
+        let r = inner
+            .store
+            .reserve_in_session(&inner.key, n, inner.bounds, session)
+            .await?;
+        inner.shared.stats.reserved(n, r.retries);
+        inner.shared.stats.issued(n);
+        Ok(r.range)
+    }
+
     /// The last value issued according to the counter document (`None`: no counter yet).
     /// Values cached by processes are counted as issued.
     pub async fn current(&self) -> Result<Option<i64>> {

@@ -5,6 +5,8 @@ use std::fmt::Debug;
 use std::future::Future;
 use std::pin::Pin;
 
+use mongodb::ClientSession;
+
 use crate::bounds::Bounds;
 use crate::error::Result;
 use crate::key::CounterKey;
@@ -45,6 +47,26 @@ pub trait CounterStore: Debug + Send + Sync + 'static {
         n: u64,
         bounds: Bounds,
     ) -> BoxFuture<'a, Result<Reservation>>;
+
+    /// Like [`reserve`](Self::reserve), in `session`: inside its transaction if one is
+    /// started, so that the reservation commits or aborts with it. Stores that cannot take
+    /// part in a MongoDB transaction return
+    /// [`Error::TransactionsUnsupported`](crate::Error::TransactionsUnsupported).
+    fn reserve_in_session<'a>(
+        &'a self,
+        key: &'a CounterKey,
+        n: u64,
+        bounds: Bounds,
+        session: &'a mut ClientSession,
+    ) -> BoxFuture<'a, Result<Reservation>> {
+        let _ = (key, n, bounds, session);
+        let location = self.location();
+        Box::pin(async move {
+            Err(crate::Error::TransactionsUnsupported {
+                detail: format!("the counter store `{location}` cannot join a MongoDB transaction"),
+            })
+        })
+    }
 
     /// The last value issued, or `None` if the counter does not exist.
     fn last_issued<'a>(

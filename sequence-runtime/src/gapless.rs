@@ -1,0 +1,203 @@
+//! Gapless numbering: the counter update and the insert in one multi-document transaction.
+//!
+//! If the insert fails for any reason the transaction aborts and the number is not consumed, so
+//! the issued IDs are exactly `start, start + 1, …`. Transient transaction errors (write
+//! conflicts between callers racing for the counter, network errors, elections) retry the whole
+//! transaction with jittered backoff until the deadline; an unknown commit result retries the
+//! commit only; errors that are the caller's (a duplicate on another unique index, validation)
+//! abort and are returned unchanged.
+
+use std::time::{Duration, Instant};
+
+use mongodb::error::{ErrorKind, TRANSIENT_TRANSACTION_ERROR, UNKNOWN_TRANSACTION_COMMIT_RESULT};
+use mongodb::options::WriteConcern;
+use mongodb::{ClientSession, Collection};
+
+use crate::error::{Error, Result};
+use crate::id::IdValue;
+use crate::model::SequentialId;
+use crate::sequence::Sequence;
+
+/// How long a gapless insert retries transient transaction errors by default.
+pub const DEFAULT_TRANSACTION_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Upper bound of the backoff between two attempts.
+const MAX_BACKOFF: Duration = Duration::from_millis(100);
+
+/// The documents of one gapless insert.
+pub(crate) enum Docs<'a, T> {
+    One(&'a mut T),
+    Many(&'a mut [T]),
+}
+
+impl<T> Docs<'_, T> {
+    fn len(&self) -> usize {
+        match self {
+            Docs::One(_) => 1,
+            Docs::Many(docs) => docs.len(),
+        }
+    }
+}
+
+/// Why one attempt failed.
+enum Failure {
+    /// Retry the whole transaction.
+    Transient(mongodb::error::Error),
+    /// Give up: the error goes to the caller.
+    Fatal(Error),
+}
+
+fn is_transient(e: &mongodb::error::Error) -> bool {
+    e.contains_label(TRANSIENT_TRANSACTION_ERROR)
+}
+
+/// Whether the server refused a transaction because it is not a replica set member or mongos
+/// (`IllegalOperation`, "Transaction numbers are only allowed on a replica set member or
+/// mongos", which the driver reports as a lack of retryable writes).
+fn transactions_unsupported(e: &mongodb::error::Error) -> bool {
+    matches!(&*e.kind, ErrorKind::Command(c) if c.code == ILLEGAL_OPERATION)
+}
+
+/// The server's `IllegalOperation` error code.
+const ILLEGAL_OPERATION: i32 = 20;
+
+fn classify_driver(e: mongodb::error::Error) -> Failure {
+    if is_transient(&e) {
+        Failure::Transient(e)
+    } else if transactions_unsupported(&e) {
+        Failure::Fatal(Error::TransactionsUnsupported {
+            detail: e.to_string(),
+        })
+    } else {
+        Failure::Fatal(Error::from_driver(e))
+    }
+}
+
+/// Inserts `docs` with IDs taken from `seq` inside one transaction, retried until `timeout`.
+pub(crate) async fn insert<T: SequentialId>(
+    mut docs: Docs<'_, T>,
+    coll: &Collection<T>,
+    seq: &Sequence,
+    timeout: Duration,
+) -> Result<Vec<T::Id>> {
+    if docs.len() == 0 {
+        return Ok(Vec::new());
+    }
+    let mut session = coll.client().start_session().await?;
+    let started = Instant::now();
+    let mut attempts = 0_u32;
+    loop {
+        attempts += 1;
+        session
+            .start_transaction()
+            .write_concern(WriteConcern::majority())
+            .await?;
+        let failure = match attempt(&mut docs, coll, seq, &mut session).await {
+            Ok(ids) => match commit(&mut session, started, timeout).await {
+                Ok(()) => return Ok(ids),
+                Err(e) => e,
+            },
+            Err(e) => {
+                // Best effort: the server aborts an unfinished transaction on its own too.
+                let _ = session.abort_transaction().await;
+                e
+            }
+        };
+        match failure {
+            Failure::Fatal(e) => return Err(e),
+            Failure::Transient(e) if started.elapsed() >= timeout => {
+                return Err(Error::TransactionTimeout {
+                    counter: seq.key().to_string(),
+                    attempts,
+                    elapsed_ms: started.elapsed().as_millis() as u64,
+                    source: e,
+                })
+            }
+            Failure::Transient(e) => {
+                tracing::debug!(counter = %seq.key(), attempts, error = %e, "retrying gapless transaction");
+                tokio::time::sleep(backoff(attempts)).await;
+            }
+        }
+    }
+}
+
+/// One transaction body: reserve the numbers, set them, insert.
+async fn attempt<T: SequentialId>(
+    docs: &mut Docs<'_, T>,
+    coll: &Collection<T>,
+    seq: &Sequence,
+    session: &mut ClientSession,
+) -> std::result::Result<Vec<T::Id>, Failure> {
+    let range = match seq.reserve_in_session(docs.len() as u64, session).await {
+        Ok(range) => range,
+        Err(Error::Mongo(e)) => return Err(classify_driver(e)),
+        // A duplicate key from racing first upserts aborted the transaction: try again.
+        Err(Error::DuplicateKey { source, .. }) => return Err(Failure::Transient(source)),
+        Err(e) => return Err(Failure::Fatal(e)),
+    };
+    let ids = range
+        .iter()
+        .map(T::Id::from_counter)
+        .collect::<Result<Vec<_>>>()
+        .map_err(Failure::Fatal)?;
+    let inserted = match docs {
+        Docs::One(doc) => {
+            doc.set_id(ids[0].clone());
+            coll.insert_one(&**doc)
+                .session(&mut *session)
+                .await
+                .map(drop)
+        }
+        Docs::Many(many) => {
+            for (doc, id) in many.iter_mut().zip(&ids) {
+                doc.set_id(id.clone());
+            }
+            coll.insert_many(&**many)
+                .session(&mut *session)
+                .await
+                .map(drop)
+        }
+    };
+    inserted.map_err(classify_driver)?;
+    Ok(ids)
+}
+
+/// Commits, retrying the commit alone while its result is unknown.
+async fn commit(
+    session: &mut ClientSession,
+    started: Instant,
+    timeout: Duration,
+) -> std::result::Result<(), Failure> {
+    loop {
+        match session.commit_transaction().await {
+            Ok(()) => return Ok(()),
+            Err(e)
+                if e.contains_label(UNKNOWN_TRANSACTION_COMMIT_RESULT)
+                    && started.elapsed() < timeout =>
+            {
+                tracing::debug!(error = %e, "retrying commit with unknown result");
+            }
+            Err(e) => return Err(classify_driver(e)),
+        }
+    }
+}
+
+/// Full jitter: a random pause up to an exponentially growing bound.
+fn backoff(attempt: u32) -> Duration {
+    let bound = Duration::from_millis(2)
+        .saturating_mul(1 << attempt.min(10))
+        .min(MAX_BACKOFF);
+    bound.mul_f64(fastrand::f64())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_is_bounded() {
+        for attempt in 0..50 {
+            assert!(backoff(attempt) <= MAX_BACKOFF);
+        }
+    }
+}

@@ -1,0 +1,282 @@
+//! Gapless numbering through transactions, and inserts that join the caller's transaction,
+//! against real servers (a single-node replica set, and a standalone server).
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use futures_util::TryStreamExt;
+use mongo_sequence::{Error, SequentialId};
+use mongodb::bson::{doc, Document};
+use mongodb::options::IndexOptions;
+use mongodb::{Client, IndexModel};
+use sequence_testkit::{unique_db_name, ServerOptions, TestServer};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(name = "invoice", gapless)]
+struct Invoice {
+    #[serde(rename = "_id")]
+    id: Option<i64>,
+    /// Unique: a repeated code makes the insert fail on purpose.
+    code: String,
+}
+
+fn invoice(code: impl Into<String>) -> Invoice {
+    Invoice {
+        id: None,
+        code: code.into(),
+    }
+}
+
+async fn unique_code_index(coll: &mongodb::Collection<Invoice>) {
+    coll.create_index(
+        IndexModel::builder()
+            .keys(doc! { "code": 1 })
+            .options(IndexOptions::builder().unique(true).build())
+            .build(),
+    )
+    .await
+    .unwrap();
+}
+
+async fn counter_value(db: &mongodb::Database, name: &str) -> Option<i64> {
+    db.collection::<Document>("counters")
+        .find_one(doc! { "_id": name })
+        .await
+        .unwrap()
+        .map(|d| d.get_i64("seq").unwrap())
+}
+
+async fn stored_ids(coll: &mongodb::Collection<Invoice>) -> Vec<i64> {
+    let docs: Vec<Invoice> = coll
+        .find(doc! {})
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    let mut ids: Vec<i64> = docs.iter().map(|d| d.id.unwrap()).collect();
+    ids.sort_unstable();
+    ids
+}
+
+const TASKS: u64 = 8;
+const PER_TASK: u64 = 500;
+
+/// 8 tasks × 500 gapless inserts; about one in ten hits a unique index on purpose, and the
+/// server drops the connection on some inserts. The stored IDs are exactly 1..=N.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_inserts_leave_no_gap() {
+    let name = unique_db_name("gapless_faults");
+    let app = format!("faults-{name}");
+    let mut options = mongodb::options::ClientOptions::parse(TestServer::shared_or_panic().uri())
+        .await
+        .unwrap();
+    options.app_name = Some(app.clone());
+    let client = Client::with_options(options).unwrap();
+    let db = client.database(&name);
+    let coll = db.collection::<Invoice>("invoices");
+    unique_code_index(&coll).await;
+
+    // Connection drops on 3% of this client's inserts, until switched off.
+    let admin = common::client().await.database("admin");
+    admin
+        .run_command(doc! {
+            "configureFailPoint": "failCommand",
+            "mode": { "activationProbability": 0.03 },
+            "data": { "failCommands": ["insert"], "closeConnection": true, "appName": &app },
+        })
+        .await
+        .unwrap();
+
+    let ok = Arc::new(AtomicU64::new(0));
+    let refused = Arc::new(AtomicU64::new(0));
+    let tasks: Vec<_> = (0..TASKS)
+        .map(|task| {
+            let (coll, ok, refused) = (coll.clone(), ok.clone(), refused.clone());
+            tokio::spawn(async move {
+                for i in 0..PER_TASK {
+                    // Every tenth document repeats a code that its predecessor used.
+                    let code = if i % 10 == 9 {
+                        format!("{task}-{}", i - 1)
+                    } else {
+                        format!("{task}-{i}")
+                    };
+                    let mut inv = invoice(code);
+                    match inv.insert_with_id(&coll).await {
+                        Ok(id) => {
+                            assert_eq!(inv.id, Some(id));
+                            ok.fetch_add(1, Ordering::SeqCst);
+                        }
+                        Err(Error::DuplicateKey { message, .. }) => {
+                            assert!(message.contains("code"), "{message}");
+                            refused.fetch_add(1, Ordering::SeqCst);
+                        }
+                        Err(e) => panic!("unexpected error: {e}"),
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    admin
+        .run_command(doc! { "configureFailPoint": "failCommand", "mode": "off" })
+        .await
+        .unwrap();
+
+    let n = ok.load(Ordering::SeqCst);
+    let refused = refused.load(Ordering::SeqCst);
+    assert_eq!(n + refused, TASKS * PER_TASK);
+    assert_eq!(refused, TASKS * PER_TASK / 10);
+    let ids = stored_ids(&coll).await;
+    assert_eq!(
+        ids,
+        (1..=n as i64).collect::<Vec<_>>(),
+        "no gap, no duplicate"
+    );
+    assert_eq!(counter_value(&db, "invoice").await, Some(n as i64));
+    println!("reliability: gapless ids={n} duplicates=0 gaps=0 refused={refused}");
+}
+
+/// A caller's transaction that aborts after `insert_with_id_in_session` leaves neither the
+/// document nor a consumed number; one that commits keeps both.
+#[tokio::test]
+async fn joining_the_callers_transaction() {
+    let db = common::database("join_transaction").await;
+    let coll = db.collection::<Invoice>("invoices");
+    let mut first = invoice("a");
+    assert_eq!(first.insert_with_id(&coll).await.unwrap(), 1);
+
+    let client = db.client();
+    let mut session = client.start_session().await.unwrap();
+    session.start_transaction().await.unwrap();
+    let mut aborted = invoice("b");
+    let id = aborted
+        .insert_with_id_in_session(&coll, &mut session)
+        .await
+        .unwrap();
+    assert_eq!(id, 2);
+    session.abort_transaction().await.unwrap();
+    assert_eq!(stored_ids(&coll).await, vec![1], "the document is gone");
+    assert_eq!(
+        counter_value(&db, "invoice").await,
+        Some(1),
+        "the number is back"
+    );
+
+    session.start_transaction().await.unwrap();
+    let mut committed = invoice("c");
+    let id = committed
+        .insert_with_id_in_session(&coll, &mut session)
+        .await
+        .unwrap();
+    assert_eq!(id, 2, "the aborted number is issued again");
+    session.commit_transaction().await.unwrap();
+    assert_eq!(stored_ids(&coll).await, vec![1, 2]);
+    assert_eq!(counter_value(&db, "invoice").await, Some(2));
+
+    // Outside a transaction the session is used as is.
+    let mut plain = invoice("d");
+    assert_eq!(
+        plain
+            .insert_with_id_in_session(&coll, &mut session)
+            .await
+            .unwrap(),
+        3
+    );
+    assert_eq!(stored_ids(&coll).await, vec![1, 2, 3]);
+}
+
+/// Bulk gapless inserts are all-or-nothing.
+#[tokio::test]
+async fn bulk_gapless_inserts_are_all_or_nothing() {
+    let db = common::database("gapless_bulk").await;
+    let coll = db.collection::<Invoice>("invoices");
+    unique_code_index(&coll).await;
+    let mut docs = vec![invoice("x"), invoice("y"), invoice("z")];
+    let ids = Invoice::insert_many_with_ids(&mut docs, &coll)
+        .await
+        .unwrap();
+    assert_eq!(ids, vec![1, 2, 3]);
+    let mut clash = vec![invoice("p"), invoice("x"), invoice("q")];
+    assert!(matches!(
+        Invoice::insert_many_with_ids(&mut clash, &coll).await,
+        Err(Error::DuplicateKey { .. })
+    ));
+    assert_eq!(stored_ids(&coll).await, vec![1, 2, 3]);
+    assert_eq!(counter_value(&db, "invoice").await, Some(3));
+    let mut more = vec![invoice("p"), invoice("q")];
+    assert_eq!(
+        Invoice::insert_many_with_ids(&mut more, &coll)
+            .await
+            .unwrap(),
+        vec![4, 5]
+    );
+}
+
+#[tokio::test]
+async fn next_id_is_refused_for_gapless_sequences() {
+    let db = common::database("gapless_next_id").await;
+    let coll = db.collection::<Invoice>("invoices");
+    match Invoice::next_id(&coll).await {
+        Err(Error::Unsupported(message)) => {
+            assert!(message.contains("insert_with_id"), "{message}")
+        }
+        other => panic!("expected Unsupported, got {other:?}"),
+    }
+    assert_eq!(counter_value(&db, "invoice").await, None);
+}
+
+/// On a standalone server the first call fails with a typed error and nothing is written.
+#[tokio::test]
+async fn a_standalone_server_gets_a_typed_error() {
+    let server =
+        tokio::task::spawn_blocking(|| TestServer::start(ServerOptions::default().standalone()))
+            .await
+            .unwrap()
+            .expect("a standalone mongod starts");
+    let client = server.client().await;
+    let db = client.database("gapless_standalone");
+    let coll = db.collection::<Invoice>("invoices");
+    match invoice("a").insert_with_id(&coll).await {
+        Err(Error::TransactionsUnsupported { detail }) => {
+            let message = Error::TransactionsUnsupported { detail }.to_string();
+            assert!(message.contains("replica set"), "{message}");
+        }
+        other => panic!("expected TransactionsUnsupported, got {other:?}"),
+    }
+    let names = db.list_collection_names().await.unwrap();
+    assert!(names.is_empty(), "nothing was written: {names:?}");
+    drop(client);
+    tokio::task::spawn_blocking(move || server.stop())
+        .await
+        .unwrap();
+}
+
+/// IDs of a gapless sequence are dense even when inserts of several models interleave.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_gapless_inserts_are_dense() {
+    let db = common::database("gapless_dense").await;
+    let coll = db.collection::<Invoice>("invoices");
+    let tasks: Vec<_> = (0..16)
+        .map(|i| {
+            let coll = coll.clone();
+            tokio::spawn(async move {
+                invoice(format!("c{i}"))
+                    .insert_with_id(&coll)
+                    .await
+                    .unwrap()
+            })
+        })
+        .collect();
+    let mut ids = BTreeSet::new();
+    for t in tasks {
+        ids.insert(t.await.unwrap());
+    }
+    assert_eq!(ids, (1..=16).collect());
+}
