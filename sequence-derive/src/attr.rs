@@ -190,9 +190,17 @@ pub fn field_is_id(attrs: &[Attribute], errors: &mut Errors) -> Option<Span> {
         let parsed = attr.parse_nested_meta(|meta| {
             if meta.path.is_ident("id") {
                 if meta.input.peek(syn::Token![=]) || meta.input.peek(syn::token::Paren) {
-                    let value_span = meta.input.span();
+                    let value: proc_macro2::TokenStream = meta.input.fork().parse()?;
+                    let value: proc_macro2::TokenStream = value
+                        .into_iter()
+                        .take_while(|t| !matches!(t, proc_macro2::TokenTree::Punct(p) if p.as_char() == ','))
+                        .collect();
                     skip_value(&meta);
-                    errors.at(value_span, "`id` takes no value: write `#[seq(id)]`");
+                    errors.push(syn::Error::new_spanned(
+                        value,
+                        "`id` takes no value: write `#[seq(id)]`",
+                    ));
+                    found.get_or_insert(meta.path.span());
                 } else if found.is_some() {
                     errors.at(meta.path.span(), "duplicate `seq` key `id`");
                 } else {
@@ -280,11 +288,20 @@ fn string(meta: &ParseNestedMeta<'_>) -> syn::Result<Sp<String>> {
         Expr::Lit(ExprLit {
             lit: Lit::Str(s), ..
         }) => Ok(Sp::new(s.value(), s.span())),
-        other => Err(syn::Error::new(
-            other.span(),
+        other => Err(syn::Error::new_spanned(
+            other,
             format!("`{key}` must be a string literal"),
         )),
     }
+}
+
+/// The span of all of `tokens` where the compiler can join spans, else of the first token.
+fn spanned(tokens: &impl quote::ToTokens) -> Span {
+    let mut iter = tokens.to_token_stream().into_iter();
+    let first = iter.next().map_or_else(Span::call_site, |t| t.span());
+    iter.last()
+        .and_then(|last| first.join(last.span()))
+        .unwrap_or(first)
 }
 
 /// An integer literal, possibly negated, as i128.
@@ -312,17 +329,17 @@ fn unsigned(meta: &ParseNestedMeta<'_>, key: &str) -> syn::Result<Sp<u64>> {
     let expr = value_expr(meta)?;
     let msg = format!("`{key}` must be a positive integer");
     match integer(&expr) {
-        Some(Ok(v)) if v >= 0 && v <= i128::from(u64::MAX) => Ok(Sp::new(v as u64, expr.span())),
-        _ => Err(syn::Error::new(expr.span(), msg)),
+        Some(Ok(v)) if v >= 0 && v <= i128::from(u64::MAX) => Ok(Sp::new(v as u64, spanned(&expr))),
+        _ => Err(syn::Error::new_spanned(&expr, msg)),
     }
 }
 
 fn signed(meta: &ParseNestedMeta<'_>, key: &str) -> syn::Result<Sp<i64>> {
     let expr = value_expr(meta)?;
     match integer(&expr) {
-        Some(Ok(v)) if i64::try_from(v).is_ok() => Ok(Sp::new(v as i64, expr.span())),
-        _ => Err(syn::Error::new(
-            expr.span(),
+        Some(Ok(v)) if i64::try_from(v).is_ok() => Ok(Sp::new(v as i64, spanned(&expr))),
+        _ => Err(syn::Error::new_spanned(
+            &expr,
             format!("`{key}` must be an integer that fits in `i64`"),
         )),
     }
@@ -330,8 +347,13 @@ fn signed(meta: &ParseNestedMeta<'_>, key: &str) -> syn::Result<Sp<i64>> {
 
 fn batch(meta: &ParseNestedMeta<'_>) -> syn::Result<Sp<BatchAttr>> {
     let expr = value_expr(meta)?;
-    let span = expr.span();
-    let wrong = || syn::Error::new(span, "`batch` must be an integer of at least 1 or \"auto\"");
+    let span = spanned(&expr);
+    let wrong = || {
+        syn::Error::new_spanned(
+            &expr,
+            "`batch` must be an integer of at least 1 or \"auto\"",
+        )
+    };
     if let Expr::Lit(ExprLit {
         lit: Lit::Str(s), ..
     }) = &expr
@@ -348,7 +370,7 @@ fn batch(meta: &ParseNestedMeta<'_>) -> syn::Result<Sp<BatchAttr>> {
         Some(Ok(v)) if v >= 1 && v <= i128::from(u64::MAX) => {
             Ok(Sp::new(BatchAttr::Fixed(v as u64), span))
         }
-        Some(Ok(_)) => Err(syn::Error::new(span, "`batch` must be at least 1")),
+        Some(Ok(_)) => Err(syn::Error::new_spanned(&expr, "`batch` must be at least 1")),
         _ => Err(wrong()),
     }
 }
@@ -362,8 +384,8 @@ fn flag(meta: &ParseNestedMeta<'_>, key: &str) -> syn::Result<Sp<bool>> {
         Expr::Lit(ExprLit {
             lit: Lit::Bool(b), ..
         }) => Ok(Sp::new(b.value, b.span())),
-        other => Err(syn::Error::new(
-            other.span(),
+        other => Err(syn::Error::new_spanned(
+            other,
             format!("`{key}` must be `true` or `false`"),
         )),
     }
@@ -371,10 +393,10 @@ fn flag(meta: &ParseNestedMeta<'_>, key: &str) -> syn::Result<Sp<bool>> {
 
 fn scope(meta: &ParseNestedMeta<'_>) -> syn::Result<Sp<Vec<LitStr>>> {
     let expr = value_expr(meta)?;
-    let span = expr.span();
+    let span = spanned(&expr);
     let wrong = || {
-        syn::Error::new(
-            span,
+        syn::Error::new_spanned(
+            &expr,
             "`scope` must be a field name or a list of field names: `scope = \"tenant\"` or `scope = [\"tenant\", \"year\"]`",
         )
     };

@@ -1,0 +1,7 @@
+use mongo_sequence::SequentialId;
+use serde::Serialize;
+
+#[derive(Serialize, SequentialId)]
+struct User;
+
+fn main() {}

@@ -1,0 +1,43 @@
+#![deny(warnings)]
+
+use mongo_sequence::{BatchConfig, SequentialId};
+use serde::{Deserialize, Serialize};
+
+/// Keys split over several attributes, in any order.
+#[derive(Debug, Serialize, Deserialize, SequentialId)]
+#[seq(batch = 25, name = "userid")]
+#[seq(start = 1000, max = 999_999)]
+#[seq(counters = "ids")]
+pub struct User {
+    #[serde(rename = "_id")]
+    #[seq(id)]
+    pub id: i64,
+    pub name: String,
+}
+
+/// `batch = "auto"` with its bounds, and an unsigned ID.
+#[derive(Debug, Serialize, Deserialize, SequentialId)]
+#[seq(batch = "auto", batch_min = 5, batch_max = 500)]
+pub struct Event {
+    #[serde(rename = "_id")]
+    pub id: u64,
+}
+
+/// The default name is the struct name in snake_case; negative bounds are fine.
+#[derive(Debug, Serialize, Deserialize, SequentialId)]
+#[seq(start = -10, max = -1)]
+pub struct LedgerEntry {
+    #[serde(rename = "_id")]
+    pub id: i64,
+}
+
+fn main() {
+    let c = <User as SequentialId>::SEQUENCE;
+    assert_eq!((c.name, c.counters, c.start, c.max), ("userid", "ids", 1000, 999_999));
+    assert_eq!(c.batch, BatchConfig::Fixed(25));
+    let e = <Event as SequentialId>::SEQUENCE;
+    assert_eq!(e.name, "event");
+    assert_eq!(e.batch, BatchConfig::Auto { min: 5, max: 500 });
+    let l = <LedgerEntry as SequentialId>::SEQUENCE;
+    assert_eq!((l.name, l.start, l.max), ("ledger_entry", -10, -1));
+}

@@ -1,0 +1,41 @@
+#![deny(warnings, missing_docs, unused, clippy::all)]
+//! Generated code in a module, beside other derives and attributes, with only
+//! `mongo-sequence` (and serde) in scope, and usable from generic code.
+
+mod reexport {
+    pub use mongo_sequence as seq_facade;
+}
+
+mod models {
+    use serde::{Deserialize, Serialize};
+
+    /// A model with documentation and other attributes.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, mongo_sequence::SequentialId)]
+    #[serde(rename_all = "camelCase")]
+    #[seq(name = "orders", crate = "crate::reexport::seq_facade")]
+    pub struct Order {
+        /// The sequential ID.
+        #[serde(rename = "_id")]
+        pub id: i64,
+        /// Something else.
+        pub customer_name: String,
+    }
+}
+
+/// Generic code over any model.
+pub fn counter_name<T: mongo_sequence::SequentialId>() -> &'static str {
+    T::SEQUENCE.name
+}
+
+/// Callers of the generated methods need no trait import.
+pub async fn insert(
+    order: &mut models::Order,
+    coll: &mongodb::Collection<models::Order>,
+) -> mongo_sequence::Result<i64> {
+    order.insert_with_id(coll).await
+}
+
+fn main() {
+    assert_eq!(counter_name::<models::Order>(), "orders");
+    let _ = insert;
+}
