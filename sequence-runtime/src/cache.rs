@@ -85,6 +85,7 @@ impl Shared {
                     return Ok(id);
                 }
                 Step::Refill(job) => {
+                    tracing::debug!(counter = %req.key, size = job.size, "refilling, callers wait");
                     let guard = RefillGuard {
                         shared: self.clone(),
                         ticket: job.ticket,
@@ -171,6 +172,7 @@ impl Shared {
         let store = req.store.clone();
         let key = req.key.clone();
         let (bounds, batch) = (req.bounds, req.batch);
+        tracing::debug!(counter = %key, size = job.size, "prefetching the next range");
         runtime.spawn(async move {
             let result = reserve_up_to(&store, &key, job.size, bounds).await;
             if let Err(e) = &result {

@@ -3,6 +3,7 @@
 use mongodb::bson::{doc, Bson, Document};
 use mongodb::options::{CollectionOptions, ReturnDocument, WriteConcern};
 use mongodb::{ClientSession, Collection, Database};
+use tracing::Instrument;
 
 use crate::bounds::Bounds;
 use crate::error::{is_duplicate_key, Error, Result};
@@ -239,7 +240,8 @@ impl CounterStore for MongoStore {
         n: u64,
         bounds: Bounds,
     ) -> BoxFuture<'a, Result<Reservation>> {
-        Box::pin(self.reserve_impl(key, n, bounds, None))
+        let span = tracing::debug_span!("reserve", counter = %key, n);
+        Box::pin(self.reserve_impl(key, n, bounds, None).instrument(span))
     }
 
     fn reserve_in_session<'a>(
@@ -249,7 +251,8 @@ impl CounterStore for MongoStore {
         bounds: Bounds,
         session: &'a mut ClientSession,
     ) -> BoxFuture<'a, Result<Reservation>> {
-        Box::pin(self.reserve_impl(key, n, bounds, Some(session)))
+        let span = tracing::debug_span!("reserve_in_session", counter = %key, n);
+        Box::pin(self.reserve_impl(key, n, bounds, Some(session)).instrument(span))
     }
 
     fn last_issued<'a>(
