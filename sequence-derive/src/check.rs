@@ -203,34 +203,33 @@ pub fn check(model: &Model, errors: &mut Errors) {
     }
 }
 
-/// Why a counter name is unusable, if it is.
-fn bad_counter_name(name: &str) -> Option<&'static str> {
+/// Why a name is unusable as any MongoDB name, if it is.
+fn bad_name(name: &str) -> Option<&'static str> {
     if name.is_empty() {
         Some("it is empty")
     } else if name.contains('\0') {
         Some("it contains a NUL character")
     } else if name.contains('$') {
         Some("it contains `$`")
-    } else if name.contains('.') {
-        Some("it contains `.`")
-    } else if name.len() > 255 {
-        Some("it is longer than 255 bytes")
     } else {
         None
     }
 }
 
-/// Why a collection name is unusable, if it is.
-fn bad_collection_name(name: &str) -> Option<&'static str> {
-    if name.is_empty() {
-        Some("it is empty")
-    } else if name.contains('\0') {
-        Some("it contains a NUL character")
-    } else if name.contains('$') {
-        Some("it contains `$`")
-    } else if name.starts_with("system.") {
-        Some("`system.` collections are reserved")
+/// Why a counter name is unusable, if it is.
+fn bad_counter_name(name: &str) -> Option<&'static str> {
+    bad_name(name).or(if name.contains('.') {
+        Some("it contains `.`")
+    } else if name.len() > 255 {
+        Some("it is longer than 255 bytes")
     } else {
         None
-    }
+    })
+}
+
+/// Why a collection name is unusable, if it is.
+fn bad_collection_name(name: &str) -> Option<&'static str> {
+    bad_name(name).or(name
+        .starts_with("system.")
+        .then_some("`system.` collections are reserved"))
 }

@@ -252,7 +252,10 @@ impl CounterStore for MongoStore {
         session: &'a mut ClientSession,
     ) -> BoxFuture<'a, Result<Reservation>> {
         let span = tracing::debug_span!("reserve_in_session", counter = %key, n);
-        Box::pin(self.reserve_impl(key, n, bounds, Some(session)).instrument(span))
+        Box::pin(
+            self.reserve_impl(key, n, bounds, Some(session))
+                .instrument(span),
+        )
     }
 
     fn last_issued<'a>(

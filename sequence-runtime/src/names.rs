@@ -13,57 +13,52 @@ fn invalid(what: &'static str, name: &str, reason: &'static str) -> Error {
     }
 }
 
-/// Checks a counter name: not empty, no NUL byte, not `$`-prefixed, at most 255 bytes.
-pub fn check_counter_name(name: &str) -> Result<()> {
+/// Checks what every name must satisfy: not empty, no NUL byte.
+fn check_basic(what: &'static str, name: &str) -> Result<()> {
     if name.is_empty() {
-        return Err(invalid("counter name", name, "it is empty"));
+        return Err(invalid(what, name, "it is empty"));
     }
     if name.contains('\0') {
-        return Err(invalid("counter name", name, "it contains a NUL byte"));
+        return Err(invalid(what, name, "it contains a NUL byte"));
     }
+    Ok(())
+}
+
+/// Checks a counter name: not empty, no NUL byte, not `$`-prefixed, at most 255 bytes.
+pub fn check_counter_name(name: &str) -> Result<()> {
+    const WHAT: &str = "counter name";
+    check_basic(WHAT, name)?;
     if name.starts_with('$') {
-        return Err(invalid("counter name", name, "it starts with `$`"));
+        return Err(invalid(WHAT, name, "it starts with `$`"));
     }
     if name.len() > MAX_NAME_BYTES {
-        return Err(invalid("counter name", name, "it is longer than 255 bytes"));
+        return Err(invalid(WHAT, name, "it is longer than 255 bytes"));
     }
     Ok(())
 }
 
 /// Checks a collection name: not empty, no NUL byte, no `$`, not `system.`-prefixed.
 pub fn check_collection_name(name: &str) -> Result<()> {
-    if name.is_empty() {
-        return Err(invalid("collection name", name, "it is empty"));
-    }
-    if name.contains('\0') {
-        return Err(invalid("collection name", name, "it contains a NUL byte"));
-    }
+    const WHAT: &str = "collection name";
+    check_basic(WHAT, name)?;
     if name.contains('$') {
-        return Err(invalid("collection name", name, "it contains `$`"));
+        return Err(invalid(WHAT, name, "it contains `$`"));
     }
     if name.starts_with("system.") {
-        return Err(invalid(
-            "collection name",
-            name,
-            "`system.` collections are reserved",
-        ));
+        return Err(invalid(WHAT, name, "`system.` collections are reserved"));
     }
     Ok(())
 }
 
 /// Checks a field name of the counter document: not empty, no NUL, no `.`, not `$`-prefixed.
 pub fn check_field_name(name: &str) -> Result<()> {
-    if name.is_empty() {
-        return Err(invalid("field name", name, "it is empty"));
-    }
-    if name.contains('\0') {
-        return Err(invalid("field name", name, "it contains a NUL byte"));
-    }
+    const WHAT: &str = "field name";
+    check_basic(WHAT, name)?;
     if name.contains('.') {
-        return Err(invalid("field name", name, "it contains `.`"));
+        return Err(invalid(WHAT, name, "it contains `.`"));
     }
     if name.starts_with('$') {
-        return Err(invalid("field name", name, "it starts with `$`"));
+        return Err(invalid(WHAT, name, "it starts with `$`"));
     }
     Ok(())
 }
