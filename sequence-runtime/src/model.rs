@@ -6,9 +6,11 @@ use mongodb::bson::Bson;
 use mongodb::{ClientSession, Collection};
 use serde::Serialize;
 
-use crate::config::SequenceConfig;
+use crate::config::{SequenceConfig, Strategy};
 use crate::error::{Error, Result};
+use crate::generated::{self, Generated};
 use crate::id::IdValue;
+use crate::random;
 use crate::sequence::Sequence;
 
 /// A model whose documents get their ID from a sequence.
@@ -16,6 +18,12 @@ use crate::sequence::Sequence;
 /// Implemented by `#[derive(SequentialId)]`; generic code can take `T: SequentialId` and call
 /// the provided methods. The derive also generates inherent methods of the same names, so
 /// callers need not import this trait.
+///
+/// Each method follows the model's [`Strategy`]: see the crate documentation for what each
+/// guarantees. With the random strategy, `insert_with_id` redraws on a duplicate key on `_id`
+/// (at most `retries` times, then [`Error::RandomIdsExhausted`]), a duplicate key on another
+/// unique index is returned as [`Error::DuplicateKey`], and `next_id` returns a draw that is
+/// unique only once inserted.
 pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
     /// The type of the ID (for an `Option<T>` field, `T`).
     type Id: IdValue;
@@ -39,7 +47,12 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
 
     /// Allocates the next ID without inserting anything.
     fn next_id(coll: &Collection<Self>) -> impl Future<Output = Result<Self::Id>> + Send {
-        async move { Self::Id::from_counter(Self::sequence(coll).next().await?) }
+        async move {
+            if let Some(value) = Generated::new(Self::SEQUENCE.strategy) {
+                return Self::Id::from_generated(value);
+            }
+            Self::Id::from_counter(Self::sequence(coll).next().await?)
+        }
     }
 
     /// Allocates the next ID, stores it in the ID field, inserts the document and returns the ID.
@@ -51,6 +64,9 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
         coll: &Collection<Self>,
     ) -> impl Future<Output = Result<Self::Id>> + Send {
         async move {
+            if Self::SEQUENCE.strategy == Strategy::Random {
+                return random::insert_one(self, coll, None).await;
+            }
             let id = Self::next_id(coll).await?;
             self.set_id(id.clone());
             coll.insert_one(&*self).await.map_err(Error::from_driver)?;
@@ -65,6 +81,9 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
         session: &mut ClientSession,
     ) -> impl Future<Output = Result<Self::Id>> + Send {
         async move {
+            if Self::SEQUENCE.strategy == Strategy::Random {
+                return random::insert_one(self, coll, Some(session)).await;
+            }
             let id = Self::next_id(coll).await?;
             self.set_id(id.clone());
             coll.insert_one(&*self)
@@ -77,11 +96,21 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
 
     /// Reserves one contiguous range for all of `docs` in a single round trip, stores the IDs
     /// and inserts the documents with one `insert_many`. Returns the IDs in order.
+    ///
+    /// With the random strategy, distinct draws are inserted with one unordered `insert_many`,
+    /// and only the documents that collided on `_id` are drawn again and re-inserted, at most
+    /// `retries` times; on an error, the documents inserted so far stay inserted (their ID fields
+    /// hold their IDs). With the UUID and ObjectId strategies, each document gets a fresh value.
     fn insert_many_with_ids(
         docs: &mut [Self],
         coll: &Collection<Self>,
     ) -> impl Future<Output = Result<Vec<Self::Id>>> + Send {
         async move {
+            match Self::SEQUENCE.strategy {
+                Strategy::Random => return random::insert_many(docs, coll).await,
+                s if !s.is_numeric() => return generated::insert_many(docs, coll).await,
+                _ => {}
+            }
             if docs.is_empty() {
                 return Ok(Vec::new());
             }
