@@ -72,6 +72,9 @@ pub struct IdField {
     pub kind: IdKind,
     /// The field's type tokens, for errors about the type.
     pub ty_span: Span,
+    /// Whether serde serializes the field with a function of its own (`with`,
+    /// `serialize_with`).
+    pub serde_with: bool,
 }
 
 /// A field named by `scope`.
@@ -246,6 +249,7 @@ fn id_field_of(field: &syn::Field, errors: &mut Errors) -> Option<IdField> {
         optional,
         kind,
         ty_span,
+        serde_with: attr::serde_has_with(&field.attrs),
     })
 }
 
