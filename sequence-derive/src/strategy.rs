@@ -91,6 +91,14 @@ pub fn check(model: &Model, strategy: &str, errors: &mut Errors) -> Vec<&'static
         }
     }
 
+    if strategy == "random" && !model.id.is_underscore_id {
+        errors.at(
+            model.id.ty_span,
+            "strategy \"random\" needs the ID field to be stored as `_id`, whose unique index \
+             rejects a colliding draw: add `#[serde(rename = \"_id\")]` to it",
+        );
+    }
+
     if matches!(strategy, "sharded" | "random") {
         let (lo, hi) = match digits {
             Some(d) => digit_range(d.value),
