@@ -548,7 +548,7 @@ async fn a_duplicate_on_another_unique_index_is_returned_not_retried() {
         Err(Error::DuplicateKey { .. })
     ));
 
-    // In a session, the same rules.
+    // Through `insert_with_id_in_session`, the same rules.
     let mut session = db.client().start_session().await.unwrap();
     let mut c = Voucher {
         code: String::new(),
@@ -595,7 +595,7 @@ async fn random_next_id_is_a_draw_and_counter_operations_are_unsupported() {
 
 #[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
 #[seq(strategy = "uuid")]
-struct Session {
+struct Login {
     #[serde(rename = "_id")]
     id: mongodb::bson::Uuid,
     user: String,
@@ -655,17 +655,17 @@ fn uuid_of(value: &Bson) -> uuid::Uuid {
 async fn uuids_and_object_ids_are_stored_as_their_bson_types_without_counters() {
     let db = common::database("generated_ids").await;
 
-    let sessions = db.collection::<Session>("sessions");
-    let mut s = Session {
+    let logins = db.collection::<Login>("logins");
+    let mut s = Login {
         id: mongodb::bson::Uuid::from_bytes([0; 16]),
         user: "sarah".into(),
     };
-    let id = s.insert_with_id(&sessions).await.unwrap();
+    let id = s.insert_with_id(&logins).await.unwrap();
     assert_eq!(s.id, id);
-    let stored = uuid_of(&raw_id(&db, "sessions", Bson::from(id)).await);
+    let stored = uuid_of(&raw_id(&db, "logins", Bson::from(id)).await);
     assert_eq!(stored.as_bytes(), &id.bytes());
     assert_eq!(stored.get_version_num(), 4);
-    let back = sessions.find_one(doc! {}).await.unwrap().unwrap();
+    let back = logins.find_one(doc! {}).await.unwrap().unwrap();
     assert_eq!(back.id, id);
 
     let events = db.collection::<Event>("events");
