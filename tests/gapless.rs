@@ -224,8 +224,10 @@ async fn next_id_is_refused_for_gapless_sequences() {
     let db = common::database("gapless_next_id").await;
     let coll = db.collection::<Invoice>("invoices");
     match Invoice::next_id(&coll).await {
-        Err(Error::Unsupported(message)) => {
-            assert!(message.contains("insert_with_id"), "{message}")
+        Err(e @ Error::Unsupported { .. }) => {
+            let message = e.to_string();
+            assert!(message.contains("`gapless` sequences"), "{message}");
+            assert!(message.contains("insert_with_id"), "{message}");
         }
         other => panic!("expected Unsupported, got {other:?}"),
     }

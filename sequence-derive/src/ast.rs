@@ -72,6 +72,11 @@ pub struct IdField {
     pub kind: IdKind,
     /// The field's type tokens, for errors about the type.
     pub ty_span: Span,
+    /// Whether serde serializes the field with a function of its own (`with`,
+    /// `serialize_with`).
+    pub serde_with: bool,
+    /// Whether the field is stored as `_id` (named so, or renamed by serde).
+    pub is_underscore_id: bool,
 }
 
 /// A field named by `scope`.
@@ -246,6 +251,9 @@ fn id_field_of(field: &syn::Field, errors: &mut Errors) -> Option<IdField> {
         optional,
         kind,
         ty_span,
+        serde_with: attr::serde_has_with(&field.attrs),
+        is_underscore_id: field.ident.as_ref().is_some_and(|i| i == "_id")
+            || attr::serde_renamed_to_id(&field.attrs),
     })
 }
 

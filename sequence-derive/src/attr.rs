@@ -256,6 +256,20 @@ pub fn serde_renamed_to_id(attrs: &[Attribute]) -> bool {
     renamed
 }
 
+/// Whether a field has its own serde serializer: `#[serde(with = "...")]` or
+/// `#[serde(serialize_with = "...")]`.
+pub fn serde_has_with(attrs: &[Attribute]) -> bool {
+    let mut with = false;
+    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        let _ = attr.parse_nested_meta(|meta| {
+            with |= meta.path.is_ident("with") || meta.path.is_ident("serialize_with");
+            skip_value(&meta);
+            Ok(())
+        });
+    }
+    with
+}
+
 /// Consumes whatever value follows a key (`= expr` or `(...)`), so parsing can go on.
 fn skip_value(meta: &ParseNestedMeta<'_>) {
     if meta.input.peek(syn::Token![=]) {

@@ -2,6 +2,7 @@
 
 use crate::ast::{parse_prefix, IdKind, Model, Piece};
 use crate::attr::{BatchAttr, Errors};
+use crate::strategy;
 
 /// The strategies, in the order messages list them.
 pub const STRATEGIES: &[&str] = &[
@@ -17,11 +18,9 @@ pub const STRATEGIES: &[&str] = &[
 pub const LAYOUTS: &[&str] = &["default", "mongoose"];
 
 /// Keys whose runtime support is not part of this release yet.
-const NOT_YET: &[&str] = &[
-    "prefix", "tz", "width", "digits", "strategy", "shards", "retries", "scope", "layout",
-];
+const NOT_YET: &[&str] = &["prefix", "tz", "width", "digits", "scope", "layout"];
 
-fn list(items: &[&str]) -> String {
+pub(crate) fn list(items: &[&str]) -> String {
     items
         .iter()
         .map(|s| format!("`{s}`"))
@@ -96,20 +95,7 @@ pub fn check(model: &Model, errors: &mut Errors) {
             );
         }
     }
-    if let Some(shards) = &a.shards {
-        if strategy != "sharded" {
-            errors.at(shards.span, "`shards` needs `strategy = \"sharded\"`");
-        } else if !(1..=100_000).contains(&shards.value) {
-            errors.at(shards.span, "`shards` must be between 1 and 100000");
-        }
-    }
-    if let Some(retries) = &a.retries {
-        if strategy != "random" {
-            errors.at(retries.span, "`retries` needs `strategy = \"random\"`");
-        } else if retries.value > 10_000 {
-            errors.at(retries.span, "`retries` must be at most 10000");
-        }
-    }
+    let misplaced = strategy::check(model, strategy, errors);
     if let Some(layout) = &a.layout {
         if !LAYOUTS.contains(&layout.value.as_str()) {
             errors.at(
@@ -197,6 +183,9 @@ pub fn check(model: &Model, errors: &mut Errors) {
     }
 
     for key in NOT_YET {
+        if misplaced.contains(key) || strategy::has_now(key, strategy) {
+            continue;
+        }
         if let Some(span) = a.span_of(key) {
             errors.at(span, format!("`{key}` is not available in this release"));
         }

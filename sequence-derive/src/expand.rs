@@ -170,9 +170,31 @@ fn generate(model: &Model) -> TokenStream {
         syn::Member::Named(n) => n.to_string(),
         syn::Member::Unnamed(i) => i.index.to_string(),
     };
+    let strategy = a.strategy.as_ref().map_or("counter", |s| s.value.as_str());
+    let takes = match strategy {
+        "random" => "Draws a random ID (again on a collision with an existing `_id`)".to_owned(),
+        "uuid" | "uuid_v7" => "Makes a new UUID".to_owned(),
+        "object_id" => "Makes a new ObjectId".to_owned(),
+        _ => format!("Takes the next ID of the `{name}` sequence"),
+    };
     let insert_doc = format!(
-        " Takes the next ID of the `{name}` sequence, stores it in `{field_doc}`, inserts this document into `collection` and returns the ID."
+        " {takes}, stores it in `{field_doc}`, inserts this document into `collection` and returns the ID."
     );
+
+    // serde stores a `uuid::Uuid` as generic binary: require a type it stores as a BSON UUID,
+    // unless the field has a serializer of its own.
+    let uuid_check = (id.kind == ast::IdKind::Uuid && !id.serde_with).then(|| {
+        let call = quote::quote_spanned!(id.ty_span=> stored_as_bson_uuid::<#id_ty>());
+        quote! {
+            #[allow(dead_code)]
+            const _: () = {
+                fn stored_as_bson_uuid<T: #p::BsonUuid>() {}
+                fn check() {
+                    #call;
+                }
+            };
+        }
+    });
 
     let scope_fn = (!model.scope.is_empty()).then(|| {
         let names = model.scope.iter().map(|f| &f.name);
@@ -189,6 +211,8 @@ fn generate(model: &Model) -> TokenStream {
     });
 
     quote! {
+        #uuid_check
+
         #[automatically_derived]
         impl #p::SequentialId for #ident {
             type Id = #id_ty;
@@ -223,8 +247,8 @@ fn generate(model: &Model) -> TokenStream {
                 <Self as #p::SequentialId>::insert_with_id_in_session(self, collection, session).await
             }
 
-            /// Reserves one contiguous range of IDs for all `docs` in one round trip, stores them
-            /// and inserts the documents with one `insert_many`; returns the IDs in order.
+            /// Gives every document of `docs` an ID (with a counter: one contiguous range, in
+            /// one round trip) and inserts them with one `insert_many`; returns the IDs in order.
             pub async fn insert_many_with_ids(
                 docs: &mut [Self],
                 collection: &#p::mongodb::Collection<Self>,

@@ -6,6 +6,7 @@ mod ast;
 mod attr;
 mod check;
 mod expand;
+mod strategy;
 
 use proc_macro::TokenStream;
 use syn::{parse_macro_input, DeriveInput};

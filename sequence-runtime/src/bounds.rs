@@ -29,6 +29,30 @@ impl Bounds {
         Ok(Bounds { start, max })
     }
 
+    /// The IDs of exactly `digits` decimal digits: `10^(digits-1) ..= 10^digits - 1`, for
+    /// `digits` from 1 to 18 (`digits = 12` is `100_000_000_000..=999_999_999_999`).
+    ///
+    /// ```
+    /// # use mongo_sequence_runtime::Bounds;
+    /// let b = Bounds::digits(2).unwrap();
+    /// assert_eq!((b.start, b.max), (10, 99));
+    /// assert!(Bounds::digits(19).is_err());
+    /// ```
+    pub fn digits(digits: u8) -> Result<Self> {
+        if !(1..=18).contains(&digits) {
+            return Err(Error::InvalidOptions(format!(
+                "`digits` must be between 1 and 18, got {digits}"
+            )));
+        }
+        let max = 10_i64.pow(u32::from(digits)) - 1;
+        Bounds::new(max / 10 + 1, max)
+    }
+
+    /// How many values `start..=max` holds (at most `u64::MAX`, since `start > i64::MIN`).
+    pub fn size(&self) -> u64 {
+        self.max.abs_diff(self.start) + 1
+    }
+
     /// The "last issued" value of a counter that has issued nothing: `start - 1`.
     pub fn before_start(&self) -> i64 {
         self.start - 1
@@ -121,6 +145,21 @@ mod tests {
         );
         assert!(b.range_after("c", i64::MAX, 1).is_err());
         assert!(b.range_after("c", 0, u64::MAX).is_err());
+    }
+
+    #[test]
+    fn digit_ranges() {
+        let b = Bounds::digits(1).unwrap();
+        assert_eq!((b.start, b.max, b.size()), (1, 9, 9));
+        let b = Bounds::digits(12).unwrap();
+        assert_eq!((b.start, b.max), (100_000_000_000, 999_999_999_999));
+        let b = Bounds::digits(18).unwrap();
+        assert_eq!((b.start, b.max), (10_i64.pow(17), 10_i64.pow(18) - 1));
+        assert!(Bounds::digits(0).is_err());
+        assert_eq!(
+            Bounds::new(i64::MIN + 1, i64::MAX).unwrap().size(),
+            u64::MAX
+        );
     }
 
     #[test]

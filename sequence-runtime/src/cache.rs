@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::key::CounterKey;
 use crate::options::Batch;
 use crate::range::IdRange;
+use crate::sharded::Shards;
 use crate::stats::StatsCell;
 use crate::store::{CounterStore, Reservation};
 
@@ -25,6 +26,8 @@ pub(crate) struct Request<'a> {
     pub(crate) bounds: Bounds,
     pub(crate) batch: Batch,
     pub(crate) prefetch_at: f64,
+    /// For a sharded sequence: its shards, which ranges then come from instead of `key`.
+    pub(crate) shards: Option<&'a Arc<Shards>>,
 }
 
 /// The cache and the statistics of one counter.
@@ -90,7 +93,7 @@ impl Shared {
                         shared: self.clone(),
                         ticket: job.ticket,
                     };
-                    let result = reserve_up_to(req.store, req.key, job.size, req.bounds).await;
+                    let result = refill(req.store, req.key, req.shards, job.size, req.bounds).await;
                     guard.finish(job.epoch, result, req.batch)?;
                 }
                 Step::Wait(ticket, refilled) => {
@@ -171,10 +174,11 @@ impl Shared {
         };
         let store = req.store.clone();
         let key = req.key.clone();
+        let shards = req.shards.cloned();
         let (bounds, batch) = (req.bounds, req.batch);
         tracing::debug!(counter = %key, size = job.size, "prefetching the next range");
         runtime.spawn(async move {
-            let result = reserve_up_to(&store, &key, job.size, bounds).await;
+            let result = refill(&store, &key, shards.as_ref(), job.size, bounds).await;
             if let Err(e) = &result {
                 tracing::warn!(counter = %key, error = %e, "prefetch of the next range failed");
             }
@@ -216,6 +220,20 @@ fn install(st: &mut State, range: IdRange, batch: Batch) {
     st.current = Some(range);
     st.current_len = range.len();
     st.current_since = Some(Instant::now());
+}
+
+/// The next range of the cache: from the counter, or from one of the shards.
+async fn refill(
+    store: &Arc<dyn CounterStore>,
+    key: &CounterKey,
+    shards: Option<&Arc<Shards>>,
+    size: u64,
+    bounds: Bounds,
+) -> Result<Reservation> {
+    match shards {
+        Some(shards) => shards.reserve(size, true).await,
+        None => reserve_up_to(store, key, size, bounds).await,
+    }
 }
 
 /// Reserves `size` values, or all that are left if fewer than `size` but at least one are.

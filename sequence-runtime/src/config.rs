@@ -34,7 +34,7 @@ pub struct SequenceConfig {
     pub strategy: Strategy,
     /// Counter documents of the sharded strategy.
     pub shards: Option<u32>,
-    /// Draws of the random strategy before giving up.
+    /// Draws of the random strategy after a collision, before giving up.
     pub retries: Option<u32>,
     /// Fields whose values each get a counter of their own.
     pub scope: &'static [&'static str],
@@ -181,7 +181,7 @@ impl SequenceConfig {
         self
     }
 
-    /// Sets the number of random draws.
+    /// Sets the number of draws after a collision.
     pub const fn retries(mut self, retries: u32) -> Self {
         self.retries = Some(retries);
         self
@@ -227,6 +227,16 @@ impl SequenceConfig {
             .max(self.max)
             .build();
         options.batch = self.batch.into();
+        options.strategy = self.strategy;
+        if let Some(shards) = self.shards {
+            options.shards = shards;
+        }
+        if let Some(retries) = self.retries {
+            options.retries = retries;
+        }
+        if matches!(self.strategy, Strategy::Sharded | Strategy::Random) {
+            options.digits = self.digits;
+        }
         options
     }
 

@@ -17,7 +17,8 @@ pub const DUPLICATE_KEY_CODES: [i32; 3] = [11000, 11001, 12582];
 #[derive(Clone, Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The counter has no values left below its `max`; nothing was written.
+    /// The counter has no values left below its `max`; nothing was written. For a sharded
+    /// sequence, `max - last` is the most values one shard still holds (0 when all are full).
     #[error(
         "sequence `{counter}` is exhausted: {requested} more value(s) requested but the last issued \
          value is {last} and the maximum is {max}; raise `max` or use another counter"
@@ -124,10 +125,65 @@ pub enum Error {
         source: mongodb::error::Error,
     },
 
-    /// An operation the sequence's configuration does not allow (for example `next_id` on a
-    /// gapless sequence, which hands out numbers only inside the insert's transaction).
-    #[error("{0}")]
-    Unsupported(String),
+    /// A counter document exists with other fixed fields than this configuration gives it
+    /// (for a sharded sequence: another slice of the ID space); it was left untouched.
+    #[error(
+        "counter document `{counter}` in `{collection}` holds {found} but this configuration \
+         expects {expected}; the slices of a sharded sequence in use cannot change (that would \
+         issue IDs twice): keep `shards`, `digits`, `start` and `max`, or use another `name`"
+    )]
+    CounterMismatch {
+        /// The counter's key.
+        counter: String,
+        /// The counters collection.
+        collection: String,
+        /// The fields this configuration expects.
+        expected: String,
+        /// The fields the document holds.
+        found: String,
+    },
+
+    /// Every random draw collided with an existing ID.
+    #[error(
+        "no free random ID for `{collection}` after {attempts} draws in {start}..={max}: the \
+         space is (nearly) full; widen it (`digits`, `start`, `max`) or raise `retries`"
+    )]
+    RandomIdsExhausted {
+        /// The target collection.
+        collection: String,
+        /// How many IDs were drawn for the document that got none.
+        attempts: u32,
+        /// The smallest value drawn.
+        start: i64,
+        /// The largest value drawn.
+        max: i64,
+    },
+
+    /// The operating system's random number generator failed.
+    #[error("the operating system's random number generator failed: {0}")]
+    Random(String),
+
+    /// An operation the sequence's strategy does not have (for example `set_next` on random
+    /// IDs, or `next_id` on a gapless sequence).
+    #[error("`{operation}` is not available for `{strategy}` sequences{hint}")]
+    Unsupported {
+        /// The operation.
+        operation: &'static str,
+        /// The strategy's name, as written in `#[seq(strategy = "...")]`, or `gapless`.
+        strategy: &'static str,
+        /// What to do instead, if anything (starts with `; `).
+        hint: &'static str,
+    },
+
+    /// An ID field type that cannot hold what the strategy makes (for example a UUID in an
+    /// `i64` field).
+    #[error("the ID field type `{target}` cannot hold {made}; see the ID types of each strategy")]
+    IdTypeMismatch {
+        /// What the strategy made (`a counter value`, `a UUID`, `an ObjectId`).
+        made: &'static str,
+        /// The Rust type of the ID field.
+        target: &'static str,
+    },
 
     /// Any other error from the MongoDB driver.
     #[error(transparent)]

@@ -187,7 +187,9 @@ fn backoff(attempt: u32) -> Duration {
     let bound = Duration::from_millis(2)
         .saturating_mul(1 << attempt.min(10))
         .min(MAX_BACKOFF);
-    bound.mul_f64(fastrand::f64())
+    // Any source of spread will do; without one, the full bound.
+    let share = getrandom::u32().map_or(1.0, |r| f64::from(r) / f64::from(u32::MAX));
+    bound.mul_f64(share)
 }
 
 #[cfg(test)]

@@ -1,14 +1,23 @@
 //! The Rust types an ID field may have, and how a counter value becomes one.
 
 use crate::error::{Error, Result};
+use crate::generated::Generated;
 
-/// A type an ID field can have. Implemented for `i64`, `i32`, `u32`, `u64` and `String`.
+/// A type an ID field can have. Implemented for `i64`, `i32`, `u32`, `u64` and `String`, which
+/// hold numbers (from counters, or drawn by the random strategy), and for `mongodb::bson::Uuid`,
+/// `uuid::Uuid` and `mongodb::bson::oid::ObjectId`, which hold [`Generated`] values.
 pub trait IdValue: Clone + std::fmt::Debug + Send + Sync + Sized + 'static {
     /// The type's name, for messages.
     const TYPE_NAME: &'static str;
 
     /// The ID for counter value `value`, or [`Error::IdOutOfRange`] if the type cannot hold it.
     fn from_counter(value: i64) -> Result<Self>;
+
+    /// The ID for a value made without a counter (strategies `uuid`, `uuid_v7`, `object_id`),
+    /// or [`Error::IdTypeMismatch`] if the type cannot hold it (the default).
+    fn from_generated(value: Generated) -> Result<Self> {
+        Err(value.mismatch(Self::TYPE_NAME))
+    }
 }
 
 macro_rules! integer_ids {

@@ -86,8 +86,16 @@ impl CounterLayout {
         }
     }
 
-    /// The filter that selects the counter document of `key`.
+    /// The filter that selects the counter document of `key`, with its fixed fields (so that
+    /// an upsert writes them, and a document holding other values does not match).
     pub(crate) fn key_filter(&self, key: &CounterKey) -> Document {
+        let mut filter = self.id_filter(key);
+        filter.extend(key.fields().clone());
+        filter
+    }
+
+    /// The filter that selects the document with `key`'s `_id`, whatever its other fields.
+    pub(crate) fn id_filter(&self, key: &CounterKey) -> Document {
         doc! { "_id": key.value().clone() }
     }
 

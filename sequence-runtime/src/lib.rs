@@ -9,6 +9,7 @@ mod cache;
 mod config;
 mod error;
 mod gapless;
+mod generated;
 mod id;
 mod key;
 mod layout;
@@ -17,16 +18,21 @@ mod model;
 mod mongo_store;
 mod names;
 mod options;
+mod random;
 mod range;
 mod registry;
 mod sequence;
+mod sharded;
 mod stats;
 mod store;
+mod strategy;
+pub mod uuid_as_binary;
 
 pub use bounds::Bounds;
 pub use config::{BatchConfig, LayoutConfig, SequenceConfig, Strategy};
 pub use error::{is_duplicate_key, Error, Result, DUPLICATE_KEY_CODES};
 pub use gapless::DEFAULT_TRANSACTION_TIMEOUT;
+pub use generated::{BsonUuid, Generated};
 pub use id::IdValue;
 pub use key::CounterKey;
 pub use layout::{CounterLayout, Stores};
@@ -43,7 +49,7 @@ pub use store::{BoxFuture, CounterStore, Reservation};
 pub mod __private {
     pub use crate::model::scope_value;
     pub use crate::{
-        Error, LayoutConfig, Result, Sequence, SequenceConfig, SequentialId, Strategy,
+        BsonUuid, Error, LayoutConfig, Result, Sequence, SequenceConfig, SequentialId, Strategy,
     };
     pub use mongodb;
     pub use serde;

@@ -3,6 +3,8 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+use mongodb::bson::Document;
+
 use crate::bounds::Bounds;
 use crate::error::{Error, Result};
 use crate::key::CounterKey;
@@ -25,6 +27,8 @@ use crate::store::{BoxFuture, CounterStore, Reservation};
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     counters: Mutex<HashMap<String, i64>>,
+    /// The fixed fields of each counter (see [`CounterKey::with_fields`]).
+    fields: Mutex<HashMap<String, Document>>,
 }
 
 impl MemoryStore {
@@ -52,6 +56,32 @@ impl MemoryStore {
         }
     }
 
+    /// Checks `key`'s fixed fields against those the counter was created with, recording them
+    /// if `create` and the counter has none yet.
+    fn check_fields(&self, key: &CounterKey, create: bool) -> Result<()> {
+        let mut fields = self
+            .fields
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match fields.get(key.canonical()) {
+            Some(stored) => match key.fields_mismatch(stored) {
+                Some(found) => Err(Error::CounterMismatch {
+                    counter: key.to_string(),
+                    collection: self.location(),
+                    expected: key.fields().to_string(),
+                    found,
+                }),
+                None => Ok(()),
+            },
+            None => {
+                if create {
+                    fields.insert(key.canonical().to_owned(), key.fields().clone());
+                }
+                Ok(())
+            }
+        }
+    }
+
     /// Stores a raw last-issued value without any check, to simulate a corrupt counter.
     pub fn force_raw(&self, key: &CounterKey, last: i64) {
         self.with(|m| m.insert(key.canonical().to_owned(), last));
@@ -66,12 +96,14 @@ impl CounterStore for MemoryStore {
         bounds: Bounds,
     ) -> BoxFuture<'a, Result<Reservation>> {
         let result = self.with(|m| {
+            self.check_fields(key, false)?;
             let last = match m.get(key.canonical()) {
                 Some(&last) => self.checked(key, last, bounds)?,
                 None => bounds.before_start(),
             };
             let range = bounds.range_after(&key.to_string(), last, n)?;
             m.insert(key.canonical().to_owned(), range.last());
+            self.check_fields(key, true)?;
             Ok(Reservation::new(range, 0))
         });
         Box::pin(async move { result })
@@ -83,7 +115,12 @@ impl CounterStore for MemoryStore {
         bounds: Bounds,
     ) -> BoxFuture<'a, Result<Option<i64>>> {
         let result = self.with(|m| m.get(key.canonical()).copied());
-        let result = result.map(|v| self.checked(key, v, bounds)).transpose();
+        let result = result
+            .map(|v| {
+                self.check_fields(key, false)?;
+                self.checked(key, v, bounds)
+            })
+            .transpose();
         Box::pin(async move { result })
     }
 
@@ -95,6 +132,7 @@ impl CounterStore for MemoryStore {
         bounds: Bounds,
     ) -> BoxFuture<'a, Result<()>> {
         let result = self.with(|m| {
+            self.check_fields(key, false)?;
             if !force {
                 if let Some(&current) = m.get(key.canonical()) {
                     let current = self.checked(key, current, bounds)?;
@@ -108,7 +146,7 @@ impl CounterStore for MemoryStore {
                 }
             }
             m.insert(key.canonical().to_owned(), last);
-            Ok(())
+            self.check_fields(key, true)
         });
         Box::pin(async move { result })
     }
@@ -120,7 +158,7 @@ impl CounterStore for MemoryStore {
         new: i64,
     ) -> BoxFuture<'a, Result<bool>> {
         let swapped = self.with(|m| match m.get_mut(key.canonical()) {
-            Some(v) if *v == expected => {
+            Some(v) if *v == expected && self.check_fields(key, false).is_ok() => {
                 *v = new;
                 true
             }
@@ -130,7 +168,14 @@ impl CounterStore for MemoryStore {
     }
 
     fn delete<'a>(&'a self, key: &'a CounterKey) -> BoxFuture<'a, Result<bool>> {
-        let existed = self.with(|m| m.remove(key.canonical()).is_some());
+        let existed = self.with(|m| {
+            let mut fields = self
+                .fields
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            fields.remove(key.canonical());
+            m.remove(key.canonical()).is_some()
+        });
         Box::pin(async move { Ok(existed) })
     }
 

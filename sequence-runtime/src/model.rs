@@ -6,10 +6,12 @@ use mongodb::bson::Bson;
 use mongodb::{ClientSession, Collection};
 use serde::Serialize;
 
-use crate::config::SequenceConfig;
+use crate::config::{SequenceConfig, Strategy};
 use crate::error::{Error, Result};
 use crate::gapless::{self, Docs};
+use crate::generated::{self, Generated};
 use crate::id::IdValue;
+use crate::random;
 use crate::sequence::Sequence;
 
 /// A model whose documents get their ID from a sequence.
@@ -17,6 +19,12 @@ use crate::sequence::Sequence;
 /// Implemented by `#[derive(SequentialId)]`; generic code can take `T: SequentialId` and call
 /// the provided methods. The derive also generates inherent methods of the same names, so
 /// callers need not import this trait.
+///
+/// Each method follows the model's [`Strategy`]: see the crate documentation for what each
+/// guarantees. With the random strategy, `insert_with_id` redraws on a duplicate key on `_id`
+/// (at most `retries` times, then [`Error::RandomIdsExhausted`]), a duplicate key on another
+/// unique index is returned as [`Error::DuplicateKey`], and `next_id` returns a draw that is
+/// unique only once inserted.
 pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
     /// The type of the ID (for an `Option<T>` field, `T`).
     type Id: IdValue;
@@ -45,12 +53,16 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
     fn next_id(coll: &Collection<Self>) -> impl Future<Output = Result<Self::Id>> + Send {
         async move {
             if Self::SEQUENCE.gapless {
-                return Err(Error::Unsupported(format!(
-                    "`next_id` would take a number of the gapless sequence `{}` outside the \
-                     insert's transaction and leave a gap if it is not used; use \
-                     `insert_with_id` or `insert_with_id_in_session`",
-                    Self::SEQUENCE.name
-                )));
+                return Err(Error::Unsupported {
+                    operation: "next_id",
+                    strategy: "gapless",
+                    hint: "; a number taken outside the insert's transaction would leave a gap \
+                           if it were not used: use `insert_with_id` or \
+                           `insert_with_id_in_session`",
+                });
+            }
+            if let Some(value) = Generated::new(Self::SEQUENCE.strategy) {
+                return Self::Id::from_generated(value);
             }
             Self::Id::from_counter(Self::sequence(coll).next().await?)
         }
@@ -72,6 +84,9 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
                 let ids = gapless::insert(Docs::One(self), coll, &seq, timeout).await?;
                 return Ok(ids.into_iter().next().expect("one document, one ID"));
             }
+            if Self::SEQUENCE.strategy == Strategy::Random {
+                return random::insert_one(self, coll, None).await;
+            }
             let id = Self::next_id(coll).await?;
             self.set_id(id.clone());
             coll.insert_one(&*self).await.map_err(Error::from_driver)?;
@@ -79,19 +94,26 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
         }
     }
 
-    /// Like [`insert_with_id`](Self::insert_with_id), in `session`: the ID is reserved by a
-    /// counter update in the session (not from the batch cache), so when the session is inside
-    /// a transaction the number is consumed only if that transaction commits, and an abort
-    /// leaves neither the document nor a used number. Outside a transaction the call is
-    /// causally consistent with the session's other operations.
+    /// Like [`insert_with_id`](Self::insert_with_id), in `session`. With the `counter`
+    /// strategy the ID is reserved by a counter update in the session (not from the batch
+    /// cache), so when the session is inside a transaction the number is consumed only if that
+    /// transaction commits, and an abort leaves neither the document nor a used number; outside
+    /// a transaction the call is causally consistent with the session's other operations. The
+    /// other strategies take their ID as `insert_with_id` does and insert in the session.
     fn insert_with_id_in_session(
         &mut self,
         coll: &Collection<Self>,
         session: &mut ClientSession,
     ) -> impl Future<Output = Result<Self::Id>> + Send {
         async move {
-            let range = Self::sequence(coll).reserve_in_session(1, session).await?;
-            let id = Self::Id::from_counter(range.first())?;
+            let id = match Self::SEQUENCE.strategy {
+                Strategy::Random => return random::insert_one(self, coll, Some(session)).await,
+                Strategy::Counter => {
+                    let range = Self::sequence(coll).reserve_in_session(1, session).await?;
+                    Self::Id::from_counter(range.first())?
+                }
+                _ => Self::next_id(coll).await?,
+            };
             self.set_id(id.clone());
             coll.insert_one(&*self)
                 .session(session)
@@ -103,11 +125,21 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
 
     /// Reserves one contiguous range for all of `docs` in a single round trip, stores the IDs
     /// and inserts the documents with one `insert_many`. Returns the IDs in order.
+    ///
+    /// With the random strategy, distinct draws are inserted with one unordered `insert_many`,
+    /// and only the documents that collided on `_id` are drawn again and re-inserted, at most
+    /// `retries` times; on an error, the documents inserted so far stay inserted (their ID fields
+    /// hold their IDs). With the UUID and ObjectId strategies, each document gets a fresh value.
     fn insert_many_with_ids(
         docs: &mut [Self],
         coll: &Collection<Self>,
     ) -> impl Future<Output = Result<Vec<Self::Id>>> + Send {
         async move {
+            match Self::SEQUENCE.strategy {
+                Strategy::Random => return random::insert_many(docs, coll).await,
+                s if !s.is_numeric() => return generated::insert_many(docs, coll).await,
+                _ => {}
+            }
             if docs.is_empty() {
                 return Ok(Vec::new());
             }

@@ -65,15 +65,19 @@ impl MongoStore {
         }
     }
 
-    /// Reads the counter and checks its value; `None` if it does not exist.
+    /// Reads the counter and checks its fixed fields and its value; `None` if it does not exist.
     async fn read_checked(&self, key: &CounterKey, bounds: Bounds) -> Result<Option<i64>> {
-        let Some(doc) = self
-            .collection
-            .find_one(self.layout.key_filter(key))
-            .await?
-        else {
+        let Some(doc) = self.collection.find_one(self.layout.id_filter(key)).await? else {
             return Ok(None);
         };
+        if let Some(found) = key.fields_mismatch(&doc) {
+            return Err(Error::CounterMismatch {
+                counter: key.to_string(),
+                collection: self.location(),
+                expected: key.fields().to_string(),
+                found,
+            });
+        }
         let last = self
             .layout
             .read_last(&doc)
@@ -202,16 +206,14 @@ impl MongoStore {
             .upsert(true);
         match action.await {
             Ok(_) => Ok(()),
-            Err(e) if !force && is_duplicate_key(&e) => {
-                match self.read_checked(key, bounds).await? {
-                    Some(current) if current > last => Err(Error::WouldMoveBackwards {
-                        counter: key.to_string(),
-                        current,
-                        requested: last.saturating_add(1),
-                    }),
-                    _ => Err(Error::from_driver(e)),
-                }
-            }
+            Err(e) if is_duplicate_key(&e) => match self.read_checked(key, bounds).await? {
+                Some(current) if !force && current > last => Err(Error::WouldMoveBackwards {
+                    counter: key.to_string(),
+                    current,
+                    requested: last.saturating_add(1),
+                }),
+                _ => Err(Error::from_driver(e)),
+            },
             Err(e) => Err(Error::Mongo(e)),
         }
     }
@@ -228,7 +230,7 @@ impl MongoStore {
     }
 
     async fn delete_impl(&self, key: &CounterKey) -> Result<bool> {
-        let action = self.collection.delete_one(self.layout.key_filter(key));
+        let action = self.collection.delete_one(self.layout.id_filter(key));
         Ok(action.await?.deleted_count == 1)
     }
 }

@@ -5,6 +5,7 @@ use std::time::Duration;
 use mongodb::options::WriteConcern;
 
 use crate::bounds::Bounds;
+use crate::config::Strategy;
 use crate::error::{Error, Result};
 use crate::layout::CounterLayout;
 use crate::names::{check_collection_name, check_counter_name};
@@ -107,6 +108,16 @@ pub struct SequenceOptions {
     pub write_concern: Option<WriteConcern>,
     /// Shape of the counter documents.
     pub layout: CounterLayout,
+    /// How IDs are made (default [`Strategy::Counter`]).
+    pub strategy: Strategy,
+    /// Counter documents of the sharded strategy, each owning a slice of `start..=max`
+    /// (default 16).
+    pub shards: u32,
+    /// Draws of the random strategy after a collision, before giving up (default 10).
+    pub retries: u32,
+    /// Exact number of digits of every ID of the sharded and random strategies: the space
+    /// `10^(digits-1) ..= 10^digits - 1`, instead of `start..=max` (see [`Bounds::digits`]).
+    pub digits: Option<u8>,
 }
 
 impl SequenceOptions {
@@ -122,6 +133,10 @@ impl SequenceOptions {
                 max: i64::MAX,
                 write_concern: Some(WriteConcern::majority()),
                 layout: CounterLayout::default(),
+                strategy: Strategy::Counter,
+                shards: 16,
+                retries: 10,
+                digits: None,
             },
         }
     }
@@ -149,7 +164,7 @@ impl SequenceOptions {
                 self.prefetch_at
             )));
         }
-        Bounds::new(self.start, self.max)
+        crate::strategy::validate(self)
     }
 }
 
@@ -206,6 +221,38 @@ impl SequenceOptionsBuilder {
     /// Sets the shape of the counter documents.
     pub fn layout(mut self, layout: CounterLayout) -> Self {
         self.options.layout = layout;
+        self
+    }
+
+    /// Sets how IDs are made.
+    pub fn strategy(mut self, strategy: Strategy) -> Self {
+        self.options.strategy = strategy;
+        self
+    }
+
+    /// Makes IDs with the sharded strategy: `shards` counter documents, each owning a slice of
+    /// the space, one picked at random per reservation.
+    ///
+    /// ```
+    /// # use mongo_sequence_runtime::{SequenceOptions, Strategy};
+    /// let opts = SequenceOptions::builder("account").sharded(1000).digits(12).build();
+    /// assert_eq!((opts.strategy, opts.shards), (Strategy::Sharded, 1000));
+    /// ```
+    pub fn sharded(mut self, shards: u32) -> Self {
+        self.options.strategy = Strategy::Sharded;
+        self.options.shards = shards;
+        self
+    }
+
+    /// Sets how many times the random strategy draws again after a collision.
+    pub fn retries(mut self, retries: u32) -> Self {
+        self.options.retries = retries;
+        self
+    }
+
+    /// Gives every ID of the sharded and random strategies exactly `digits` digits.
+    pub fn digits(mut self, digits: u8) -> Self {
+        self.options.digits = Some(digits);
         self
     }
 

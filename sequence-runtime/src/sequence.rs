@@ -13,15 +13,22 @@ use crate::key::CounterKey;
 use crate::memory::MemoryStore;
 use crate::mongo_store::MongoStore;
 use crate::options::{Batch, SequenceOptions};
+use crate::random;
 use crate::range::IdRange;
 use crate::registry;
 use crate::stats::Stats;
 use crate::store::{BoxFuture, CounterStore, Reservation};
+use crate::strategy::Kind;
 
 /// A handle on one sequence: cheap to clone, safe to share between tasks and threads.
 ///
 /// Handles of the same counter (same database, counters collection and name) in one process
 /// share one cache of reserved values.
+///
+/// Every [`Strategy`](crate::Strategy) that makes numbers has `next`: the counter and sharded
+/// strategies also `reserve` contiguous ranges, and the random strategy draws a value (unique
+/// only once inserted: see [`SequentialId`](crate::SequentialId)). Operations a strategy does
+/// not have fail with [`Error::Unsupported`].
 #[derive(Clone, Debug)]
 pub struct Sequence {
     inner: Arc<Inner>,
@@ -34,6 +41,7 @@ struct Inner {
     key: CounterKey,
     bounds: Bounds,
     options: SequenceOptions,
+    kind: Kind,
 }
 
 impl Sequence {
@@ -50,14 +58,11 @@ impl Sequence {
             options.write_concern.clone(),
         )?;
         let key = CounterKey::named(options.name.clone());
-        let shared = registry::shared(db.name(), &options.counters, key.canonical());
-        Ok(Self::assemble(
-            Arc::new(store),
-            shared,
-            key,
-            bounds,
-            options,
-        ))
+        let store: Arc<dyn CounterStore> = Arc::new(store);
+        let registry = Some((db.name(), options.counters.as_str()));
+        let kind = Kind::new(&options, &store, &key, bounds, registry);
+        let shared = registry::shared(db.name(), &options.counters, &kind.cache_id(&key, bounds));
+        Ok(Self::assemble(store, shared, key, bounds, options, kind))
     }
 
     /// A sequence whose counter lives in process memory (see [`MemoryStore`]): for unit tests.
@@ -69,7 +74,15 @@ impl Sequence {
     pub fn with_store(store: Arc<dyn CounterStore>, options: SequenceOptions) -> Result<Self> {
         let bounds = options.validate()?;
         let key = CounterKey::named(options.name.clone());
-        Ok(Self::assemble(store, Arc::default(), key, bounds, options))
+        let kind = Kind::new(&options, &store, &key, bounds, None);
+        Ok(Self::assemble(
+            store,
+            Arc::default(),
+            key,
+            bounds,
+            options,
+            kind,
+        ))
     }
 
     /// A sequence whose every operation fails with `error`.
@@ -82,6 +95,7 @@ impl Sequence {
             CounterKey::named("invalid"),
             bounds,
             options,
+            Kind::Counter,
         )
     }
 
@@ -91,6 +105,7 @@ impl Sequence {
         key: CounterKey,
         bounds: Bounds,
         options: SequenceOptions,
+        kind: Kind,
     ) -> Self {
         Sequence {
             inner: Arc::new(Inner {
@@ -99,6 +114,7 @@ impl Sequence {
                 key,
                 bounds,
                 options,
+                kind,
             }),
         }
     }
@@ -108,17 +124,37 @@ impl Sequence {
         &self.inner.options
     }
 
-    /// The key of the counter document.
+    /// The key of the counter document (of a sharded sequence: the name its shards' keys
+    /// `{ seq: <name>, shard: i }` are made of).
     pub fn key(&self) -> &CounterKey {
         &self.inner.key
     }
 
+    /// The values this sequence issues: `start..=max`, or the `digits` range.
+    pub(crate) fn space(&self) -> Bounds {
+        self.inner.bounds
+    }
+
+    /// Counts `n` random draws that collided with existing IDs.
+    pub(crate) fn record_collisions(&self, n: u64) {
+        self.inner.shared.stats.collided(n);
+    }
+
     /// The next ID. With `batch = 1` this is one round trip; with larger batches it usually
-    /// comes from memory.
+    /// comes from memory. With the random strategy it is a draw, made without a round trip.
     pub async fn next(&self) -> Result<i64> {
         let inner = &*self.inner;
+        match inner.kind {
+            Kind::Counter | Kind::Sharded(_) => {}
+            Kind::Random => {
+                let value = random::draw(inner.bounds)?;
+                inner.shared.stats.issued(1);
+                return Ok(value);
+            }
+            Kind::Generated(_) => return Err(inner.kind.unsupported("next")),
+        }
         if inner.options.batch == Batch::Fixed(1) {
-            let r = inner.store.reserve(&inner.key, 1, inner.bounds).await?;
+            let r = inner.reserve_exact(1).await?;
             inner.shared.stats.reserved(1, r.retries);
             inner.shared.stats.issued(1);
             return Ok(r.range.first());
@@ -129,11 +165,16 @@ impl Sequence {
             bounds: inner.bounds,
             batch: inner.options.batch,
             prefetch_at: inner.options.prefetch_at,
+            shards: match &inner.kind {
+                Kind::Sharded(shards) => Some(shards),
+                _ => None,
+            },
         };
         inner.shared.next(&req).await
     }
 
-    /// Reserves `n` contiguous IDs in one round trip (bypassing the cache), for bulk inserts.
+    /// Reserves `n` contiguous IDs in one round trip (bypassing the cache), for bulk inserts. A
+    /// sharded sequence takes them from one shard (skipping the shards with fewer left).
     pub async fn reserve(&self, n: u64) -> Result<IdRange> {
         if n == 0 {
             return Err(Error::InvalidOptions(
@@ -141,7 +182,7 @@ impl Sequence {
             ));
         }
         let inner = &*self.inner;
-        let r = inner.store.reserve(&inner.key, n, inner.bounds).await?;
+        let r = inner.reserve_exact(n).await?;
         inner.shared.stats.reserved(n, r.retries);
         inner.shared.stats.issued(n);
         Ok(r.range)
@@ -162,6 +203,7 @@ impl Sequence {
             ));
         }
         let inner = &*self.inner;
+        inner.counter_only("reserve_in_session")?;
         let r = inner
             .store
             .reserve_in_session(&inner.key, n, inner.bounds, session)
@@ -175,6 +217,7 @@ impl Sequence {
     /// Values cached by processes are counted as issued.
     pub async fn current(&self) -> Result<Option<i64>> {
         let inner = &*self.inner;
+        inner.counter_only("current")?;
         inner.store.last_issued(&inner.key, inner.bounds).await
     }
 
@@ -196,15 +239,27 @@ impl Sequence {
         }
     }
 
-    /// Puts the counter back so that the next value is `start`. Invalidates cached values.
+    /// Puts the counter back so that the next value is `start` (of a sharded sequence: every
+    /// shard back to the start of its slice, one round trip per shard). Invalidates cached
+    /// values.
     pub async fn reset(&self) -> Result<()> {
+        if let Kind::Sharded(shards) = &self.inner.kind {
+            self.inner.shared.invalidate().await;
+            return shards.reset().await;
+        }
         self.set_next(self.inner.bounds.start).force(true).await
     }
 
-    /// Deletes the counter document; the next use starts again at `start`. Returns whether it
-    /// existed. Invalidates cached values.
+    /// Deletes the counter document (of a sharded sequence: those of all its shards, one round
+    /// trip per shard); the next use starts again at `start`. Returns whether it existed.
+    /// Invalidates cached values.
     pub async fn delete(&self) -> Result<bool> {
         let inner = &*self.inner;
+        if let Kind::Sharded(shards) = &inner.kind {
+            inner.shared.invalidate().await;
+            return shards.delete().await;
+        }
+        inner.counter_only("delete")?;
         inner.shared.invalidate().await;
         inner.store.delete(&inner.key).await
     }
@@ -219,11 +274,22 @@ impl Sequence {
         let mut given_back = 0;
         // The standby range is the later one: give it back first, then the current one.
         for range in [standby, current].into_iter().flatten() {
+            let key = match &inner.kind {
+                Kind::Sharded(shards) => shards.key_of(range),
+                _ => Some(inner.key.clone()),
+            };
+            let Some(key) = key else {
+                inner.shared.stats.wasted(range.len());
+                continue;
+            };
             let back = inner
                 .store
-                .compare_and_set(&inner.key, range.last(), range.first() - 1)
+                .compare_and_set(&key, range.last(), range.first() - 1)
                 .await?;
             if back {
+                if let Kind::Sharded(shards) = &inner.kind {
+                    shards.gave_back(range.first());
+                }
                 given_back += range.len();
                 inner.shared.stats.released(range.len());
             } else {
@@ -236,6 +302,25 @@ impl Sequence {
     /// What this sequence did in this process (shared by all handles of the same counter).
     pub fn stats(&self) -> Stats {
         self.inner.shared.stats.snapshot()
+    }
+}
+
+impl Inner {
+    /// Reserves exactly `n` contiguous values: from the counter, or from one shard.
+    async fn reserve_exact(&self, n: u64) -> Result<Reservation> {
+        match &self.kind {
+            Kind::Counter => self.store.reserve(&self.key, n, self.bounds).await,
+            Kind::Sharded(shards) => shards.reserve(n, false).await,
+            _ => Err(self.kind.unsupported("reserve")),
+        }
+    }
+
+    /// Fails unless the sequence is one counter.
+    fn counter_only(&self, operation: &'static str) -> Result<()> {
+        match self.kind {
+            Kind::Counter => Ok(()),
+            _ => Err(self.kind.unsupported(operation)),
+        }
     }
 }
 
@@ -262,6 +347,7 @@ impl<'a> IntoFuture for SetNext<'a> {
     fn into_future(self) -> Self::IntoFuture {
         Box::pin(async move {
             let inner = &*self.seq.inner;
+            inner.counter_only("set_next")?;
             let bounds = inner.bounds;
             if self.next < bounds.start || self.next > bounds.max {
                 return Err(Error::InvalidOptions(format!(

@@ -14,7 +14,8 @@ pub struct Stats {
     pub refills: u64,
     /// Reserved values dropped unused (invalidated, or not given back by `release`).
     pub wasted: u64,
-    /// Reservations retried after a duplicate key from a concurrent first upsert.
+    /// Reservations retried after a duplicate key from a concurrent first upsert; for the
+    /// random strategy, draws that collided with an existing ID and were drawn again.
     pub retries: u64,
     /// Values given back to the counter by `release`.
     pub released: u64,
@@ -39,6 +40,10 @@ impl StatsCell {
         self.reserved.fetch_add(n, Relaxed);
         self.refills.fetch_add(1, Relaxed);
         self.retries.fetch_add(u64::from(retries), Relaxed);
+    }
+
+    pub(crate) fn collided(&self, n: u64) {
+        self.retries.fetch_add(n, Relaxed);
     }
 
     pub(crate) fn wasted(&self, n: u64) {

@@ -1,0 +1,11 @@
+use mongo_sequence::SequentialId;
+use serde::Serialize;
+
+#[derive(Serialize, SequentialId)]
+#[seq(strategy = "sharded", prefix = "YYMMDD")]
+struct Invoice {
+    #[serde(rename = "_id")]
+    number: i64,
+}
+
+fn main() {}

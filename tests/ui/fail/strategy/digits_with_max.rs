@@ -1,0 +1,11 @@
+use mongo_sequence::SequentialId;
+use serde::Serialize;
+
+#[derive(Serialize, SequentialId)]
+#[seq(strategy = "sharded", digits = 12, max = 999_999)]
+struct Account {
+    #[serde(rename = "_id")]
+    number: i64,
+}
+
+fn main() {}
