@@ -2,6 +2,7 @@
 
 use mongodb::Database;
 
+use crate::layout::CounterLayout;
 use crate::options::{AdaptiveBatch, Batch, SequenceOptions};
 use crate::sequence::Sequence;
 
@@ -209,6 +210,14 @@ impl SequenceConfig {
             .max(self.max)
             .build();
         options.batch = self.batch.into();
+        options.prefix = self.prefix.map(str::to_owned);
+        options.tz = self.tz.map(str::to_owned);
+        options.width = self.width;
+        options.digits = self.digits;
+        options.scope = self.scope.iter().map(|f| (*f).to_owned()).collect();
+        if self.layout == LayoutConfig::Mongoose {
+            options.layout = CounterLayout::mongoose();
+        }
         options
     }
 

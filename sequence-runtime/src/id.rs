@@ -1,6 +1,7 @@
 //! The Rust types an ID field may have, and how a counter value becomes one.
 
 use crate::error::{Error, Result};
+use crate::render::Rendering;
 
 /// A type an ID field can have. Implemented for `i64`, `i32`, `u32`, `u64` and `String`.
 pub trait IdValue: Clone + std::fmt::Debug + Send + Sync + Sized + 'static {
@@ -9,6 +10,13 @@ pub trait IdValue: Clone + std::fmt::Debug + Send + Sync + Sized + 'static {
 
     /// The ID for counter value `value`, or [`Error::IdOutOfRange`] if the type cannot hold it.
     fn from_counter(value: i64) -> Result<Self>;
+
+    /// The ID for counter value `value` rendered with `rendering` (a period's prefix, the
+    /// counter's zero-padding): for numbers, the digits of the prefix followed by the counter's;
+    /// for a plain rendering, [`from_counter`](Self::from_counter).
+    fn render(value: i64, rendering: &Rendering) -> Result<Self> {
+        Self::from_counter(rendering.number(value, Self::TYPE_NAME)?)
+    }
 }
 
 macro_rules! integer_ids {
@@ -33,6 +41,10 @@ impl IdValue for String {
 
     fn from_counter(value: i64) -> Result<Self> {
         Ok(value.to_string())
+    }
+
+    fn render(value: i64, rendering: &Rendering) -> Result<Self> {
+        Ok(rendering.text(value))
     }
 }
 

@@ -24,7 +24,8 @@ use crate::store::{BoxFuture, CounterStore, Reservation};
 /// ```
 #[derive(Debug, Default)]
 pub struct MemoryStore {
-    counters: Mutex<HashMap<String, i64>>,
+    /// Last issued value by key (canonical form), with the key itself.
+    counters: Mutex<HashMap<String, (CounterKey, i64)>>,
 }
 
 impl MemoryStore {
@@ -33,7 +34,7 @@ impl MemoryStore {
         Self::default()
     }
 
-    fn with<T>(&self, f: impl FnOnce(&mut HashMap<String, i64>) -> T) -> T {
+    fn with<T>(&self, f: impl FnOnce(&mut HashMap<String, (CounterKey, i64)>) -> T) -> T {
         let mut map = self
             .counters
             .lock()
@@ -54,7 +55,7 @@ impl MemoryStore {
 
     /// Stores a raw last-issued value without any check, to simulate a corrupt counter.
     pub fn force_raw(&self, key: &CounterKey, last: i64) {
-        self.with(|m| m.insert(key.canonical().to_owned(), last));
+        self.with(|m| m.insert(key.canonical().to_owned(), (key.clone(), last)));
     }
 }
 
@@ -67,11 +68,11 @@ impl CounterStore for MemoryStore {
     ) -> BoxFuture<'a, Result<Reservation>> {
         let result = self.with(|m| {
             let last = match m.get(key.canonical()) {
-                Some(&last) => self.checked(key, last, bounds)?,
+                Some(&(_, last)) => self.checked(key, last, bounds)?,
                 None => bounds.before_start(),
             };
             let range = bounds.range_after(&key.to_string(), last, n)?;
-            m.insert(key.canonical().to_owned(), range.last());
+            m.insert(key.canonical().to_owned(), (key.clone(), range.last()));
             Ok(Reservation::new(range, 0))
         });
         Box::pin(async move { result })
@@ -82,7 +83,7 @@ impl CounterStore for MemoryStore {
         key: &'a CounterKey,
         bounds: Bounds,
     ) -> BoxFuture<'a, Result<Option<i64>>> {
-        let result = self.with(|m| m.get(key.canonical()).copied());
+        let result = self.with(|m| m.get(key.canonical()).map(|e| e.1));
         let result = result.map(|v| self.checked(key, v, bounds)).transpose();
         Box::pin(async move { result })
     }
@@ -96,7 +97,7 @@ impl CounterStore for MemoryStore {
     ) -> BoxFuture<'a, Result<()>> {
         let result = self.with(|m| {
             if !force {
-                if let Some(&current) = m.get(key.canonical()) {
+                if let Some(&(_, current)) = m.get(key.canonical()) {
                     let current = self.checked(key, current, bounds)?;
                     if current > last {
                         return Err(Error::WouldMoveBackwards {
@@ -107,7 +108,7 @@ impl CounterStore for MemoryStore {
                     }
                 }
             }
-            m.insert(key.canonical().to_owned(), last);
+            m.insert(key.canonical().to_owned(), (key.clone(), last));
             Ok(())
         });
         Box::pin(async move { result })
@@ -120,7 +121,7 @@ impl CounterStore for MemoryStore {
         new: i64,
     ) -> BoxFuture<'a, Result<bool>> {
         let swapped = self.with(|m| match m.get_mut(key.canonical()) {
-            Some(v) if *v == expected => {
+            Some((_, v)) if *v == expected => {
                 *v = new;
                 true
             }
@@ -132,6 +133,21 @@ impl CounterStore for MemoryStore {
     fn delete<'a>(&'a self, key: &'a CounterKey) -> BoxFuture<'a, Result<bool>> {
         let existed = self.with(|m| m.remove(key.canonical()).is_some());
         Box::pin(async move { Ok(existed) })
+    }
+
+    fn delete_periods_before<'a>(
+        &'a self,
+        name: &'a str,
+        period: &'a str,
+    ) -> BoxFuture<'a, Result<u64>> {
+        let deleted = self.with(|m| {
+            let before = m.len();
+            m.retain(|_, (key, _)| {
+                !(key.name() == Some(name) && key.period().is_some_and(|p| p < period))
+            });
+            (before - m.len()) as u64
+        });
+        Box::pin(async move { Ok(deleted) })
     }
 
     fn location(&self) -> String {

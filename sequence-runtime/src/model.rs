@@ -37,9 +37,23 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
         Self::SEQUENCE.sequence(&coll.client().database(coll.namespace().db.as_str()))
     }
 
-    /// Allocates the next ID without inserting anything.
+    /// Allocates the next ID without inserting anything. A scoped model (`scope = ...`) has no
+    /// document to take the scope from here: this fails with [`Error::ScopeRequired`]; use
+    /// [`next_id_for`](Self::next_id_for).
     fn next_id(coll: &Collection<Self>) -> impl Future<Output = Result<Self::Id>> + Send {
-        async move { Self::Id::from_counter(Self::sequence(coll).next().await?) }
+        async move { Self::sequence(coll).next_id::<Self::Id>().await }
+    }
+
+    /// Allocates the next ID for this document without inserting it: from the counter of its
+    /// `scope` values for a scoped model, else like [`next_id`](Self::next_id).
+    fn next_id_for(
+        &self,
+        coll: &Collection<Self>,
+    ) -> impl Future<Output = Result<Self::Id>> + Send {
+        async move {
+            let seq = crate::scope::for_document(Self::sequence(coll), self)?;
+            seq.next_id::<Self::Id>().await
+        }
     }
 
     /// Allocates the next ID, stores it in the ID field, inserts the document and returns the ID.
@@ -51,7 +65,7 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
         coll: &Collection<Self>,
     ) -> impl Future<Output = Result<Self::Id>> + Send {
         async move {
-            let id = Self::next_id(coll).await?;
+            let id = self.next_id_for(coll).await?;
             self.set_id(id.clone());
             coll.insert_one(&*self).await.map_err(Error::from_driver)?;
             Ok(id)
@@ -65,7 +79,7 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
         session: &mut ClientSession,
     ) -> impl Future<Output = Result<Self::Id>> + Send {
         async move {
-            let id = Self::next_id(coll).await?;
+            let id = self.next_id_for(coll).await?;
             self.set_id(id.clone());
             coll.insert_one(&*self)
                 .session(session)
@@ -75,8 +89,9 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
         }
     }
 
-    /// Reserves one contiguous range for all of `docs` in a single round trip, stores the IDs
-    /// and inserts the documents with one `insert_many`. Returns the IDs in order.
+    /// Reserves one contiguous range for all of `docs` in a single round trip (one per distinct
+    /// scope for a scoped model), stores the IDs and inserts the documents with one
+    /// `insert_many`. Returns the IDs in order.
     fn insert_many_with_ids(
         docs: &mut [Self],
         coll: &Collection<Self>,
@@ -85,11 +100,7 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
             if docs.is_empty() {
                 return Ok(Vec::new());
             }
-            let range = Self::sequence(coll).reserve(docs.len() as u64).await?;
-            let ids = range
-                .iter()
-                .map(Self::Id::from_counter)
-                .collect::<Result<Vec<_>>>()?;
+            let ids = crate::scope::ids_for(Self::sequence(coll), docs).await?;
             for (doc, id) in docs.iter_mut().zip(&ids) {
                 doc.set_id(id.clone());
             }

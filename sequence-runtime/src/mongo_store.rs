@@ -1,8 +1,12 @@
 //! Counters in a MongoDB collection: one `findAndModify` per reservation.
 
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+
 use mongodb::bson::{doc, Bson, Document};
-use mongodb::options::{ReturnDocument, WriteConcern};
-use mongodb::{Collection, Database};
+use mongodb::options::{IndexOptions, ReturnDocument, WriteConcern};
+use mongodb::{Collection, Database, IndexModel};
+use tokio::sync::OnceCell;
 
 use crate::bounds::Bounds;
 use crate::error::{is_duplicate_key, Error, Result};
@@ -88,7 +92,37 @@ impl MongoStore {
         }
     }
 
+    /// With mongoose-sequence's layout, makes sure the unique index on `{ id, reference_value }`
+    /// exists before the first upsert, so that two concurrent first upserts cannot create two
+    /// counters. Done once per collection per process; an index mongoose already created is
+    /// left as it is.
+    async fn ensure_key_index(&self) -> Result<()> {
+        if !self.layout.is_mongoose() {
+            return Ok(());
+        }
+        static DONE: LazyLock<Mutex<HashMap<String, Arc<OnceCell<()>>>>> =
+            LazyLock::new(Default::default);
+        let cell = DONE
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(self.location())
+            .or_default()
+            .clone();
+        cell.get_or_try_init(|| async {
+            let index = IndexModel::builder()
+                .keys(doc! { "id": 1, "reference_value": 1 })
+                .options(IndexOptions::builder().unique(true).build())
+                .build();
+            self.collection.create_index(index).await?;
+            tracing::debug!(collection = %self.location(), "unique index on {{ id, reference_value }} ensured");
+            Ok::<(), Error>(())
+        })
+        .await?;
+        Ok(())
+    }
+
     async fn reserve_impl(&self, key: &CounterKey, n: u64, bounds: Bounds) -> Result<Reservation> {
+        self.ensure_key_index().await?;
         let bounds = self.storable(bounds);
         let exhausted = |last: i64| Error::Exhausted {
             counter: key.to_string(),
@@ -174,6 +208,7 @@ impl MongoStore {
         force: bool,
         bounds: Bounds,
     ) -> Result<()> {
+        self.ensure_key_index().await?;
         let off = self.layout.offset();
         let field = self.layout.field_name();
         let stored = last + off;
@@ -216,6 +251,23 @@ impl MongoStore {
             action = action.write_concern(wc.clone());
         }
         Ok(action.await?.modified_count == 1)
+    }
+
+    async fn delete_periods_impl(&self, name: &str, period: &str) -> Result<u64> {
+        let mut action = self
+            .collection
+            .delete_many(self.layout.periods_before_filter(name, period));
+        if let Some(wc) = &self.write_concern {
+            action = action.write_concern(wc.clone());
+        }
+        let deleted = action.await?.deleted_count;
+        tracing::info!(
+            sequence = name,
+            before = period,
+            deleted,
+            "deleted old period counters"
+        );
+        Ok(deleted)
     }
 
     async fn delete_impl(&self, key: &CounterKey) -> Result<bool> {
@@ -266,6 +318,14 @@ impl CounterStore for MongoStore {
 
     fn delete<'a>(&'a self, key: &'a CounterKey) -> BoxFuture<'a, Result<bool>> {
         Box::pin(self.delete_impl(key))
+    }
+
+    fn delete_periods_before<'a>(
+        &'a self,
+        name: &'a str,
+        period: &'a str,
+    ) -> BoxFuture<'a, Result<u64>> {
+        Box::pin(self.delete_periods_impl(name, period))
     }
 
     fn location(&self) -> String {

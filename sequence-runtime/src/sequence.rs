@@ -4,24 +4,35 @@ use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 use std::sync::Arc;
 
+use jiff::civil::DateTime;
 use mongodb::Database;
 
 use crate::bounds::Bounds;
 use crate::cache::{Request, Shared};
+use crate::clock::Clock;
 use crate::error::{Error, Result};
+use crate::id::IdValue;
 use crate::key::CounterKey;
 use crate::memory::MemoryStore;
 use crate::mongo_store::MongoStore;
 use crate::options::{Batch, SequenceOptions};
+use crate::period::{Format, Slot};
 use crate::range::IdRange;
 use crate::registry;
+use crate::scope::Scope;
 use crate::stats::Stats;
 use crate::store::{BoxFuture, CounterStore, Reservation};
 
 /// A handle on one sequence: cheap to clone, safe to share between tasks and threads.
 ///
-/// Handles of the same counter (same database, counters collection and name) in one process
+/// Handles of the same sequence (same database, counters collection and name) in one process
 /// share one cache of reserved values.
+///
+/// With a `prefix` that has date tokens, every period has a counter of its own, chosen from the
+/// clock at each call; with `scope` fields, every scope value has one (see
+/// [`in_scope`](Self::in_scope)). [`next`](Self::next) and [`reserve`](Self::reserve) return
+/// counter values; [`next_id`](Self::next_id) and [`reserve_ids`](Self::reserve_ids) return them
+/// rendered as IDs (prefix, zero-padding).
 #[derive(Clone, Debug)]
 pub struct Sequence {
     inner: Arc<Inner>,
@@ -31,9 +42,13 @@ pub struct Sequence {
 struct Inner {
     store: Arc<dyn CounterStore>,
     shared: Arc<Shared>,
+    /// The key of the sequence without period or scope.
     key: CounterKey,
     bounds: Bounds,
     options: SequenceOptions,
+    format: Arc<Format>,
+    /// The scope values this handle is bound to.
+    scope: Option<Scope>,
 }
 
 impl Sequence {
@@ -42,7 +57,7 @@ impl Sequence {
     /// Fails with [`Error::InvalidName`] or [`Error::InvalidOptions`] before anything is sent
     /// to the server.
     pub fn new(db: &Database, options: SequenceOptions) -> Result<Self> {
-        let bounds = options.validate()?;
+        let (bounds, format) = options.checked()?;
         let store = MongoStore::new(
             db,
             &options.counters,
@@ -56,6 +71,7 @@ impl Sequence {
             shared,
             key,
             bounds,
+            format,
             options,
         ))
     }
@@ -67,20 +83,28 @@ impl Sequence {
 
     /// A sequence whose counter lives in `store`, with a cache of its own.
     pub fn with_store(store: Arc<dyn CounterStore>, options: SequenceOptions) -> Result<Self> {
-        let bounds = options.validate()?;
+        let (bounds, format) = options.checked()?;
         let key = CounterKey::named(options.name.clone());
-        Ok(Self::assemble(store, Arc::default(), key, bounds, options))
+        Ok(Self::assemble(
+            store,
+            Arc::default(),
+            key,
+            bounds,
+            format,
+            options,
+        ))
     }
 
     /// A sequence whose every operation fails with `error`.
     pub(crate) fn failing(error: Error) -> Self {
         let options = SequenceOptions::builder("invalid").build();
-        let bounds = Bounds::new(1, i64::MAX).expect("valid bounds");
+        let (bounds, format) = options.checked().expect("valid options");
         Self::assemble(
             Arc::new(FailingStore(error)),
             Arc::default(),
             CounterKey::named("invalid"),
             bounds,
+            format,
             options,
         )
     }
@@ -90,6 +114,7 @@ impl Sequence {
         shared: Arc<Shared>,
         key: CounterKey,
         bounds: Bounds,
+        format: Format,
         options: SequenceOptions,
     ) -> Self {
         Sequence {
@@ -99,6 +124,8 @@ impl Sequence {
                 key,
                 bounds,
                 options,
+                format: Arc::new(format),
+                scope: None,
             }),
         }
     }
@@ -108,50 +135,92 @@ impl Sequence {
         &self.inner.options
     }
 
-    /// The key of the counter document.
+    /// The key of the sequence's counter without period or scope (`_id: "<name>"`); see
+    /// [`current_key`](Self::current_key) for the counter in use now.
     pub fn key(&self) -> &CounterKey {
         &self.inner.key
     }
 
-    /// The next ID. With `batch = 1` this is one round trip; with larger batches it usually
-    /// comes from memory.
-    pub async fn next(&self) -> Result<i64> {
+    /// The key of the counter in use now: the current period's, in this handle's scope.
+    pub fn current_key(&self) -> Result<CounterKey> {
+        Ok(self.inner.slot()?.key.clone())
+    }
+
+    /// This sequence in the scope `scope`: a handle whose operations (`next`, `reserve`,
+    /// `current`, `set_next`, `reset`, `delete`) use the counter of those values.
+    ///
+    /// The scope must have exactly the sequence's `scope` fields. Scoped counters are not
+    /// cached (one round trip per [`next`](Self::next); [`reserve`](Self::reserve) takes any
+    /// number in one), so that a process does not hold ranges for every scope value it has
+    /// seen; statistics are shared with the unscoped handle.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// use mongo_sequence_runtime::{Scope, Sequence, SequenceOptions};
+    /// let seq = Sequence::in_memory(SequenceOptions::builder("order").scope(["tenant"]).build())?;
+    /// let acme = seq.in_scope(Scope::new().with("tenant", "acme"))?;
+    /// let globex = seq.in_scope(Scope::new().with("tenant", "globex"))?;
+    /// assert_eq!(acme.next().await?, 1);
+    /// assert_eq!(acme.next().await?, 2);
+    /// assert_eq!(globex.next().await?, 1);
+    /// # Ok::<(), mongo_sequence_runtime::Error>(()) }).unwrap();
+    /// ```
+    pub fn in_scope(&self, scope: Scope) -> Result<Sequence> {
         let inner = &*self.inner;
-        if inner.options.batch == Batch::Fixed(1) {
-            let r = inner.store.reserve(&inner.key, 1, inner.bounds).await?;
-            inner.shared.stats.reserved(1, r.retries);
-            inner.shared.stats.issued(1);
-            return Ok(r.range.first());
-        }
-        let req = Request {
-            store: &inner.store,
-            key: &inner.key,
-            bounds: inner.bounds,
-            batch: inner.options.batch,
-            prefetch_at: inner.options.prefetch_at,
-        };
-        inner.shared.next(&req).await
+        scope.check(&inner.options.name, &inner.options.scope)?;
+        Ok(Sequence {
+            inner: Arc::new(Inner {
+                store: inner.store.clone(),
+                shared: inner.shared.clone(),
+                key: inner.key.clone(),
+                bounds: inner.bounds,
+                options: inner.options.clone(),
+                format: inner.format.clone(),
+                scope: Some(scope),
+            }),
+        })
+    }
+
+    /// The scope this handle is bound to.
+    pub fn scope(&self) -> Option<&Scope> {
+        self.inner.scope.as_ref()
+    }
+
+    /// The next counter value. With `batch = 1` this is one round trip; with larger batches it
+    /// usually comes from memory. For a formatted ID (prefix, padding) use
+    /// [`next_id`](Self::next_id).
+    pub async fn next(&self) -> Result<i64> {
+        Ok(self.inner.issue().await?.0)
+    }
+
+    /// The next ID, rendered as `T`: `"{prefix}{counter zero-padded to width}"` for `String`,
+    /// the same digits as a number for integer types.
+    pub async fn next_id<T: IdValue>(&self) -> Result<T> {
+        let (value, slot) = self.inner.issue().await?;
+        T::render(value, &slot.rendering)
     }
 
     /// Reserves `n` contiguous IDs in one round trip (bypassing the cache), for bulk inserts.
     pub async fn reserve(&self, n: u64) -> Result<IdRange> {
-        if n == 0 {
-            return Err(Error::InvalidOptions(
-                "cannot reserve 0 IDs; ask for at least 1".into(),
-            ));
-        }
-        let inner = &*self.inner;
-        let r = inner.store.reserve(&inner.key, n, inner.bounds).await?;
-        inner.shared.stats.reserved(n, r.retries);
-        inner.shared.stats.issued(n);
-        Ok(r.range)
+        Ok(self.inner.reserve(n).await?.0)
+    }
+
+    /// Reserves `n` contiguous IDs in one round trip and renders them as `T` (see
+    /// [`next_id`](Self::next_id)).
+    pub async fn reserve_ids<T: IdValue>(&self, n: u64) -> Result<Vec<T>> {
+        let (range, slot) = self.inner.reserve(n).await?;
+        range
+            .iter()
+            .map(|value| T::render(value, &slot.rendering))
+            .collect()
     }
 
     /// The last value issued according to the counter document (`None`: no counter yet).
     /// Values cached by processes are counted as issued.
     pub async fn current(&self) -> Result<Option<i64>> {
         let inner = &*self.inner;
-        inner.store.last_issued(&inner.key, inner.bounds).await
+        let slot = inner.slot()?;
+        inner.store.last_issued(&slot.key, inner.bounds).await
     }
 
     /// Makes `next` the next value issued. Refuses to move the counter backwards unless
@@ -181,8 +250,9 @@ impl Sequence {
     /// existed. Invalidates cached values.
     pub async fn delete(&self) -> Result<bool> {
         let inner = &*self.inner;
+        let slot = inner.slot()?;
         inner.shared.invalidate().await;
-        inner.store.delete(&inner.key).await
+        inner.store.delete(&slot.key).await
     }
 
     /// Gives the unused values cached in this process back to the counter, where nobody has
@@ -191,13 +261,16 @@ impl Sequence {
     /// that stops without it loses at most the ranges it holds (one, plus one prefetched).
     pub async fn release(&self) -> Result<u64> {
         let inner = &*self.inner;
-        let (current, standby) = inner.shared.take_all().await;
+        let (current, standby, slot) = inner.shared.take_all().await;
+        let Some(slot) = slot else {
+            return Ok(0);
+        };
         let mut given_back = 0;
         // The standby range is the later one: give it back first, then the current one.
         for range in [standby, current].into_iter().flatten() {
             let back = inner
                 .store
-                .compare_and_set(&inner.key, range.last(), range.first() - 1)
+                .compare_and_set(&slot.key, range.last(), range.first() - 1)
                 .await?;
             if back {
                 given_back += range.len();
@@ -209,9 +282,136 @@ impl Sequence {
         Ok(given_back)
     }
 
-    /// What this sequence did in this process (shared by all handles of the same counter).
+    /// Deletes the counters of the periods before the one that `before` falls in (in every
+    /// scope) and returns how many it deleted: housekeeping for sequences with a date prefix,
+    /// whose counters accumulate one per period.
+    ///
+    /// `before` is a civil date or date-time in the sequence's time zone, truncated to the
+    /// period's resolution (`2025-11-01` for a monthly prefix means November 2025). Counters of
+    /// other sequences and of `before`'s period and later are never touched. A `before` in a
+    /// period after the current one is refused with [`Error::InvalidOptions`], since that would
+    /// delete the current period's counter and make its IDs start over.
+    ///
+    /// Purge only periods the clock will not return to: a deleted period's counter would start
+    /// again at `start`.
+    pub async fn purge_periods_before(&self, before: impl Into<DateTime>) -> Result<u64> {
+        let inner = &*self.inner;
+        let name = &inner.options.name;
+        let format = &inner.format;
+        let before = before.into();
+        let (Some(given), Some(current)) = (
+            format.period_of(before),
+            format.period_at(inner.shared.now(&inner.options.clock)),
+        ) else {
+            return Err(Error::InvalidOptions(format!(
+                "sequence `{name}` has no date tokens in its `prefix`, so it has no periods to purge"
+            )));
+        };
+        if given > current {
+            return Err(Error::InvalidOptions(format!(
+                "refusing to purge the periods of `{name}` before {}: that is after the current                  period {}; give a date in the current period or earlier",
+                format.canonical(given),
+                format.canonical(current)
+            )));
+        }
+        inner
+            .store
+            .delete_periods_before(name, &format.canonical(given))
+            .await
+    }
+
+    /// Makes every handle of this sequence in this process (same database, counters collection
+    /// and name; for [`with_store`](Self::with_store) handles, this handle and its clones) read
+    /// the time from `clock` instead of their own. This is how tests move the clock of a model,
+    /// whose insert methods build their handles from the model's configuration:
+    ///
+    /// ```no_run
+    /// # use std::sync::Arc;
+    /// # use mongo_sequence_runtime::{ManualClock, Sequence};
+    /// # fn f(seq: Sequence) {
+    /// // seq = Invoice::sequence(&invoices)
+    /// let clock = Arc::new(ManualClock::new("2025-11-22T22:59:00Z".parse().unwrap()));
+    /// seq.override_clock(clock.clone());
+    /// // … insert, move the clock past midnight, insert again …
+    /// seq.clear_clock_override();
+    /// # }
+    /// ```
+    pub fn override_clock(&self, clock: Arc<dyn Clock>) {
+        self.inner.shared.set_clock(Some(clock));
+    }
+
+    /// Removes the clock set by [`override_clock`](Self::override_clock).
+    pub fn clear_clock_override(&self) {
+        self.inner.shared.set_clock(None);
+    }
+
+    /// What this sequence did in this process (shared by all handles of the same sequence).
     pub fn stats(&self) -> Stats {
         self.inner.shared.stats.snapshot()
+    }
+}
+
+impl Inner {
+    /// Fails for a scoped sequence without scope values.
+    fn check_scope(&self) -> Result<()> {
+        if self.scope.is_none() && !self.options.scope.is_empty() {
+            return Err(Error::ScopeRequired {
+                counter: self.options.name.clone(),
+                fields: self
+                    .options
+                    .scope
+                    .iter()
+                    .map(|f| format!("`{f}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        }
+        Ok(())
+    }
+
+    /// The slot in use now, for the calls that bypass the cache.
+    fn slot(&self) -> Result<Arc<Slot>> {
+        self.check_scope()?;
+        let slot = self.shared.direct_slot(&self.format, &self.options.clock);
+        Ok(match &self.scope {
+            Some(scope) => self.format.scoped(&slot, scope),
+            None => slot,
+        })
+    }
+
+    /// The next value and the slot it belongs to.
+    async fn issue(&self) -> Result<(i64, Arc<Slot>)> {
+        self.check_scope()?;
+        if self.options.batch == Batch::Fixed(1) || self.scope.is_some() {
+            let slot = self.slot()?;
+            let r = self.store.reserve(&slot.key, 1, self.bounds).await?;
+            self.shared.stats.reserved(1, r.retries);
+            self.shared.stats.issued(1);
+            return Ok((r.range.first(), slot));
+        }
+        let req = Request {
+            store: &self.store,
+            format: &self.format,
+            clock: &self.options.clock,
+            bounds: self.bounds,
+            batch: self.options.batch,
+            prefetch_at: self.options.prefetch_at,
+        };
+        self.shared.next(&req).await
+    }
+
+    /// `n` values in one round trip and the slot they belong to.
+    async fn reserve(&self, n: u64) -> Result<(IdRange, Arc<Slot>)> {
+        if n == 0 {
+            return Err(Error::InvalidOptions(
+                "cannot reserve 0 IDs; ask for at least 1".into(),
+            ));
+        }
+        let slot = self.slot()?;
+        let r = self.store.reserve(&slot.key, n, self.bounds).await?;
+        self.shared.stats.reserved(n, r.retries);
+        self.shared.stats.issued(n);
+        Ok((r.range, slot))
     }
 }
 
@@ -245,10 +445,11 @@ impl<'a> IntoFuture for SetNext<'a> {
                     self.next, bounds.start, bounds.max
                 )));
             }
+            let slot = inner.slot()?;
             inner.shared.invalidate().await;
             inner
                 .store
-                .set_last_issued(&inner.key, self.next - 1, self.force, bounds)
+                .set_last_issued(&slot.key, self.next - 1, self.force, bounds)
                 .await
         })
     }
