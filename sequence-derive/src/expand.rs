@@ -97,12 +97,21 @@ fn generate(model: &Model) -> TokenStream {
         }
         None => {}
     }
-    if let Some(s) = &a.start {
-        let s = s.value;
+    // With `digits`, the defaults of `start` and `max` are the first and last value of that
+    // many digits.
+    let digit_range = a.digits.as_ref().map(|d| {
+        let d = d.value as u32;
+        (10_i64.pow(d - 1), 10_i64.pow(d) - 1)
+    });
+    if let Some(s) = a
+        .start
+        .as_ref()
+        .map(|s| s.value)
+        .or(digit_range.map(|r| r.0))
+    {
         config = quote!(#config.start(#s));
     }
-    if let Some(m) = &a.max {
-        let m = m.value;
+    if let Some(m) = a.max.as_ref().map(|m| m.value).or(digit_range.map(|r| r.1)) {
         config = quote!(#config.max(#m));
     }
     if let Some(v) = &a.prefix {
