@@ -309,7 +309,8 @@ impl Sequence {
         };
         if given > current {
             return Err(Error::InvalidOptions(format!(
-                "refusing to purge the periods of `{name}` before {}: that is after the current                  period {}; give a date in the current period or earlier",
+                "refusing to purge the periods of `{name}` before {}: that is after the current \
+                 period {}; give a date in the current period or earlier",
                 format.canonical(given),
                 format.canonical(current)
             )));
