@@ -72,6 +72,8 @@ pub struct IdField {
     pub kind: IdKind,
     /// The field's type tokens, for errors about the type.
     pub ty_span: Span,
+    /// Whether the field is the document's `_id`.
+    pub is_doc_id: bool,
 }
 
 /// A field named by `scope`.
@@ -207,6 +209,8 @@ fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
 fn id_field_of(field: &syn::Field, errors: &mut Errors) -> Option<IdField> {
     let member = Member::Named(field.ident.clone().expect("named"));
     let ty_span = field.ty.span();
+    let is_doc_id =
+        field.ident.as_ref().is_some_and(|i| i == "_id") || attr::serde_renamed_to_id(&field.attrs);
     let unsupported = |errors: &mut Errors, ty: &Type| {
         errors.at(
             ty.span(),
@@ -246,6 +250,7 @@ fn id_field_of(field: &syn::Field, errors: &mut Errors) -> Option<IdField> {
         optional,
         kind,
         ty_span,
+        is_doc_id,
     })
 }
 

@@ -288,6 +288,12 @@ fn check_formats(model: &Model, strategy: &str, errors: &mut Errors) {
                 format!("`scope` needs strategy \"counter\" or \"sharded\", not \"{strategy}\""),
             );
         }
+        if model.id.is_doc_id {
+            errors.at(
+                scope.span,
+                "`scope` numbers every scope from `start`, so its IDs repeat across scopes and cannot be the `_id`: put `#[seq(id)]` on another field",
+            );
+        }
         let id_name = match &model.id.member {
             syn::Member::Named(n) => n.to_string(),
             syn::Member::Unnamed(i) => i.index.to_string(),

@@ -3,12 +3,13 @@
 use mongo_sequence::{LayoutConfig, SequentialId};
 use serde::{Deserialize, Serialize};
 
-/// One counter per tenant.
+/// One counter per tenant: `number` restarts at 1 for every tenant (the `_id` is the
+/// driver's ObjectId).
 #[derive(Debug, Serialize, Deserialize, SequentialId)]
 #[seq(scope = "tenant")]
 pub struct Order {
-    #[serde(rename = "_id")]
-    pub id: i64,
+    #[seq(id)]
+    pub number: Option<i64>,
     pub tenant: String,
 }
 
@@ -16,8 +17,8 @@ pub struct Order {
 #[derive(Debug, Serialize, Deserialize, SequentialId)]
 #[seq(name = "ticket_seq", scope = ["tenant", "year"], layout = "mongoose")]
 pub struct Ticket {
-    #[serde(rename = "_id")]
-    pub id: u64,
+    #[seq(id)]
+    pub ticket_number: u64,
     pub tenant: String,
     pub year: i32,
 }

@@ -2,10 +2,10 @@ use mongo_sequence::SequentialId;
 use serde::Serialize;
 
 #[derive(Serialize, SequentialId)]
-#[seq(scope = ["tenant", "id"])]
+#[seq(scope = ["tenant", "number"])]
 struct Invoice {
-    #[serde(rename = "_id")]
-    id: i64,
+    #[seq(id)]
+    number: i64,
     tenant: String,
 }
 

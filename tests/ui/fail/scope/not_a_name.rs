@@ -4,8 +4,8 @@ use serde::Serialize;
 #[derive(Serialize, SequentialId)]
 #[seq(scope = 5)]
 struct Invoice {
-    #[serde(rename = "_id")]
-    id: i64,
+    #[seq(id)]
+    number: i64,
     tenant: String,
 }
 
