@@ -239,3 +239,40 @@ async fn concurrent_first_use_creates_one_counter() {
         17
     );
 }
+
+#[tokio::test]
+async fn a_collection_of_default_layout_counters_is_refused() {
+    let db = common::database("mongoose_mixed").await;
+    counters(&db)
+        .insert_many([doc! { "_id": "a", "seq": 1 }, doc! { "_id": "b", "seq": 2 }])
+        .await
+        .unwrap();
+    let seq = Sequence::new(
+        &db,
+        SequenceOptions::builder("job")
+            .layout(CounterLayout::mongoose())
+            .build(),
+    )
+    .unwrap();
+    match seq.next().await {
+        Err(mongo_sequence::Error::InvalidOptions(m)) => {
+            assert!(m.contains("separate collections"), "{m}");
+        }
+        other => panic!("expected InvalidOptions, got {other:?}"),
+    }
+    assert_eq!(
+        counter_docs(&db, "job").await.len(),
+        0,
+        "nothing was written"
+    );
+    // In a collection of its own, it works.
+    let seq = Sequence::new(
+        &db,
+        SequenceOptions::builder("job")
+            .layout(CounterLayout::mongoose())
+            .counters("mongoose_counters")
+            .build(),
+    )
+    .unwrap();
+    assert_eq!(seq.next().await.unwrap(), 1);
+}

@@ -210,6 +210,16 @@ async fn a_scoped_model_numbers_each_tenant() {
     }
     assert_eq!(order("globex").next_id_for(&orders).await.unwrap(), 2);
 
+    // A configuration the derive would reject reports its own error, scoped or not.
+    let bad = mongo_sequence::SequenceConfig::new("bad")
+        .prefix("YYY")
+        .scope(&["tenant"])
+        .sequence(&db);
+    match bad.in_scope(tenant("acme")) {
+        Err(Error::InvalidOptions(m)) => assert!(m.contains("unknown prefix token"), "{m}"),
+        other => panic!("expected the configuration's error, got {other:?}"),
+    }
+
     let counter = db
         .collection::<Document>("counters")
         .find_one(doc! { "_id": { "seq": "order", "scope": { "tenant": "acme" } } })

@@ -113,7 +113,20 @@ impl MongoStore {
                 .keys(doc! { "id": 1, "reference_value": 1 })
                 .options(IndexOptions::builder().unique(true).build())
                 .build();
-            self.collection.create_index(index).await?;
+            self.collection.create_index(index).await.map_err(|e| {
+                if is_duplicate_key(&e) {
+                    Error::InvalidOptions(format!(
+                        "cannot create the unique index on {{ id, reference_value }} that \
+                         mongoose-sequence's layout needs in `{}`: the collection holds \
+                         documents that are not mongoose-sequence counters (such as counters of \
+                         the default layout); keep the two layouts in separate collections \
+                         (`counters = \"...\"`): {e}",
+                        self.location()
+                    ))
+                } else {
+                    Error::Mongo(e)
+                }
+            })?;
             tracing::debug!(collection = %self.location(), "unique index on {{ id, reference_value }} ensured");
             Ok::<(), Error>(())
         })

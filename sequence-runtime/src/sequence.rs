@@ -49,6 +49,8 @@ struct Inner {
     format: Arc<Format>,
     /// The scope values this handle is bound to.
     scope: Option<Scope>,
+    /// Why the options were invalid, for a sequence that fails every operation.
+    failure: Option<Error>,
 }
 
 impl Sequence {
@@ -99,14 +101,18 @@ impl Sequence {
     pub(crate) fn failing(error: Error) -> Self {
         let options = SequenceOptions::builder("invalid").build();
         let (bounds, format) = options.checked().expect("valid options");
-        Self::assemble(
-            Arc::new(FailingStore(error)),
+        let mut seq = Self::assemble(
+            Arc::new(FailingStore(error.clone())),
             Arc::default(),
             CounterKey::named("invalid"),
             bounds,
             format,
             options,
-        )
+        );
+        Arc::get_mut(&mut seq.inner)
+            .expect("not shared yet")
+            .failure = Some(error);
+        seq
     }
 
     fn assemble(
@@ -126,6 +132,7 @@ impl Sequence {
                 options,
                 format: Arc::new(format),
                 scope: None,
+                failure: None,
             }),
         }
     }
@@ -167,6 +174,9 @@ impl Sequence {
     /// ```
     pub fn in_scope(&self, scope: Scope) -> Result<Sequence> {
         let inner = &*self.inner;
+        if let Some(e) = &inner.failure {
+            return Err(e.clone());
+        }
         scope.check(&inner.options.name, &inner.options.scope)?;
         Ok(Sequence {
             inner: Arc::new(Inner {
@@ -177,6 +187,7 @@ impl Sequence {
                 options: inner.options.clone(),
                 format: inner.format.clone(),
                 scope: Some(scope),
+                failure: None,
             }),
         })
     }
@@ -355,6 +366,9 @@ impl Sequence {
 impl Inner {
     /// Fails for a scoped sequence without scope values.
     fn check_scope(&self) -> Result<()> {
+        if let Some(e) = &self.failure {
+            return Err(e.clone());
+        }
         if self.scope.is_none() && !self.options.scope.is_empty() {
             return Err(Error::ScopeRequired {
                 counter: self.options.name.clone(),
