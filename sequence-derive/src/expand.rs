@@ -244,6 +244,15 @@ fn generate(model: &Model) -> TokenStream {
                 <Self as #p::SequentialId>::next_id(collection).await
             }
 
+            /// Takes the next ID for this document (from the counter of its `scope` values, if
+            /// the model has a scope) without inserting anything.
+            pub async fn next_id_for(
+                &self,
+                collection: &#p::mongodb::Collection<Self>,
+            ) -> #p::Result<#id_ty> {
+                <Self as #p::SequentialId>::next_id_for(self, collection).await
+            }
+
             /// The sequence of this model for `collection`, for admin operations
             /// (`current`, `set_next`, `reset`, `release`, `stats`).
             pub fn sequence(collection: &#p::mongodb::Collection<Self>) -> #p::Sequence {
@@ -271,6 +280,9 @@ fn stub(ident: &Ident, krate: &TokenStream) -> TokenStream {
                 #p::Result::Ok(::std::vec::Vec::new())
             }
             pub async fn next_id<C>(collection: &C) -> #p::Result<i64> {
+                #p::Result::Ok(0)
+            }
+            pub async fn next_id_for<C>(&self, collection: &C) -> #p::Result<i64> {
                 #p::Result::Ok(0)
             }
         }
