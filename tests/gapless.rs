@@ -282,3 +282,76 @@ async fn concurrent_gapless_inserts_are_dense() {
     }
     assert_eq!(ids, (1..=16).collect());
 }
+
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(
+    name = "receipt",
+    gapless,
+    prefix = "R-YYYY-",
+    width = 5,
+    scope = "shop"
+)]
+struct Receipt {
+    #[serde(rename = "_id", skip_serializing_if = "Option::is_none")]
+    oid: Option<mongodb::bson::oid::ObjectId>,
+    #[seq(id)]
+    number: Option<String>,
+    shop: String,
+    /// Unique: a repeated code makes the insert fail on purpose.
+    code: String,
+}
+
+/// Gapless numbering works with period prefixes and scopes: each shop's receipts of a year are
+/// numbered without holes, even around failed inserts.
+#[tokio::test]
+async fn gapless_with_prefix_and_scope() {
+    use mongo_sequence::ManualClock;
+    let db = common::database("gapless_prefix_scope").await;
+    let coll = db.collection::<Receipt>("receipts");
+    coll.create_index(
+        IndexModel::builder()
+            .keys(doc! { "code": 1 })
+            .options(IndexOptions::builder().unique(true).build())
+            .build(),
+    )
+    .await
+    .unwrap();
+    let clock = Arc::new(ManualClock::new("2025-06-01T12:00:00Z".parse().unwrap()));
+    Receipt::sequence(&coll).override_clock(clock.clone());
+    let receipt = |shop: &str, code: &str| Receipt {
+        oid: None,
+        number: None,
+        shop: shop.into(),
+        code: code.into(),
+    };
+
+    let mut numbers = Vec::new();
+    for (shop, code) in [("a", "1"), ("a", "2"), ("a", "1"), ("b", "3"), ("a", "4")] {
+        match receipt(shop, code).insert_with_id(&coll).await {
+            Ok(n) => numbers.push((shop, n)),
+            Err(Error::DuplicateKey { .. }) => numbers.push((shop, "refused".into())),
+            Err(e) => panic!("{e}"),
+        }
+    }
+    let expected = [
+        ("a", "R-2025-00001"),
+        ("a", "R-2025-00002"),
+        ("a", "refused"),
+        ("b", "R-2025-00001"),
+        ("a", "R-2025-00003"),
+    ];
+    assert_eq!(
+        numbers,
+        expected
+            .iter()
+            .map(|(s, n)| (*s, n.to_string()))
+            .collect::<Vec<_>>()
+    );
+
+    clock.set("2026-01-01T00:00:00Z".parse().unwrap());
+    assert_eq!(
+        receipt("a", "5").insert_with_id(&coll).await.unwrap(),
+        "R-2026-00001"
+    );
+    Receipt::sequence(&coll).clear_clock_override();
+}

@@ -76,7 +76,7 @@ pub struct IdField {
     /// `serialize_with`).
     pub serde_with: bool,
     /// Whether the field is stored as `_id` (named so, or renamed by serde).
-    pub is_underscore_id: bool,
+    pub is_doc_id: bool,
 }
 
 /// A field named by `scope`.
@@ -212,6 +212,8 @@ fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
 fn id_field_of(field: &syn::Field, errors: &mut Errors) -> Option<IdField> {
     let member = Member::Named(field.ident.clone().expect("named"));
     let ty_span = field.ty.span();
+    let is_doc_id =
+        field.ident.as_ref().is_some_and(|i| i == "_id") || attr::serde_renamed_to_id(&field.attrs);
     let unsupported = |errors: &mut Errors, ty: &Type| {
         errors.at(
             ty.span(),
@@ -252,8 +254,7 @@ fn id_field_of(field: &syn::Field, errors: &mut Errors) -> Option<IdField> {
         kind,
         ty_span,
         serde_with: attr::serde_has_with(&field.attrs),
-        is_underscore_id: field.ident.as_ref().is_some_and(|i| i == "_id")
-            || attr::serde_renamed_to_id(&field.attrs),
+        is_doc_id,
     })
 }
 
@@ -334,7 +335,62 @@ pub fn parse_prefix(pattern: &str) -> Result<Vec<Piece>, String> {
     if !literal.is_empty() {
         pieces.push(Piece::Literal(literal));
     }
+    check_periods(&pieces)?;
     Ok(pieces)
+}
+
+/// The rank of a date token (year 1 to hour 4); 0 for literals.
+pub fn rank(piece: &Piece) -> u8 {
+    match piece {
+        Piece::Literal(_) => 0,
+        Piece::Year4 | Piece::Year2 => 1,
+        Piece::Month => 2,
+        Piece::Day => 3,
+        Piece::Hour => 4,
+    }
+}
+
+/// A pattern with a date token must name every coarser unit too (`DD` needs `MM` and a year),
+/// or its IDs would repeat.
+fn check_periods(pieces: &[Piece]) -> Result<(), String> {
+    let Some(finest) = pieces
+        .iter()
+        .max_by_key(|p| rank(p))
+        .filter(|p| rank(p) > 0)
+    else {
+        return Ok(());
+    };
+    let has = |r: u8| pieces.iter().any(|p| rank(p) == r);
+    let mut missing = Vec::new();
+    if !has(1) {
+        missing.push(("a year (`YY` or `YYYY`)", "year"));
+    }
+    if rank(finest) > 2 && !has(2) {
+        missing.push(("a month (`MM`)", "month"));
+    }
+    if rank(finest) > 3 && !has(3) {
+        missing.push(("a day (`DD`)", "day"));
+    }
+    match missing.first() {
+        None => Ok(()),
+        Some((_, every)) => {
+            let token = match finest {
+                Piece::Year4 => "YYYY",
+                Piece::Year2 => "YY",
+                Piece::Month => "MM",
+                Piece::Day => "DD",
+                _ => "HH",
+            };
+            let what = missing
+                .iter()
+                .map(|m| m.0)
+                .collect::<Vec<_>>()
+                .join(" and ");
+            Err(format!(
+                "prefix token `{token}` needs {what} in the prefix too, or the same IDs would come back every {every}"
+            ))
+        }
+    }
 }
 
 #[cfg(test)]
@@ -357,10 +413,17 @@ mod tests {
             ]
         );
         assert_eq!(
-            parse_prefix("'DAY'DD").unwrap(),
-            vec![Piece::Literal("DAY".into()), Piece::Day]
+            parse_prefix("'DAY'YYYY").unwrap(),
+            vec![Piece::Literal("DAY".into()), Piece::Year4]
         );
         assert!(parse_prefix("YYY").unwrap_err().contains("`YYY`"));
+        assert!(parse_prefix("MMDD")
+            .unwrap_err()
+            .contains("`DD` needs a year"));
+        assert!(parse_prefix("YYDDHH")
+            .unwrap_err()
+            .contains("`HH` needs a month (`MM`)"));
+        assert!(parse_prefix("DD.MM.YY").is_ok());
         assert!(parse_prefix("").is_err());
         assert!(parse_prefix("'open").is_err());
     }

@@ -1,6 +1,6 @@
 //! Rules that involve several keys, or a key and the ID field.
 
-use crate::ast::{parse_prefix, IdKind, Model, Piece};
+use crate::ast::{parse_prefix, rank, IdKind, Model, Piece};
 use crate::attr::{BatchAttr, Errors};
 use crate::strategy;
 
@@ -16,9 +16,6 @@ pub const STRATEGIES: &[&str] = &[
 
 /// The counter document layouts.
 pub const LAYOUTS: &[&str] = &["default", "mongoose"];
-
-/// Keys whose runtime support is not part of this release yet.
-const NOT_YET: &[&str] = &["prefix", "tz", "width", "digits", "scope", "layout"];
 
 pub(crate) fn list(items: &[&str]) -> String {
     items
@@ -95,7 +92,7 @@ pub fn check(model: &Model, errors: &mut Errors) {
             );
         }
     }
-    let misplaced = strategy::check(model, strategy, errors);
+    strategy::check(model, strategy, errors);
     if let Some(layout) = &a.layout {
         if !LAYOUTS.contains(&layout.value.as_str()) {
             errors.at(
@@ -153,6 +150,8 @@ pub fn check(model: &Model, errors: &mut Errors) {
         );
     }
 
+    check_formats(model, strategy, errors);
+
     if let Some(prefix) = &a.prefix {
         match parse_prefix(&prefix.value) {
             Err(why) => errors.at(prefix.span, why),
@@ -181,13 +180,161 @@ pub fn check(model: &Model, errors: &mut Errors) {
             }
         }
     }
+}
 
-    for key in NOT_YET {
-        if misplaced.contains(key) || strategy::has_now(key, strategy) {
-            continue;
+/// `tz`, `width`, `digits`, `scope` and `layout`: the rules that `prefix` parsing does not
+/// cover.
+fn check_formats(model: &Model, strategy: &str, errors: &mut Errors) {
+    let a = &model.attrs;
+    let kind = model.id.kind;
+    let pieces = a.prefix.as_ref().and_then(|p| parse_prefix(&p.value).ok());
+    let periodic = pieces
+        .as_ref()
+        .is_some_and(|p| p.iter().any(|piece| rank(piece) > 0));
+
+    if let Some(tz) = &a.tz {
+        if a.prefix.is_some() && pieces.is_none() {
+            // The prefix is wrong already; one error is enough.
+        } else if !periodic {
+            errors.at(
+                tz.span,
+                "`tz` needs a `prefix` with date tokens (`YYYY`, `YY`, `MM`, `DD`, `HH`)",
+            );
+        } else if jiff::tz::TimeZoneDatabase::bundled()
+            .get(&tz.value)
+            .is_err()
+        {
+            errors.at(
+                tz.span,
+                format!(
+                    "unknown time zone `{}`: `tz` must be an IANA time zone name such as `Europe/Berlin` or `UTC`",
+                    tz.value
+                ),
+            );
         }
-        if let Some(span) = a.span_of(key) {
-            errors.at(span, format!("`{key}` is not available in this release"));
+    }
+
+    if let Some(digits) = &a.digits {
+        if a.prefix.is_some() {
+            errors.at(
+                digits.span,
+                "`digits` cannot be combined with `prefix`; `width` sets the digits after a prefix",
+            );
+        } else if a.width.is_some() {
+            errors.at(digits.span, "`digits` cannot be combined with `width`");
+        } else if (1..=18).contains(&digits.value) {
+            let d = digits.value as u32;
+            let (lo, hi) = (10_i128.pow(d - 1), 10_i128.pow(d) - 1);
+            if kind.integer_max().is_some_and(|type_max| hi > type_max) {
+                errors.at(
+                    model.id.ty_span,
+                    format!(
+                        "`{}` cannot hold IDs of {d} digits; use `i64` or fewer `digits`",
+                        kind.name()
+                    ),
+                );
+            }
+            for (key, value) in [("start", &a.start), ("max", &a.max)] {
+                if let Some(v) = value {
+                    if !(lo..=hi).contains(&i128::from(v.value)) {
+                        errors.at(
+                            v.span,
+                            format!(
+                                "`{key}` ({}) is outside the {d}-digit range {lo}..={hi} of `digits`",
+                                v.value
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    if let Some(width) = &a.width {
+        if a.prefix.is_none() && a.digits.is_none() && kind.is_integer() {
+            errors.at(
+                width.span,
+                format!(
+                    "`width` zero-pads a `String` ID or the counter after a `prefix`; an integer ID field (`{}`) has no leading zeros: use `digits` or `max`",
+                    kind.name()
+                ),
+            );
+        }
+    }
+    let padded = a.prefix.is_some() || (a.width.is_some() && a.digits.is_none());
+    if padded {
+        let width = a.width.as_ref().map_or(6, |w| w.value);
+        if let Some(start) = &a.start {
+            if start.value < 0 {
+                errors.at(
+                    start.span,
+                    "`start` must not be negative with `prefix` or `width`: a zero-padded counter has no sign",
+                );
+            } else if (1..=18).contains(&width)
+                && i128::from(start.value) > 10_i128.pow(width as u32) - 1
+            {
+                errors.at(
+                    start.span,
+                    format!(
+                        "`start` ({}) has more digits than the counter's `width` ({width})",
+                        start.value
+                    ),
+                );
+            }
+        }
+    }
+
+    if let Some(scope) = &a.scope {
+        if !matches!(strategy, "counter" | "sharded") {
+            errors.at(
+                scope.span,
+                format!("`scope` needs strategy \"counter\" or \"sharded\", not \"{strategy}\""),
+            );
+        }
+        if model.id.is_doc_id {
+            errors.at(
+                scope.span,
+                "`scope` numbers every scope from `start`, so its IDs repeat across scopes and cannot be the `_id`: put `#[seq(id)]` on another field",
+            );
+        }
+        let id_name = match &model.id.member {
+            syn::Member::Named(n) => n.to_string(),
+            syn::Member::Unnamed(i) => i.index.to_string(),
+        };
+        let mut seen = Vec::new();
+        for lit in &scope.value {
+            let name = lit.value();
+            if name == id_name {
+                errors.at(
+                    lit.span(),
+                    format!("`scope` cannot name the ID field `{name}`: its value is not known before the ID is"),
+                );
+            } else if seen.contains(&name) {
+                errors.at(lit.span(), format!("`scope` names `{name}` twice"));
+            }
+            seen.push(name);
+        }
+        if let Some(batch) = &a.batch {
+            if !matches!(batch.value, BatchAttr::Fixed(1)) {
+                errors.at(
+                    batch.span,
+                    "`batch` cannot be combined with `scope`: scoped counters are reserved per call, not cached",
+                );
+            }
+        }
+    }
+
+    if let Some(layout) = &a.layout {
+        if !matches!(strategy, "counter" | "sharded") {
+            errors.at(
+                layout.span,
+                format!("`layout` needs strategy \"counter\" or \"sharded\", not \"{strategy}\""),
+            );
+        } else if layout.value == "mongoose" && periodic {
+            errors.at(
+                layout.span,
+                "the mongoose layout has no periods: remove the date tokens from `prefix` or use the default layout",
+            );
         }
     }
 }

@@ -97,12 +97,21 @@ fn generate(model: &Model) -> TokenStream {
         }
         None => {}
     }
-    if let Some(s) = &a.start {
-        let s = s.value;
+    // With `digits`, the defaults of `start` and `max` are the first and last value of that
+    // many digits.
+    let digit_range = a.digits.as_ref().map(|d| {
+        let d = d.value as u32;
+        (10_i64.pow(d - 1), 10_i64.pow(d) - 1)
+    });
+    if let Some(s) = a
+        .start
+        .as_ref()
+        .map(|s| s.value)
+        .or(digit_range.map(|r| r.0))
+    {
         config = quote!(#config.start(#s));
     }
-    if let Some(m) = &a.max {
-        let m = m.value;
+    if let Some(m) = a.max.as_ref().map(|m| m.value).or(digit_range.map(|r| r.1)) {
         config = quote!(#config.max(#m));
     }
     if let Some(v) = &a.prefix {
@@ -263,6 +272,15 @@ fn generate(model: &Model) -> TokenStream {
                 <Self as #p::SequentialId>::next_id(collection).await
             }
 
+            /// Takes the next ID for this document (from the counter of its `scope` values, if
+            /// the model has a scope) without inserting anything.
+            pub async fn next_id_for(
+                &self,
+                collection: &#p::mongodb::Collection<Self>,
+            ) -> #p::Result<#id_ty> {
+                <Self as #p::SequentialId>::next_id_for(self, collection).await
+            }
+
             /// The sequence of this model for `collection`, for admin operations
             /// (`current`, `set_next`, `reset`, `release`, `stats`).
             pub fn sequence(collection: &#p::mongodb::Collection<Self>) -> #p::Sequence {
@@ -290,6 +308,9 @@ fn stub(ident: &Ident, krate: &TokenStream) -> TokenStream {
                 #p::Result::Ok(::std::vec::Vec::new())
             }
             pub async fn next_id<C>(collection: &C) -> #p::Result<i64> {
+                #p::Result::Ok(0)
+            }
+            pub async fn next_id_for<C>(&self, collection: &C) -> #p::Result<i64> {
                 #p::Result::Ok(0)
             }
         }

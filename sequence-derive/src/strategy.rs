@@ -24,13 +24,6 @@ const APPLIES_TO: &[(&str, &[&str])] = &[
 ];
 
 /// Strategies with which `digits` is available in this release.
-const DIGITS_STRATEGIES: &[&str] = &["sharded", "random"];
-
-/// Whether `key`, otherwise not available in this release, is with `strategy`.
-pub fn has_now(key: &str, strategy: &str) -> bool {
-    key == "digits" && DIGITS_STRATEGIES.contains(&strategy)
-}
-
 /// The IDs of exactly `digits` digits (1 to 18), as the runtime's `Bounds::digits` computes
 /// them.
 fn digit_range(digits: u64) -> (i128, i128) {
@@ -38,18 +31,15 @@ fn digit_range(digits: u64) -> (i128, i128) {
     (hi / 10 + 1, hi)
 }
 
-/// Checks the keys against the strategy (`"counter"` when none is given); returns the keys
-/// reported as not applying to it.
-pub fn check(model: &Model, strategy: &str, errors: &mut Errors) -> Vec<&'static str> {
+/// Checks the keys against the strategy (`"counter"` when none is given).
+pub fn check(model: &Model, strategy: &str, errors: &mut Errors) {
     let a = &model.attrs;
-    let mut misplaced = Vec::new();
     if STRATEGIES.contains(&strategy) {
         for &(key, strategies) in APPLIES_TO {
             let Some(span) = a.span_of(key) else { continue };
             if strategies.contains(&strategy) {
                 continue;
             }
-            misplaced.push(key);
             match strategies {
                 [only] if *only != "counter" => {
                     errors.at(span, format!("`{key}` needs `strategy = \"{only}\"`"))
@@ -76,22 +66,8 @@ pub fn check(model: &Model, strategy: &str, errors: &mut Errors) -> Vec<&'static
     }
 
     let digits = a.digits.as_ref().filter(|d| (1..=18).contains(&d.value));
-    if let Some(d) = digits {
-        let (lo, hi) = digit_range(d.value);
-        for (key, v) in [("start", &a.start), ("max", &a.max)] {
-            if let Some(v) = v {
-                errors.at(
-                    v.span,
-                    format!(
-                        "`{key}` cannot be combined with `digits`, which makes the IDs \
-                         {lo}..={hi}; remove one of them"
-                    ),
-                );
-            }
-        }
-    }
 
-    if strategy == "random" && !model.id.is_underscore_id {
+    if strategy == "random" && !model.id.is_doc_id {
         errors.at(
             model.id.ty_span,
             "strategy \"random\" needs the ID field to be stored as `_id`, whose unique index \
@@ -100,18 +76,25 @@ pub fn check(model: &Model, strategy: &str, errors: &mut Errors) -> Vec<&'static
     }
 
     if matches!(strategy, "sharded" | "random") {
-        let (lo, hi) = match digits {
-            Some(d) => digit_range(d.value),
-            None => (
-                a.start.as_ref().map_or(1, |s| i128::from(s.value)),
-                a.max
-                    .as_ref()
-                    .map_or(i128::from(i64::MAX), |m| i128::from(m.value)),
-            ),
-        };
+        // `start` and `max` narrow the `digits` range (checked against it elsewhere).
+        let (digits_lo, digits_hi) =
+            digits.map_or((i128::MIN, i128::MAX), |d| digit_range(d.value));
+        let lo = a
+            .start
+            .as_ref()
+            .map_or(if digits.is_some() { digits_lo } else { 1 }, |s| {
+                i128::from(s.value)
+            })
+            .max(digits_lo);
+        let hi = a
+            .max
+            .as_ref()
+            .map_or(i128::from(i64::MAX), |m| i128::from(m.value))
+            .min(digits_hi);
         let kind = model.id.kind;
         if let Some(type_max) = kind.integer_max() {
-            if hi > type_max {
+            // A `digits` range that does not fit the type is reported with `digits`.
+            if hi > type_max && digits.is_none() {
                 errors.at(
                     model.id.ty_span,
                     format!(
@@ -144,7 +127,6 @@ pub fn check(model: &Model, strategy: &str, errors: &mut Errors) -> Vec<&'static
             }
         }
     }
-    misplaced
 }
 
 #[cfg(test)]

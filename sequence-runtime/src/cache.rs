@@ -1,19 +1,28 @@
 //! The in-process cache of reserved ranges, with a background prefetch of the next range
 //! (Meituan Leaf's double buffer) and an optional adaptive reservation size.
 //!
-//! One cache exists per counter per process (see the registry) and is shared by every caller of
-//! that counter. The lock is never held across an `.await`; a refill is one reservation from the
-//! [`CounterStore`], at most one in flight per counter.
+//! One cache exists per sequence per process (see the registry) and is shared by every caller of
+//! that sequence. The lock is never held across an `.await`; a refill is one reservation from the
+//! [`CounterStore`], at most one in flight per sequence.
+//!
+//! For a sequence with periods, the cache remembers which period's counter (the [`Slot`]) its
+//! ranges belong to. The clock is read under the lock on every call, so IDs are handed out in the
+//! order of the clock readings: once a caller got an ID of a new period, no later caller gets one
+//! of the previous period. When the period changes, the cached ranges of the old one are dropped
+//! (counted as wasted) and the next ID comes from the new period's counter.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
+use jiff::Timestamp;
 use tokio::sync::Notify;
 
 use crate::bounds::Bounds;
+use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::key::CounterKey;
 use crate::options::Batch;
+use crate::period::{Format, Slot};
 use crate::range::IdRange;
 use crate::sharded::Shards;
 use crate::stats::StatsCell;
@@ -22,7 +31,9 @@ use crate::store::{CounterStore, Reservation};
 /// What one call of the cache needs to know about its sequence.
 pub(crate) struct Request<'a> {
     pub(crate) store: &'a Arc<dyn CounterStore>,
-    pub(crate) key: &'a CounterKey,
+    pub(crate) format: &'a Format,
+    /// The handle's clock, unless the cache has one that overrides it.
+    pub(crate) clock: &'a Arc<dyn Clock>,
     pub(crate) bounds: Bounds,
     pub(crate) batch: Batch,
     pub(crate) prefetch_at: f64,
@@ -30,7 +41,7 @@ pub(crate) struct Request<'a> {
     pub(crate) shards: Option<&'a Arc<Shards>>,
 }
 
-/// The cache and the statistics of one counter.
+/// The cache and the statistics of one sequence.
 #[derive(Debug, Default)]
 pub(crate) struct Shared {
     pub(crate) stats: StatsCell,
@@ -57,10 +68,17 @@ struct State {
     epoch: u64,
     /// Current adaptive reservation size (0 until the first refill).
     adaptive_size: u64,
+    /// The counter (period) that the cached ranges belong to.
+    slot: Option<Arc<Slot>>,
+    /// The slot last used by the calls that bypass the cache (one ID per round trip, bulk
+    /// reservations), kept so that it is only rebuilt when the period changes.
+    direct: Option<Arc<Slot>>,
+    /// A clock that replaces the handles' own clocks for this sequence.
+    clock: Option<Arc<dyn Clock>>,
 }
 
 enum Step<'a> {
-    Got(i64, Option<Refill>),
+    Got(i64, Arc<Slot>, Option<Refill>),
     Refill(Refill),
     Wait(u64, tokio::sync::futures::Notified<'a>),
 }
@@ -70,6 +88,7 @@ struct Refill {
     ticket: u64,
     epoch: u64,
     size: u64,
+    slot: Arc<Slot>,
 }
 
 impl Shared {
@@ -77,23 +96,25 @@ impl Shared {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The next ID from the cache, refilling it from the store when it is empty.
-    pub(crate) async fn next(self: &Arc<Self>, req: &Request<'_>) -> Result<i64> {
+    /// The next ID from the cache and the slot it belongs to, refilling the cache from the
+    /// store when it is empty.
+    pub(crate) async fn next(self: &Arc<Self>, req: &Request<'_>) -> Result<(i64, Arc<Slot>)> {
         loop {
             match self.step(req) {
-                Step::Got(id, prefetch) => {
+                Step::Got(id, slot, prefetch) => {
                     if let Some(job) = prefetch {
                         self.spawn_refill(job, req);
                     }
-                    return Ok(id);
+                    return Ok((id, slot));
                 }
                 Step::Refill(job) => {
-                    tracing::debug!(counter = %req.key, size = job.size, "refilling, callers wait");
+                    tracing::debug!(counter = %job.slot.key, size = job.size, "refilling, callers wait");
                     let guard = RefillGuard {
                         shared: self.clone(),
                         ticket: job.ticket,
                     };
-                    let result = refill(req.store, req.key, req.shards, job.size, req.bounds).await;
+                    let result =
+                        refill(req.store, &job.slot.key, req.shards, job.size, req.bounds).await;
                     guard.finish(job.epoch, result, req.batch)?;
                 }
                 Step::Wait(ticket, refilled) => {
@@ -109,14 +130,61 @@ impl Shared {
     /// What the caller of `next` does now, decided under the lock.
     fn step(&self, req: &Request<'_>) -> Step<'_> {
         let mut st = self.lock();
+        let slot = self.align(&mut st, req);
         if let Some((id, prefetch)) = self.take(&mut st, req) {
-            return Step::Got(id, prefetch);
+            return Step::Got(id, slot, prefetch);
         }
         match st.refill {
             // Registered under the lock, so the refill's wake-up cannot be missed.
             Some(ticket) => Step::Wait(ticket, self.refilled.notified()),
             None => Step::Refill(self.begin_refill(&mut st, req.batch)),
         }
+    }
+
+    /// Reads the clock and makes the cache serve the slot of the current period: the ranges of
+    /// another period are dropped (counted as wasted) and refills still in flight for it are
+    /// discarded when they land.
+    fn align(&self, st: &mut State, req: &Request<'_>) -> Arc<Slot> {
+        let clock = st.clock.as_ref().unwrap_or(req.clock);
+        let slot = req.format.slot(|| clock.now(), st.slot.as_ref());
+        if st.slot.as_ref().is_some_and(|s| Arc::ptr_eq(s, &slot)) {
+            return slot;
+        }
+        let dropped =
+            st.current.take().map_or(0, |r| r.len()) + st.standby.take().map_or(0, |r| r.len());
+        if dropped > 0 {
+            self.stats.wasted(dropped);
+            tracing::debug!(counter = %slot.key, dropped, "period changed; cached values of the previous one dropped");
+        }
+        st.epoch += 1;
+        st.current_since = None;
+        st.slot = Some(slot.clone());
+        slot
+    }
+
+    /// The slot in use now, for calls that bypass the cache.
+    pub(crate) fn direct_slot(&self, format: &Format, clock: &Arc<dyn Clock>) -> Arc<Slot> {
+        if let Some(constant) = format.constant() {
+            return constant.clone();
+        }
+        let mut st = self.lock();
+        let slot = {
+            let clock = st.clock.as_ref().unwrap_or(clock);
+            format.slot(|| clock.now(), st.direct.as_ref())
+        };
+        st.direct = Some(slot.clone());
+        slot
+    }
+
+    /// The current instant, from the overriding clock or else `clock`.
+    pub(crate) fn now(&self, clock: &Arc<dyn Clock>) -> Timestamp {
+        let st = self.lock();
+        st.clock.as_ref().unwrap_or(clock).now()
+    }
+
+    /// Sets (or with `None` removes) the clock that overrides the handles' own.
+    pub(crate) fn set_clock(&self, clock: Option<Arc<dyn Clock>>) {
+        self.lock().clock = clock;
     }
 
     fn failure_of(&self, ticket: u64) -> Option<Error> {
@@ -160,6 +228,10 @@ impl Shared {
             ticket: st.last_ticket,
             epoch: st.epoch,
             size,
+            slot: st
+                .slot
+                .clone()
+                .expect("a refill starts after the slot is aligned"),
         }
     }
 
@@ -173,12 +245,12 @@ impl Shared {
             return; // dropping the guard ends the refill; the next caller refills inline
         };
         let store = req.store.clone();
-        let key = req.key.clone();
         let shards = req.shards.cloned();
         let (bounds, batch) = (req.bounds, req.batch);
-        tracing::debug!(counter = %key, size = job.size, "prefetching the next range");
+        tracing::debug!(counter = %job.slot.key, size = job.size, "prefetching the next range");
         runtime.spawn(async move {
-            let result = refill(&store, &key, shards.as_ref(), job.size, bounds).await;
+            let key = &job.slot.key;
+            let result = refill(&store, key, shards.as_ref(), job.size, bounds).await;
             if let Err(e) = &result {
                 tracing::warn!(counter = %key, error = %e, "prefetch of the next range failed");
             }
@@ -188,21 +260,22 @@ impl Shared {
 
     /// Drops every cached range (after an admin operation); they count as wasted.
     pub(crate) async fn invalidate(&self) {
-        let (current, standby) = self.take_all().await;
+        let (current, standby, _) = self.take_all().await;
         let wasted = current.map_or(0, |r| r.len()) + standby.map_or(0, |r| r.len());
         self.stats.wasted(wasted);
     }
 
     /// Waits for the refill in flight, if any, then removes and returns the cached ranges
-    /// (current, standby). A refill that starts later belongs to the new epoch.
-    pub(crate) async fn take_all(&self) -> (Option<IdRange>, Option<IdRange>) {
+    /// (current, standby) and the slot they belong to. A refill that starts later belongs to the
+    /// new epoch.
+    pub(crate) async fn take_all(&self) -> (Option<IdRange>, Option<IdRange>, Option<Arc<Slot>>) {
         loop {
             let refilled = {
                 let mut st = self.lock();
                 if st.refill.is_none() {
                     st.epoch += 1;
                     st.current_since = None;
-                    return (st.current.take(), st.standby.take());
+                    return (st.current.take(), st.standby.take(), st.slot.clone());
                 }
                 self.refilled.notified()
             };

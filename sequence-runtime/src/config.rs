@@ -2,6 +2,7 @@
 
 use mongodb::Database;
 
+use crate::layout::CounterLayout;
 use crate::options::{AdaptiveBatch, Batch, SequenceOptions};
 use crate::sequence::Sequence;
 
@@ -234,8 +235,13 @@ impl SequenceConfig {
         if let Some(retries) = self.retries {
             options.retries = retries;
         }
-        if matches!(self.strategy, Strategy::Sharded | Strategy::Random) {
-            options.digits = self.digits;
+        options.prefix = self.prefix.map(str::to_owned);
+        options.tz = self.tz.map(str::to_owned);
+        options.width = self.width;
+        options.digits = self.digits;
+        options.scope = self.scope.iter().map(|f| (*f).to_owned()).collect();
+        if self.layout == LayoutConfig::Mongoose {
+            options.layout = CounterLayout::mongoose();
         }
         options
     }

@@ -185,6 +185,19 @@ pub enum Error {
         target: &'static str,
     },
 
+    /// The sequence is scoped: which counter to use depends on the values of its `scope`
+    /// fields, so an ID cannot be taken without them.
+    #[error(
+        "sequence `{counter}` is scoped by {fields}: take IDs for a document with \
+         `insert_with_id` or `next_id_for`, or bind values with `Sequence::in_scope`"
+    )]
+    ScopeRequired {
+        /// The sequence name.
+        counter: String,
+        /// The `scope` fields, for example `` `tenant`, `year` ``.
+        fields: String,
+    },
+
     /// Any other error from the MongoDB driver.
     #[error(transparent)]
     Mongo(#[from] mongodb::error::Error),

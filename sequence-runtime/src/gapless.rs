@@ -14,7 +14,6 @@ use mongodb::options::WriteConcern;
 use mongodb::{ClientSession, Collection};
 
 use crate::error::{Error, Result};
-use crate::id::IdValue;
 use crate::model::SequentialId;
 use crate::sequence::Sequence;
 
@@ -121,6 +120,16 @@ pub(crate) async fn insert<T: SequentialId>(
     }
 }
 
+/// How a failed counter update in the transaction is handled.
+fn counter_failure(e: Error) -> Failure {
+    match e {
+        Error::Mongo(e) => classify_driver(e),
+        // A duplicate key from racing first upserts aborted the transaction: try again.
+        Error::DuplicateKey { source, .. } => Failure::Transient(source),
+        e => Failure::Fatal(e),
+    }
+}
+
 /// One transaction body: reserve the numbers, set them, insert.
 async fn attempt<T: SequentialId>(
     docs: &mut Docs<'_, T>,
@@ -128,18 +137,30 @@ async fn attempt<T: SequentialId>(
     seq: &Sequence,
     session: &mut ClientSession,
 ) -> std::result::Result<Vec<T::Id>, Failure> {
-    let range = match seq.reserve_in_session(docs.len() as u64, session).await {
-        Ok(range) => range,
-        Err(Error::Mongo(e)) => return Err(classify_driver(e)),
-        // A duplicate key from racing first upserts aborted the transaction: try again.
-        Err(Error::DuplicateKey { source, .. }) => return Err(Failure::Transient(source)),
-        Err(e) => return Err(Failure::Fatal(e)),
+    let reserved = match docs {
+        Docs::One(doc) => match crate::scope::for_document(seq.clone(), &**doc) {
+            Ok(seq) => seq.reserve_ids_in_session::<T::Id>(1, session).await,
+            Err(e) => Err(e),
+        },
+        Docs::Many(_) if T::SEQUENCE.scope.is_empty() => {
+            seq.reserve_ids_in_session::<T::Id>(docs.len() as u64, session)
+                .await
+        }
+        // Documents of several scopes: one reservation each, all in the transaction.
+        Docs::Many(many) => {
+            let mut ids = Vec::with_capacity(many.len());
+            for doc in many.iter() {
+                let scoped =
+                    crate::scope::for_document(seq.clone(), doc).map_err(Failure::Fatal)?;
+                match scoped.reserve_ids_in_session::<T::Id>(1, session).await {
+                    Ok(mut one) => ids.append(&mut one),
+                    Err(e) => return Err(counter_failure(e)),
+                }
+            }
+            Ok(ids)
+        }
     };
-    let ids = range
-        .iter()
-        .map(T::Id::from_counter)
-        .collect::<Result<Vec<_>>>()
-        .map_err(Failure::Fatal)?;
+    let ids = reserved.map_err(counter_failure)?;
     let inserted = match docs {
         Docs::One(doc) => {
             doc.set_id(ids[0].clone());

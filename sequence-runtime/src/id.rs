@@ -2,6 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::generated::Generated;
+use crate::render::Rendering;
 
 /// A type an ID field can have. Implemented for `i64`, `i32`, `u32`, `u64` and `String`, which
 /// hold numbers (from counters, or drawn by the random strategy), and for `mongodb::bson::Uuid`,
@@ -17,6 +18,13 @@ pub trait IdValue: Clone + std::fmt::Debug + Send + Sync + Sized + 'static {
     /// or [`Error::IdTypeMismatch`] if the type cannot hold it (the default).
     fn from_generated(value: Generated) -> Result<Self> {
         Err(value.mismatch(Self::TYPE_NAME))
+    }
+
+    /// The ID for counter value `value` rendered with `rendering` (a period's prefix, the
+    /// counter's zero-padding): for numbers, the digits of the prefix followed by the counter's;
+    /// for a plain rendering, [`from_counter`](Self::from_counter).
+    fn render(value: i64, rendering: &Rendering) -> Result<Self> {
+        Self::from_counter(rendering.number(value, Self::TYPE_NAME)?)
     }
 }
 
@@ -42,6 +50,10 @@ impl IdValue for String {
 
     fn from_counter(value: i64) -> Result<Self> {
         Ok(value.to_string())
+    }
+
+    fn render(value: i64, rendering: &Rendering) -> Result<Self> {
+        Ok(rendering.text(value))
     }
 }
 

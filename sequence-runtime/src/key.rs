@@ -2,18 +2,33 @@
 
 use std::fmt;
 
-use mongodb::bson::{Bson, Document};
+use mongodb::bson::{doc, Bson, Document};
+
+use crate::scope::Scope;
 
 /// The `_id` of one counter document: a plain string for a named sequence
 /// (`{ _id: "userid", seq: 41 }`), or an embedded document for keys with several parts.
 ///
 /// Keys are compared by `_id` equality only, so two different keys never address the same
 /// document and no part of a key is ever read as a query operator.
+///
+/// The key of a sequence in a period or a scope ([`CounterKey::of`]) is
+/// `{ seq: <name>, period: <period>, scope: { <field>: <value>, … } }`, in that field order and
+/// without the parts that do not apply.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CounterKey {
     value: Bson,
     canonical: String,
     fields: Document,
+    parts: Option<Parts>,
+}
+
+/// What a key made by [`CounterKey::named`] or [`CounterKey::of`] is made of.
+#[derive(Clone, Debug, PartialEq)]
+struct Parts {
+    name: String,
+    period: Option<String>,
+    scope: Option<Scope>,
 }
 
 impl CounterKey {
@@ -22,8 +37,45 @@ impl CounterKey {
         let name = name.into();
         CounterKey {
             canonical: format!("s:{name}"),
-            value: Bson::String(name),
+            value: Bson::String(name.clone()),
             fields: Document::new(),
+            parts: Some(Parts {
+                name,
+                period: None,
+                scope: None,
+            }),
+        }
+    }
+
+    /// The key of sequence `name` in `period` (a canonical period such as `"20251122"`) and
+    /// `scope`: [`named`](Self::named) when there is neither, else the embedded document
+    /// `{ seq: name, period, scope }` (scope values as in [`Scope::key_document`]).
+    pub fn of(name: impl Into<String>, period: Option<&str>, scope: Option<&Scope>) -> Self {
+        let name = name.into();
+        let scope = scope.filter(|s| !s.is_empty());
+        if period.is_none() && scope.is_none() {
+            return Self::named(name);
+        }
+        let mut id = doc! { "seq": name.as_str() };
+        let mut canonical = format!("p:{}", Bson::String(name.clone()).into_canonical_extjson());
+        if let Some(period) = period {
+            id.insert("period", period);
+            canonical.push_str(&format!(",{period:?}"));
+        }
+        if let Some(scope) = scope {
+            id.insert("scope", scope.key_document());
+            canonical.push(',');
+            canonical.push_str(&scope.canonical());
+        }
+        CounterKey {
+            value: Bson::Document(id),
+            canonical,
+            fields: Document::new(),
+            parts: Some(Parts {
+                name,
+                period: period.map(str::to_owned),
+                scope: scope.cloned(),
+            }),
         }
     }
 
@@ -34,6 +86,7 @@ impl CounterKey {
             canonical: format!("d:{}", value.clone().into_canonical_extjson()),
             value,
             fields: Document::new(),
+            parts: None,
         }
     }
 
@@ -69,6 +122,21 @@ impl CounterKey {
             .map(|k| (k.clone(), doc.get(k).cloned().unwrap_or(Bson::Null)))
             .collect();
         Some(found.to_string())
+    }
+
+    /// The sequence name, for keys made by [`named`](Self::named) or [`of`](Self::of).
+    pub fn name(&self) -> Option<&str> {
+        self.parts.as_ref().map(|p| p.name.as_str())
+    }
+
+    /// The canonical period, for keys of a period.
+    pub fn period(&self) -> Option<&str> {
+        self.parts.as_ref()?.period.as_deref()
+    }
+
+    /// The scope, for keys of a scope.
+    pub fn scope(&self) -> Option<&Scope> {
+        self.parts.as_ref()?.scope.as_ref()
     }
 
     /// The `_id` value of the counter document.
@@ -136,5 +204,31 @@ mod tests {
             .unwrap()
             .contains("null"));
         assert!(CounterKey::named("x").fields_mismatch(&doc! {}).is_none());
+    }
+
+    #[test]
+    fn period_and_scope_keys() {
+        assert_eq!(CounterKey::of("inv", None, None), CounterKey::named("inv"));
+        let k = CounterKey::of("inv", Some("20251122"), None);
+        assert_eq!(
+            k.value(),
+            &Bson::Document(doc! { "seq": "inv", "period": "20251122" })
+        );
+        assert_eq!(k.period(), Some("20251122"));
+        let scope = Scope::new().with("tenant", "a");
+        let k = CounterKey::of("inv", Some("2025"), Some(&scope));
+        assert_eq!(
+            k.value(),
+            &Bson::Document(doc! { "seq": "inv", "period": "2025", "scope": { "tenant": "a" } })
+        );
+        assert_eq!(k.name(), Some("inv"));
+        assert_eq!(k.scope(), Some(&scope));
+        // No concatenation: parts cannot run into each other.
+        let a = CounterKey::of("a,\"b\"", None, Some(&scope));
+        let b = CounterKey::of("a", Some("b"), Some(&scope));
+        assert_ne!(a.canonical(), b.canonical());
+        let n32 = CounterKey::of("n", None, Some(&Scope::new().with("t", 5_i32)));
+        let n64 = CounterKey::of("n", None, Some(&Scope::new().with("t", 5_i64)));
+        assert_eq!(n32.canonical(), n64.canonical());
     }
 }

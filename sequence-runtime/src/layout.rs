@@ -19,6 +19,16 @@ pub enum Stores {
     NextFree,
 }
 
+/// How a counter document is found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+enum Keys {
+    /// By `_id` (the key's value).
+    #[default]
+    Id,
+    /// By mongoose-sequence's `{ id, reference_value }`.
+    Mongoose,
+}
+
 /// The shape of the counter documents: the counter field's name and what it stores.
 ///
 /// The default is `{ _id: <name>, seq: <last issued> }`. Counters written by existing code keep
@@ -35,6 +45,7 @@ pub enum Stores {
 pub struct CounterLayout {
     field: String,
     stores: Stores,
+    keys: Keys,
 }
 
 impl Default for CounterLayout {
@@ -42,6 +53,7 @@ impl Default for CounterLayout {
         CounterLayout {
             field: "seq".to_owned(),
             stores: Stores::LastIssued,
+            keys: Keys::Id,
         }
     }
 }
@@ -50,6 +62,26 @@ impl CounterLayout {
     /// The default layout: field `seq`, last issued value.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// mongoose-sequence's layout: `{ id: <name>, reference_value: <scope or null>, seq: <last
+    /// issued> }`, found by `{ id, reference_value }` (with the unique index on those two fields
+    /// that mongoose-sequence declares, created when missing), so that a Rust service and a
+    /// Node service using mongoose-sequence share one counter.
+    ///
+    /// `reference_value` is `null` for an unscoped counter and `{ <field>: <value>, … }` (fields
+    /// sorted by name, values as stored in the documents) for a scoped one. This layout has no
+    /// periods: a sequence with date tokens in its `prefix` cannot use it.
+    pub fn mongoose() -> Self {
+        CounterLayout {
+            keys: Keys::Mongoose,
+            ..Self::default()
+        }
+    }
+
+    /// Whether this is mongoose-sequence's layout.
+    pub fn is_mongoose(&self) -> bool {
+        self.keys == Keys::Mongoose
     }
 
     /// Sets the counter field's name.
@@ -94,9 +126,43 @@ impl CounterLayout {
         filter
     }
 
-    /// The filter that selects the document with `key`'s `_id`, whatever its other fields.
+    /// The filter that selects the document of `key`, whatever its other fields.
     pub(crate) fn id_filter(&self, key: &CounterKey) -> Document {
-        doc! { "_id": key.value().clone() }
+        match self.keys {
+            Keys::Id => doc! { "_id": key.value().clone() },
+            Keys::Mongoose => {
+                let (id, reference) = match (key.name(), key.value()) {
+                    (Some(name), _) => (
+                        name.to_owned(),
+                        key.scope()
+                            .map_or(Bson::Null, |s| Bson::Document(s.document())),
+                    ),
+                    // A composite key of other parts: `seq` names the counter, the rest is the
+                    // reference value.
+                    (None, Bson::Document(d)) => {
+                        let mut rest = d.clone();
+                        let id = match rest.remove("seq") {
+                            Some(Bson::String(s)) => s,
+                            _ => key.to_string(),
+                        };
+                        let reference = if rest.is_empty() {
+                            Bson::Null
+                        } else {
+                            Bson::Document(rest)
+                        };
+                        (id, reference)
+                    }
+                    (None, _) => (key.to_string(), Bson::Null),
+                };
+                doc! { "id": id, "reference_value": reference }
+            }
+        }
+    }
+
+    /// The filter that selects every counter document of sequence `name` whose period is
+    /// before `period`, in every scope.
+    pub(crate) fn periods_before_filter(&self, name: &str, period: &str) -> Document {
+        doc! { "_id.seq": name, "_id.period": { "$lt": period } }
     }
 
     /// Reads the stored counter as a last-issued value, or says why it cannot.
@@ -149,5 +215,25 @@ mod tests {
         assert_eq!(l.read_last(&doc! { "COUNT": 42 }), Ok(41));
         assert!(l.read_last(&doc! { "COUNT": i64::MIN }).is_err());
         assert!(CounterLayout::new().field("a.b").validate().is_err());
+    }
+
+    #[test]
+    fn mongoose_keys() {
+        use crate::scope::Scope;
+        let l = CounterLayout::mongoose();
+        assert!(l.is_mongoose() && !CounterLayout::new().is_mongoose());
+        assert_eq!(
+            l.key_filter(&CounterKey::named("order")),
+            doc! { "id": "order", "reference_value": Bson::Null }
+        );
+        let scope = Scope::new().with("tenant", "a").with("branch", 3);
+        assert_eq!(
+            l.key_filter(&CounterKey::of("order", None, Some(&scope))),
+            doc! { "id": "order", "reference_value": { "branch": 3, "tenant": "a" } }
+        );
+        assert_eq!(
+            CounterLayout::new().key_filter(&CounterKey::named("order")),
+            doc! { "_id": "order" }
+        );
     }
 }

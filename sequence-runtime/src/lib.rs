@@ -6,6 +6,7 @@
 
 mod bounds;
 mod cache;
+mod clock;
 mod config;
 mod error;
 mod gapless;
@@ -18,9 +19,13 @@ mod model;
 mod mongo_store;
 mod names;
 mod options;
+mod pattern;
+mod period;
 mod random;
 mod range;
 mod registry;
+mod render;
+mod scope;
 mod sequence;
 mod sharded;
 mod stats;
@@ -29,6 +34,7 @@ mod strategy;
 pub mod uuid_as_binary;
 
 pub use bounds::Bounds;
+pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{BatchConfig, LayoutConfig, SequenceConfig, Strategy};
 pub use error::{is_duplicate_key, Error, Result, DUPLICATE_KEY_CODES};
 pub use gapless::DEFAULT_TRANSACTION_TIMEOUT;
@@ -41,9 +47,16 @@ pub use model::SequentialId;
 pub use mongo_store::MongoStore;
 pub use options::{AdaptiveBatch, Batch, SequenceOptions, SequenceOptionsBuilder};
 pub use range::IdRange;
+pub use render::Rendering;
+pub use scope::Scope;
 pub use sequence::{Sequence, SetNext};
 pub use stats::Stats;
 pub use store::{BoxFuture, CounterStore, Reservation};
+
+/// The date and time library of periods and clocks, re-exported so that callers use the same
+/// version (for example `jiff::Timestamp` for a [`ManualClock`], `jiff::civil::date` for
+/// [`Sequence::purge_periods_before`]).
+pub use jiff;
 
 #[doc(hidden)]
 pub mod __private {

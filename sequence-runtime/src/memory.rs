@@ -26,7 +26,8 @@ use crate::store::{BoxFuture, CounterStore, Reservation};
 /// ```
 #[derive(Debug, Default)]
 pub struct MemoryStore {
-    counters: Mutex<HashMap<String, i64>>,
+    /// Last issued value by key (canonical form), with the key itself.
+    counters: Mutex<HashMap<String, (CounterKey, i64)>>,
     /// The fixed fields of each counter (see [`CounterKey::with_fields`]).
     fields: Mutex<HashMap<String, Document>>,
 }
@@ -37,7 +38,7 @@ impl MemoryStore {
         Self::default()
     }
 
-    fn with<T>(&self, f: impl FnOnce(&mut HashMap<String, i64>) -> T) -> T {
+    fn with<T>(&self, f: impl FnOnce(&mut HashMap<String, (CounterKey, i64)>) -> T) -> T {
         let mut map = self
             .counters
             .lock()
@@ -84,7 +85,7 @@ impl MemoryStore {
 
     /// Stores a raw last-issued value without any check, to simulate a corrupt counter.
     pub fn force_raw(&self, key: &CounterKey, last: i64) {
-        self.with(|m| m.insert(key.canonical().to_owned(), last));
+        self.with(|m| m.insert(key.canonical().to_owned(), (key.clone(), last)));
     }
 }
 
@@ -98,11 +99,11 @@ impl CounterStore for MemoryStore {
         let result = self.with(|m| {
             self.check_fields(key, false)?;
             let last = match m.get(key.canonical()) {
-                Some(&last) => self.checked(key, last, bounds)?,
+                Some(&(_, last)) => self.checked(key, last, bounds)?,
                 None => bounds.before_start(),
             };
             let range = bounds.range_after(&key.to_string(), last, n)?;
-            m.insert(key.canonical().to_owned(), range.last());
+            m.insert(key.canonical().to_owned(), (key.clone(), range.last()));
             self.check_fields(key, true)?;
             Ok(Reservation::new(range, 0))
         });
@@ -114,7 +115,7 @@ impl CounterStore for MemoryStore {
         key: &'a CounterKey,
         bounds: Bounds,
     ) -> BoxFuture<'a, Result<Option<i64>>> {
-        let result = self.with(|m| m.get(key.canonical()).copied());
+        let result = self.with(|m| m.get(key.canonical()).map(|e| e.1));
         let result = result
             .map(|v| {
                 self.check_fields(key, false)?;
@@ -134,7 +135,7 @@ impl CounterStore for MemoryStore {
         let result = self.with(|m| {
             self.check_fields(key, false)?;
             if !force {
-                if let Some(&current) = m.get(key.canonical()) {
+                if let Some(&(_, current)) = m.get(key.canonical()) {
                     let current = self.checked(key, current, bounds)?;
                     if current > last {
                         return Err(Error::WouldMoveBackwards {
@@ -145,7 +146,7 @@ impl CounterStore for MemoryStore {
                     }
                 }
             }
-            m.insert(key.canonical().to_owned(), last);
+            m.insert(key.canonical().to_owned(), (key.clone(), last));
             self.check_fields(key, true)
         });
         Box::pin(async move { result })
@@ -158,7 +159,7 @@ impl CounterStore for MemoryStore {
         new: i64,
     ) -> BoxFuture<'a, Result<bool>> {
         let swapped = self.with(|m| match m.get_mut(key.canonical()) {
-            Some(v) if *v == expected && self.check_fields(key, false).is_ok() => {
+            Some((_, v)) if *v == expected && self.check_fields(key, false).is_ok() => {
                 *v = new;
                 true
             }
@@ -177,6 +178,21 @@ impl CounterStore for MemoryStore {
             m.remove(key.canonical()).is_some()
         });
         Box::pin(async move { Ok(existed) })
+    }
+
+    fn delete_periods_before<'a>(
+        &'a self,
+        name: &'a str,
+        period: &'a str,
+    ) -> BoxFuture<'a, Result<u64>> {
+        let deleted = self.with(|m| {
+            let before = m.len();
+            m.retain(|_, (key, _)| {
+                !(key.name() == Some(name) && key.period().is_some_and(|p| p < period))
+            });
+            (before - m.len()) as u64
+        });
+        Box::pin(async move { Ok(deleted) })
     }
 
     fn location(&self) -> String {

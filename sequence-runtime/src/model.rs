@@ -46,26 +46,23 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
         Self::SEQUENCE.sequence(&coll.client().database(coll.namespace().db.as_str()))
     }
 
-    /// Allocates the next ID without inserting anything.
+    /// Allocates the next ID without inserting anything. A scoped model (`scope = ...`) has no
+    /// document to take the scope from here: this fails with [`Error::ScopeRequired`]; use
+    /// [`next_id_for`](Self::next_id_for).
     ///
     /// A gapless sequence refuses with [`Error::Unsupported`]: a number taken outside the
     /// insert's transaction would leave a gap if it were not used.
     fn next_id(coll: &Collection<Self>) -> impl Future<Output = Result<Self::Id>> + Send {
-        async move {
-            if Self::SEQUENCE.gapless {
-                return Err(Error::Unsupported {
-                    operation: "next_id",
-                    strategy: "gapless",
-                    hint: "; a number taken outside the insert's transaction would leave a gap \
-                           if it were not used: use `insert_with_id` or \
-                           `insert_with_id_in_session`",
-                });
-            }
-            if let Some(value) = Generated::new(Self::SEQUENCE.strategy) {
-                return Self::Id::from_generated(value);
-            }
-            Self::Id::from_counter(Self::sequence(coll).next().await?)
-        }
+        allocate::<Self>(Ok(Self::sequence(coll)))
+    }
+
+    /// Allocates the next ID for this document without inserting it: from the counter of its
+    /// `scope` values for a scoped model, else like [`next_id`](Self::next_id).
+    fn next_id_for(
+        &self,
+        coll: &Collection<Self>,
+    ) -> impl Future<Output = Result<Self::Id>> + Send {
+        allocate::<Self>(crate::scope::for_document(Self::sequence(coll), self))
     }
 
     /// Allocates the next ID, stores it in the ID field, inserts the document and returns the ID.
@@ -87,7 +84,7 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
             if Self::SEQUENCE.strategy == Strategy::Random {
                 return random::insert_one(self, coll, None).await;
             }
-            let id = Self::next_id(coll).await?;
+            let id = self.next_id_for(coll).await?;
             self.set_id(id.clone());
             coll.insert_one(&*self).await.map_err(Error::from_driver)?;
             Ok(id)
@@ -109,8 +106,9 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
             let id = match Self::SEQUENCE.strategy {
                 Strategy::Random => return random::insert_one(self, coll, Some(session)).await,
                 Strategy::Counter => {
-                    let range = Self::sequence(coll).reserve_in_session(1, session).await?;
-                    Self::Id::from_counter(range.first())?
+                    let seq = crate::scope::for_document(Self::sequence(coll), self)?;
+                    let ids = seq.reserve_ids_in_session::<Self::Id>(1, session).await?;
+                    ids.into_iter().next().expect("one ID reserved")
                 }
                 _ => Self::next_id(coll).await?,
             };
@@ -123,8 +121,9 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
         }
     }
 
-    /// Reserves one contiguous range for all of `docs` in a single round trip, stores the IDs
-    /// and inserts the documents with one `insert_many`. Returns the IDs in order.
+    /// Reserves one contiguous range for all of `docs` in a single round trip (one per distinct
+    /// scope for a scoped model), stores the IDs and inserts the documents with one
+    /// `insert_many`. Returns the IDs in order.
     ///
     /// With the random strategy, distinct draws are inserted with one unordered `insert_many`,
     /// and only the documents that collided on `_id` are drawn again and re-inserted, at most
@@ -148,11 +147,7 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
                 let timeout = Self::SEQUENCE.transaction_timeout();
                 return gapless::insert(Docs::Many(docs), coll, &seq, timeout).await;
             }
-            let range = Self::sequence(coll).reserve(docs.len() as u64).await?;
-            let ids = range
-                .iter()
-                .map(Self::Id::from_counter)
-                .collect::<Result<Vec<_>>>()?;
+            let ids = crate::scope::ids_for(Self::sequence(coll), docs).await?;
             for (doc, id) in docs.iter_mut().zip(&ids) {
                 doc.set_id(id.clone());
             }
@@ -160,6 +155,22 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
             Ok(ids)
         }
     }
+}
+
+/// The next ID of `T` from `seq` (already bound to the document's scope, if any).
+async fn allocate<T: SequentialId>(seq: Result<Sequence>) -> Result<T::Id> {
+    if T::SEQUENCE.gapless {
+        return Err(Error::Unsupported {
+            operation: "next_id",
+            strategy: "gapless",
+            hint: "; a number taken outside the insert's transaction would leave a gap if it \
+                   were not used: use `insert_with_id` or `insert_with_id_in_session`",
+        });
+    }
+    if let Some(value) = Generated::new(T::SEQUENCE.strategy) {
+        return T::Id::from_generated(value);
+    }
+    seq?.next_id::<T::Id>().await
 }
 
 /// Converts a `scope` field's value to BSON (used by the derive).

@@ -1,8 +1,12 @@
 //! Counters in a MongoDB collection: one `findAndModify` per reservation.
 
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+
 use mongodb::bson::{doc, Bson, Document};
-use mongodb::options::{CollectionOptions, ReturnDocument, WriteConcern};
-use mongodb::{ClientSession, Collection, Database};
+use mongodb::options::{CollectionOptions, IndexOptions, ReturnDocument, WriteConcern};
+use mongodb::{ClientSession, Collection, Database, IndexModel};
+use tokio::sync::OnceCell;
 use tracing::Instrument;
 
 use crate::bounds::Bounds;
@@ -96,6 +100,48 @@ impl MongoStore {
         }
     }
 
+    /// With mongoose-sequence's layout, makes sure the unique index on `{ id, reference_value }`
+    /// exists before the first upsert, so that two concurrent first upserts cannot create two
+    /// counters. Done once per collection per process; an index mongoose already created is
+    /// left as it is.
+    async fn ensure_key_index(&self) -> Result<()> {
+        if !self.layout.is_mongoose() {
+            return Ok(());
+        }
+        static DONE: LazyLock<Mutex<HashMap<String, Arc<OnceCell<()>>>>> =
+            LazyLock::new(Default::default);
+        let cell = DONE
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(self.location())
+            .or_default()
+            .clone();
+        cell.get_or_try_init(|| async {
+            let index = IndexModel::builder()
+                .keys(doc! { "id": 1, "reference_value": 1 })
+                .options(IndexOptions::builder().unique(true).build())
+                .build();
+            self.collection.create_index(index).await.map_err(|e| {
+                if is_duplicate_key(&e) {
+                    Error::InvalidOptions(format!(
+                        "cannot create the unique index on {{ id, reference_value }} that \
+                         mongoose-sequence's layout needs in `{}`: the collection holds \
+                         documents that are not mongoose-sequence counters (such as counters of \
+                         the default layout); keep the two layouts in separate collections \
+                         (`counters = \"...\"`): {e}",
+                        self.location()
+                    ))
+                } else {
+                    Error::Mongo(e)
+                }
+            })?;
+            tracing::debug!(collection = %self.location(), "unique index on {{ id, reference_value }} ensured");
+            Ok::<(), Error>(())
+        })
+        .await?;
+        Ok(())
+    }
+
     /// The one reservation: a guarded findAndModify, in `session` (and its transaction) if
     /// given.
     async fn reserve_impl(
@@ -105,6 +151,7 @@ impl MongoStore {
         bounds: Bounds,
         mut session: Option<&mut ClientSession>,
     ) -> Result<Reservation> {
+        self.ensure_key_index().await?;
         let bounds = self.storable(bounds);
         let exhausted = |last: i64| Error::Exhausted {
             counter: key.to_string(),
@@ -193,6 +240,7 @@ impl MongoStore {
         force: bool,
         bounds: Bounds,
     ) -> Result<()> {
+        self.ensure_key_index().await?;
         let off = self.layout.offset();
         let field = self.layout.field_name();
         let stored = last + off;
@@ -227,6 +275,21 @@ impl MongoStore {
             .collection
             .update_one(filter, doc! { "$set": { field: new + off } });
         Ok(action.await?.modified_count == 1)
+    }
+
+    async fn delete_periods_impl(&self, name: &str, period: &str) -> Result<u64> {
+        let deleted = self
+            .collection
+            .delete_many(self.layout.periods_before_filter(name, period))
+            .await?
+            .deleted_count;
+        tracing::info!(
+            sequence = name,
+            before = period,
+            deleted,
+            "deleted old period counters"
+        );
+        Ok(deleted)
     }
 
     async fn delete_impl(&self, key: &CounterKey) -> Result<bool> {
@@ -289,6 +352,14 @@ impl CounterStore for MongoStore {
 
     fn delete<'a>(&'a self, key: &'a CounterKey) -> BoxFuture<'a, Result<bool>> {
         Box::pin(self.delete_impl(key))
+    }
+
+    fn delete_periods_before<'a>(
+        &'a self,
+        name: &'a str,
+        period: &'a str,
+    ) -> BoxFuture<'a, Result<u64>> {
+        Box::pin(self.delete_periods_impl(name, period))
     }
 
     fn location(&self) -> String {

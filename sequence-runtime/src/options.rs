@@ -1,14 +1,17 @@
 //! Options of a sequence, with a builder in the driver's fluent style.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use mongodb::options::WriteConcern;
 
 use crate::bounds::Bounds;
+use crate::clock::{Clock, SystemClock};
 use crate::config::Strategy;
 use crate::error::{Error, Result};
 use crate::layout::CounterLayout;
-use crate::names::{check_collection_name, check_counter_name};
+use crate::names::{check_collection_name, check_counter_name, check_field_name};
+use crate::period::Format;
 
 /// How many values one round trip to the counter reserves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,9 +118,23 @@ pub struct SequenceOptions {
     pub shards: u32,
     /// Draws of the random strategy after a collision, before giving up (default 10).
     pub retries: u32,
-    /// Exact number of digits of every ID of the sharded and random strategies: the space
-    /// `10^(digits-1) ..= 10^digits - 1`, instead of `start..=max` (see [`Bounds::digits`]).
+    /// Period prefix pattern (`"YYMMDD"`, `"INV-YYYYMM-"`): date tokens `YYYY`, `YY`, `MM`,
+    /// `DD`, `HH`, other characters (or text in single quotes) literal. Each period of the
+    /// finest date token has a counter of its own. Default: none.
+    pub prefix: Option<String>,
+    /// IANA time zone in which periods begin and end (default UTC).
+    pub tz: Option<String>,
+    /// Digits of the counter part of an ID, zero-padded (default 6 with a `prefix`); the counter
+    /// stops at `10^width - 1` per period.
+    pub width: Option<u8>,
+    /// Exact number of digits of every ID, without a prefix: values run from `10^(digits-1)`
+    /// to `10^digits - 1` (for the sharded and random strategies: their space).
     pub digits: Option<u8>,
+    /// Fields of the document whose values each get a counter of their own (see
+    /// [`Sequence::in_scope`](crate::Sequence::in_scope)).
+    pub scope: Vec<String>,
+    /// Where the current time comes from, for periods (default [`SystemClock`]).
+    pub clock: Arc<dyn Clock>,
 }
 
 impl SequenceOptions {
@@ -136,13 +153,23 @@ impl SequenceOptions {
                 strategy: Strategy::Counter,
                 shards: 16,
                 retries: 10,
+                prefix: None,
+                tz: None,
+                width: None,
                 digits: None,
+                scope: Vec::new(),
+                clock: Arc::new(SystemClock),
             },
         }
     }
 
     /// Checks every option; returns the bounds they describe.
     pub fn validate(&self) -> Result<Bounds> {
+        self.checked().map(|(bounds, _)| bounds)
+    }
+
+    /// Checks every option; returns the bounds and the parsed format.
+    pub(crate) fn checked(&self) -> Result<(Bounds, Format)> {
         check_counter_name(&self.name)?;
         check_collection_name(&self.counters)?;
         self.layout.validate()?;
@@ -164,7 +191,17 @@ impl SequenceOptions {
                 self.prefetch_at
             )));
         }
-        crate::strategy::validate(self)
+        if !self.scope.is_empty() && self.batch != Batch::Fixed(1) {
+            return Err(Error::InvalidOptions(
+                "`batch` must be 1 with `scope`: scoped counters are reserved per call".into(),
+            ));
+        }
+        for field in &self.scope {
+            check_field_name(field)?;
+        }
+        let space = crate::render::bounds(self)?;
+        crate::strategy::validate(self, space)?;
+        Ok((space, Format::new(self)?))
     }
 }
 
@@ -250,9 +287,39 @@ impl SequenceOptionsBuilder {
         self
     }
 
-    /// Gives every ID of the sharded and random strategies exactly `digits` digits.
+    /// Sets the period prefix pattern (see [`SequenceOptions::prefix`]).
+    pub fn prefix(mut self, pattern: impl Into<String>) -> Self {
+        self.options.prefix = Some(pattern.into());
+        self
+    }
+
+    /// Sets the IANA time zone of periods (default UTC).
+    pub fn tz(mut self, tz: impl Into<String>) -> Self {
+        self.options.tz = Some(tz.into());
+        self
+    }
+
+    /// Sets the digits of the zero-padded counter part.
+    pub fn width(mut self, width: u8) -> Self {
+        self.options.width = Some(width);
+        self
+    }
+
+    /// Makes every ID exactly `digits` digits long.
     pub fn digits(mut self, digits: u8) -> Self {
         self.options.digits = Some(digits);
+        self
+    }
+
+    /// Sets the fields whose values each get a counter of their own.
+    pub fn scope<S: Into<String>>(mut self, fields: impl IntoIterator<Item = S>) -> Self {
+        self.options.scope = fields.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets the clock that decides the current period.
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.options.clock = clock;
         self
     }
 

@@ -4,26 +4,37 @@ use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 use std::sync::Arc;
 
+use jiff::civil::DateTime;
 use mongodb::Database;
 
 use crate::bounds::Bounds;
 use crate::cache::{Request, Shared};
+use crate::clock::Clock;
 use crate::error::{Error, Result};
+use crate::id::IdValue;
 use crate::key::CounterKey;
 use crate::memory::MemoryStore;
 use crate::mongo_store::MongoStore;
 use crate::options::{Batch, SequenceOptions};
+use crate::period::{Format, Slot};
 use crate::random;
 use crate::range::IdRange;
 use crate::registry;
+use crate::scope::Scope;
 use crate::stats::Stats;
 use crate::store::{BoxFuture, CounterStore, Reservation};
 use crate::strategy::Kind;
 
 /// A handle on one sequence: cheap to clone, safe to share between tasks and threads.
 ///
-/// Handles of the same counter (same database, counters collection and name) in one process
+/// Handles of the same sequence (same database, counters collection and name) in one process
 /// share one cache of reserved values.
+///
+/// With a `prefix` that has date tokens, every period has a counter of its own, chosen from the
+/// clock at each call; with `scope` fields, every scope value has one (see
+/// [`in_scope`](Self::in_scope)). [`next`](Self::next) and [`reserve`](Self::reserve) return
+/// counter values; [`next_id`](Self::next_id) and [`reserve_ids`](Self::reserve_ids) return them
+/// rendered as IDs (prefix, zero-padding).
 ///
 /// Every [`Strategy`](crate::Strategy) that makes numbers has `next`: the counter and sharded
 /// strategies also `reserve` contiguous ranges, and the random strategy draws a value (unique
@@ -38,10 +49,17 @@ pub struct Sequence {
 struct Inner {
     store: Arc<dyn CounterStore>,
     shared: Arc<Shared>,
+    /// The key of the sequence without period or scope.
     key: CounterKey,
     bounds: Bounds,
     options: SequenceOptions,
-    kind: Kind,
+    format: Arc<Format>,
+    /// The scope values this handle is bound to.
+    scope: Option<Scope>,
+    /// Why the options were invalid, for a sequence that fails every operation.
+    failure: Option<Error>,
+    /// How the values are made.
+    kind: Arc<Kind>,
 }
 
 impl Sequence {
@@ -50,7 +68,7 @@ impl Sequence {
     /// Fails with [`Error::InvalidName`] or [`Error::InvalidOptions`] before anything is sent
     /// to the server.
     pub fn new(db: &Database, options: SequenceOptions) -> Result<Self> {
-        let bounds = options.validate()?;
+        let (bounds, format) = options.checked()?;
         let store = MongoStore::new(
             db,
             &options.counters,
@@ -62,7 +80,9 @@ impl Sequence {
         let registry = Some((db.name(), options.counters.as_str()));
         let kind = Kind::new(&options, &store, &key, bounds, registry);
         let shared = registry::shared(db.name(), &options.counters, &kind.cache_id(&key, bounds));
-        Ok(Self::assemble(store, shared, key, bounds, options, kind))
+        Ok(Self::assemble(
+            store, shared, key, bounds, format, options, kind,
+        ))
     }
 
     /// A sequence whose counter lives in process memory (see [`MemoryStore`]): for unit tests.
@@ -72,7 +92,7 @@ impl Sequence {
 
     /// A sequence whose counter lives in `store`, with a cache of its own.
     pub fn with_store(store: Arc<dyn CounterStore>, options: SequenceOptions) -> Result<Self> {
-        let bounds = options.validate()?;
+        let (bounds, format) = options.checked()?;
         let key = CounterKey::named(options.name.clone());
         let kind = Kind::new(&options, &store, &key, bounds, None);
         Ok(Self::assemble(
@@ -80,6 +100,7 @@ impl Sequence {
             Arc::default(),
             key,
             bounds,
+            format,
             options,
             kind,
         ))
@@ -88,15 +109,20 @@ impl Sequence {
     /// A sequence whose every operation fails with `error`.
     pub(crate) fn failing(error: Error) -> Self {
         let options = SequenceOptions::builder("invalid").build();
-        let bounds = Bounds::new(1, i64::MAX).expect("valid bounds");
-        Self::assemble(
-            Arc::new(FailingStore(error)),
+        let (bounds, format) = options.checked().expect("valid options");
+        let mut seq = Self::assemble(
+            Arc::new(FailingStore(error.clone())),
             Arc::default(),
             CounterKey::named("invalid"),
             bounds,
+            format,
             options,
             Kind::Counter,
-        )
+        );
+        Arc::get_mut(&mut seq.inner)
+            .expect("not shared yet")
+            .failure = Some(error);
+        seq
     }
 
     fn assemble(
@@ -104,6 +130,7 @@ impl Sequence {
         shared: Arc<Shared>,
         key: CounterKey,
         bounds: Bounds,
+        format: Format,
         options: SequenceOptions,
         kind: Kind,
     ) -> Self {
@@ -114,7 +141,10 @@ impl Sequence {
                 key,
                 bounds,
                 options,
-                kind,
+                format: Arc::new(format),
+                scope: None,
+                failure: None,
+                kind: Arc::new(kind),
             }),
         }
     }
@@ -124,8 +154,9 @@ impl Sequence {
         &self.inner.options
     }
 
-    /// The key of the counter document (of a sharded sequence: the name its shards' keys
-    /// `{ seq: <name>, shard: i }` are made of).
+    /// The key of the sequence's counter without period or scope (`_id: "<name>"`); see
+    /// [`current_key`](Self::current_key) for the counter in use now. Of a sharded sequence:
+    /// the name its shards' keys `{ seq: <name>, shard: i }` are made of.
     pub fn key(&self) -> &CounterKey {
         &self.inner.key
     }
@@ -140,77 +171,110 @@ impl Sequence {
         self.inner.shared.stats.collided(n);
     }
 
-    /// The next ID. With `batch = 1` this is one round trip; with larger batches it usually
-    /// comes from memory. With the random strategy it is a draw, made without a round trip.
-    pub async fn next(&self) -> Result<i64> {
+    /// The key of the counter in use now: the current period's, in this handle's scope.
+    pub fn current_key(&self) -> Result<CounterKey> {
+        Ok(self.inner.slot()?.key.clone())
+    }
+
+    /// This sequence in the scope `scope`: a handle whose operations (`next`, `reserve`,
+    /// `current`, `set_next`, `reset`, `delete`) use the counter of those values.
+    ///
+    /// The scope must have exactly the sequence's `scope` fields. Scoped counters are not
+    /// cached (one round trip per [`next`](Self::next); [`reserve`](Self::reserve) takes any
+    /// number in one), so that a process does not hold ranges for every scope value it has
+    /// seen; statistics are shared with the unscoped handle.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// use mongo_sequence_runtime::{Scope, Sequence, SequenceOptions};
+    /// let seq = Sequence::in_memory(SequenceOptions::builder("order").scope(["tenant"]).build())?;
+    /// let acme = seq.in_scope(Scope::new().with("tenant", "acme"))?;
+    /// let globex = seq.in_scope(Scope::new().with("tenant", "globex"))?;
+    /// assert_eq!(acme.next().await?, 1);
+    /// assert_eq!(acme.next().await?, 2);
+    /// assert_eq!(globex.next().await?, 1);
+    /// # Ok::<(), mongo_sequence_runtime::Error>(()) }).unwrap();
+    /// ```
+    pub fn in_scope(&self, scope: Scope) -> Result<Sequence> {
         let inner = &*self.inner;
-        match inner.kind {
-            Kind::Counter | Kind::Sharded(_) => {}
-            Kind::Random => {
-                let value = random::draw(inner.bounds)?;
-                inner.shared.stats.issued(1);
-                return Ok(value);
-            }
-            Kind::Generated(_) => return Err(inner.kind.unsupported("next")),
+        if let Some(e) = &inner.failure {
+            return Err(e.clone());
         }
-        if inner.options.batch == Batch::Fixed(1) {
-            let r = inner.reserve_exact(1).await?;
-            inner.shared.stats.reserved(1, r.retries);
-            inner.shared.stats.issued(1);
-            return Ok(r.range.first());
-        }
-        let req = Request {
-            store: &inner.store,
-            key: &inner.key,
-            bounds: inner.bounds,
-            batch: inner.options.batch,
-            prefetch_at: inner.options.prefetch_at,
-            shards: match &inner.kind {
-                Kind::Sharded(shards) => Some(shards),
-                _ => None,
-            },
-        };
-        inner.shared.next(&req).await
+        scope.check(&inner.options.name, &inner.options.scope)?;
+        Ok(Sequence {
+            inner: Arc::new(Inner {
+                store: inner.store.clone(),
+                shared: inner.shared.clone(),
+                key: inner.key.clone(),
+                bounds: inner.bounds,
+                options: inner.options.clone(),
+                format: inner.format.clone(),
+                scope: Some(scope),
+                failure: None,
+                kind: inner.kind.clone(),
+            }),
+        })
+    }
+
+    /// The scope this handle is bound to.
+    pub fn scope(&self) -> Option<&Scope> {
+        self.inner.scope.as_ref()
+    }
+
+    /// The next counter value. With `batch = 1` this is one round trip; with larger batches it
+    /// usually comes from memory; with the random strategy it is a draw, made without a round
+    /// trip. For a formatted ID (prefix, padding) use [`next_id`](Self::next_id).
+    pub async fn next(&self) -> Result<i64> {
+        Ok(self.inner.issue().await?.0)
+    }
+
+    /// The next ID, rendered as `T`: `"{prefix}{counter zero-padded to width}"` for `String`,
+    /// the same digits as a number for integer types.
+    pub async fn next_id<T: IdValue>(&self) -> Result<T> {
+        let (value, slot) = self.inner.issue().await?;
+        T::render(value, &slot.rendering)
     }
 
     /// Reserves `n` contiguous IDs in one round trip (bypassing the cache), for bulk inserts. A
     /// sharded sequence takes them from one shard (skipping the shards with fewer left).
     pub async fn reserve(&self, n: u64) -> Result<IdRange> {
-        if n == 0 {
-            return Err(Error::InvalidOptions(
-                "cannot reserve 0 IDs; ask for at least 1".into(),
-            ));
-        }
-        let inner = &*self.inner;
-        let r = inner.reserve_exact(n).await?;
-        inner.shared.stats.reserved(n, r.retries);
-        inner.shared.stats.issued(n);
-        Ok(r.range)
+        Ok(self.inner.reserve(n).await?.0)
     }
 
     /// Reserves `n` contiguous IDs in `session`, bypassing the cache: inside the session's
     /// transaction, if one is started, so that the numbers are consumed only if it commits
     /// (this is how gapless numbering and `insert_with_id_in_session` work); otherwise as a
-    /// causally consistent operation of the session.
+    /// causally consistent operation of the session. Counter strategy only.
     pub async fn reserve_in_session(
         &self,
         n: u64,
         session: &mut mongodb::ClientSession,
     ) -> Result<IdRange> {
-        if n == 0 {
-            return Err(Error::InvalidOptions(
-                "cannot reserve 0 IDs; ask for at least 1".into(),
-            ));
-        }
-        let inner = &*self.inner;
-        inner.counter_only("reserve_in_session")?;
-        let r = inner
-            .store
-            .reserve_in_session(&inner.key, n, inner.bounds, session)
-            .await?;
-        inner.shared.stats.reserved(n, r.retries);
-        inner.shared.stats.issued(n);
-        Ok(r.range)
+        Ok(self.inner.reserve_in_session(n, session).await?.0)
+    }
+
+    /// Like [`reserve_in_session`](Self::reserve_in_session), with the values rendered as `T`
+    /// (see [`next_id`](Self::next_id)).
+    pub async fn reserve_ids_in_session<T: IdValue>(
+        &self,
+        n: u64,
+        session: &mut mongodb::ClientSession,
+    ) -> Result<Vec<T>> {
+        let (range, slot) = self.inner.reserve_in_session(n, session).await?;
+        range
+            .iter()
+            .map(|value| T::render(value, &slot.rendering))
+            .collect()
+    }
+
+    /// Reserves `n` contiguous IDs in one round trip and renders them as `T` (see
+    /// [`next_id`](Self::next_id)).
+    pub async fn reserve_ids<T: IdValue>(&self, n: u64) -> Result<Vec<T>> {
+        let (range, slot) = self.inner.reserve(n).await?;
+        range
+            .iter()
+            .map(|value| T::render(value, &slot.rendering))
+            .collect()
     }
 
     /// The last value issued according to the counter document (`None`: no counter yet).
@@ -218,7 +282,8 @@ impl Sequence {
     pub async fn current(&self) -> Result<Option<i64>> {
         let inner = &*self.inner;
         inner.counter_only("current")?;
-        inner.store.last_issued(&inner.key, inner.bounds).await
+        let slot = inner.slot()?;
+        inner.store.last_issued(&slot.key, inner.bounds).await
     }
 
     /// Makes `next` the next value issued. Refuses to move the counter backwards unless
@@ -243,7 +308,7 @@ impl Sequence {
     /// shard back to the start of its slice, one round trip per shard). Invalidates cached
     /// values.
     pub async fn reset(&self) -> Result<()> {
-        if let Kind::Sharded(shards) = &self.inner.kind {
+        if let Kind::Sharded(shards) = &*self.inner.kind {
             self.inner.shared.invalidate().await;
             return shards.reset().await;
         }
@@ -255,13 +320,14 @@ impl Sequence {
     /// Invalidates cached values.
     pub async fn delete(&self) -> Result<bool> {
         let inner = &*self.inner;
-        if let Kind::Sharded(shards) = &inner.kind {
+        if let Kind::Sharded(shards) = &*inner.kind {
             inner.shared.invalidate().await;
             return shards.delete().await;
         }
         inner.counter_only("delete")?;
+        let slot = inner.slot()?;
         inner.shared.invalidate().await;
-        inner.store.delete(&inner.key).await
+        inner.store.delete(&slot.key).await
     }
 
     /// Gives the unused values cached in this process back to the counter, where nobody has
@@ -270,13 +336,16 @@ impl Sequence {
     /// that stops without it loses at most the ranges it holds (one, plus one prefetched).
     pub async fn release(&self) -> Result<u64> {
         let inner = &*self.inner;
-        let (current, standby) = inner.shared.take_all().await;
+        let (current, standby, slot) = inner.shared.take_all().await;
+        let Some(slot) = slot else {
+            return Ok(0);
+        };
         let mut given_back = 0;
         // The standby range is the later one: give it back first, then the current one.
         for range in [standby, current].into_iter().flatten() {
-            let key = match &inner.kind {
+            let key = match &*inner.kind {
                 Kind::Sharded(shards) => shards.key_of(range),
-                _ => Some(inner.key.clone()),
+                _ => Some(slot.key.clone()),
             };
             let Some(key) = key else {
                 inner.shared.stats.wasted(range.len());
@@ -287,7 +356,7 @@ impl Sequence {
                 .compare_and_set(&key, range.last(), range.first() - 1)
                 .await?;
             if back {
-                if let Kind::Sharded(shards) = &inner.kind {
+                if let Kind::Sharded(shards) = &*inner.kind {
                     shards.gave_back(range.first());
                 }
                 given_back += range.len();
@@ -299,28 +368,192 @@ impl Sequence {
         Ok(given_back)
     }
 
-    /// What this sequence did in this process (shared by all handles of the same counter).
+    /// Deletes the counters of the periods before the one that `before` falls in (in every
+    /// scope) and returns how many it deleted: housekeeping for sequences with a date prefix,
+    /// whose counters accumulate one per period.
+    ///
+    /// `before` is a civil date or date-time in the sequence's time zone, truncated to the
+    /// period's resolution (`2025-11-01` for a monthly prefix means November 2025). Counters of
+    /// other sequences and of `before`'s period and later are never touched. A `before` in a
+    /// period after the current one is refused with [`Error::InvalidOptions`], since that would
+    /// delete the current period's counter and make its IDs start over.
+    ///
+    /// Purge only periods the clock will not return to: a deleted period's counter would start
+    /// again at `start`.
+    pub async fn purge_periods_before(&self, before: impl Into<DateTime>) -> Result<u64> {
+        let inner = &*self.inner;
+        let name = &inner.options.name;
+        let format = &inner.format;
+        let before = before.into();
+        let (Some(given), Some(current)) = (
+            format.period_of(before),
+            format.period_at(inner.shared.now(&inner.options.clock)),
+        ) else {
+            return Err(Error::InvalidOptions(format!(
+                "sequence `{name}` has no date tokens in its `prefix`, so it has no periods to purge"
+            )));
+        };
+        if given > current {
+            return Err(Error::InvalidOptions(format!(
+                "refusing to purge the periods of `{name}` before {}: that is after the current \
+                 period {}; give a date in the current period or earlier",
+                format.canonical(given),
+                format.canonical(current)
+            )));
+        }
+        inner
+            .store
+            .delete_periods_before(name, &format.canonical(given))
+            .await
+    }
+
+    /// Makes every handle of this sequence in this process (same database, counters collection
+    /// and name; for [`with_store`](Self::with_store) handles, this handle and its clones) read
+    /// the time from `clock` instead of their own. This is how tests move the clock of a model,
+    /// whose insert methods build their handles from the model's configuration:
+    ///
+    /// ```no_run
+    /// # use std::sync::Arc;
+    /// # use mongo_sequence_runtime::{ManualClock, Sequence};
+    /// # fn f(seq: Sequence) {
+    /// // seq = Invoice::sequence(&invoices)
+    /// let clock = Arc::new(ManualClock::new("2025-11-22T22:59:00Z".parse().unwrap()));
+    /// seq.override_clock(clock.clone());
+    /// // … insert, move the clock past midnight, insert again …
+    /// seq.clear_clock_override();
+    /// # }
+    /// ```
+    pub fn override_clock(&self, clock: Arc<dyn Clock>) {
+        self.inner.shared.set_clock(Some(clock));
+    }
+
+    /// Removes the clock set by [`override_clock`](Self::override_clock).
+    pub fn clear_clock_override(&self) {
+        self.inner.shared.set_clock(None);
+    }
+
+    /// What this sequence did in this process (shared by all handles of the same sequence).
     pub fn stats(&self) -> Stats {
         self.inner.shared.stats.snapshot()
     }
 }
 
 impl Inner {
-    /// Reserves exactly `n` contiguous values: from the counter, or from one shard.
-    async fn reserve_exact(&self, n: u64) -> Result<Reservation> {
-        match &self.kind {
-            Kind::Counter => self.store.reserve(&self.key, n, self.bounds).await,
-            Kind::Sharded(shards) => shards.reserve(n, false).await,
-            _ => Err(self.kind.unsupported("reserve")),
+    /// Fails for a scoped sequence without scope values.
+    fn check_scope(&self) -> Result<()> {
+        if let Some(e) = &self.failure {
+            return Err(e.clone());
         }
+        if self.scope.is_none() && !self.options.scope.is_empty() {
+            return Err(Error::ScopeRequired {
+                counter: self.options.name.clone(),
+                fields: self
+                    .options
+                    .scope
+                    .iter()
+                    .map(|f| format!("`{f}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        }
+        Ok(())
     }
 
-    /// Fails unless the sequence is one counter.
+    /// The slot in use now, for the calls that bypass the cache.
+    fn slot(&self) -> Result<Arc<Slot>> {
+        self.check_scope()?;
+        let slot = self.shared.direct_slot(&self.format, &self.options.clock);
+        Ok(match &self.scope {
+            Some(scope) => self.format.scoped(&slot, scope),
+            None => slot,
+        })
+    }
+
+    /// Fails unless the sequence is one counter (per period and scope).
     fn counter_only(&self, operation: &'static str) -> Result<()> {
-        match self.kind {
+        match *self.kind {
             Kind::Counter => Ok(()),
             _ => Err(self.kind.unsupported(operation)),
         }
+    }
+
+    /// Reserves exactly `n` contiguous values of `slot`: from its counter, or from one shard.
+    async fn reserve_exact(&self, slot: &Slot, n: u64) -> Result<Reservation> {
+        match &*self.kind {
+            Kind::Counter => self.store.reserve(&slot.key, n, self.bounds).await,
+            Kind::Sharded(shards) => shards.reserve(n, false).await,
+            other => Err(other.unsupported("reserve")),
+        }
+    }
+
+    /// The next value and the slot it belongs to.
+    async fn issue(&self) -> Result<(i64, Arc<Slot>)> {
+        self.check_scope()?;
+        match &*self.kind {
+            Kind::Counter | Kind::Sharded(_) => {}
+            Kind::Random => {
+                let value = random::draw(self.bounds)?;
+                self.shared.stats.issued(1);
+                return Ok((value, self.slot()?));
+            }
+            other => return Err(other.unsupported("next")),
+        }
+        if self.options.batch == Batch::Fixed(1) || self.scope.is_some() {
+            let slot = self.slot()?;
+            let r = self.reserve_exact(&slot, 1).await?;
+            self.shared.stats.reserved(1, r.retries);
+            self.shared.stats.issued(1);
+            return Ok((r.range.first(), slot));
+        }
+        let req = Request {
+            store: &self.store,
+            format: &self.format,
+            clock: &self.options.clock,
+            bounds: self.bounds,
+            batch: self.options.batch,
+            prefetch_at: self.options.prefetch_at,
+            shards: match &*self.kind {
+                Kind::Sharded(shards) => Some(shards),
+                _ => None,
+            },
+        };
+        self.shared.next(&req).await
+    }
+
+    /// `n` values in one round trip and the slot they belong to.
+    async fn reserve(&self, n: u64) -> Result<(IdRange, Arc<Slot>)> {
+        if n == 0 {
+            return Err(Error::InvalidOptions(
+                "cannot reserve 0 IDs; ask for at least 1".into(),
+            ));
+        }
+        let slot = self.slot()?;
+        let r = self.reserve_exact(&slot, n).await?;
+        self.shared.stats.reserved(n, r.retries);
+        self.shared.stats.issued(n);
+        Ok((r.range, slot))
+    }
+
+    /// `n` values reserved in `session` and the slot they belong to.
+    async fn reserve_in_session(
+        &self,
+        n: u64,
+        session: &mut mongodb::ClientSession,
+    ) -> Result<(IdRange, Arc<Slot>)> {
+        if n == 0 {
+            return Err(Error::InvalidOptions(
+                "cannot reserve 0 IDs; ask for at least 1".into(),
+            ));
+        }
+        self.counter_only("reserve_in_session")?;
+        let slot = self.slot()?;
+        let r = self
+            .store
+            .reserve_in_session(&slot.key, n, self.bounds, session)
+            .await?;
+        self.shared.stats.reserved(n, r.retries);
+        self.shared.stats.issued(n);
+        Ok((r.range, slot))
     }
 }
 
@@ -347,7 +580,6 @@ impl<'a> IntoFuture for SetNext<'a> {
     fn into_future(self) -> Self::IntoFuture {
         Box::pin(async move {
             let inner = &*self.seq.inner;
-            inner.counter_only("set_next")?;
             let bounds = inner.bounds;
             if self.next < bounds.start || self.next > bounds.max {
                 return Err(Error::InvalidOptions(format!(
@@ -355,10 +587,12 @@ impl<'a> IntoFuture for SetNext<'a> {
                     self.next, bounds.start, bounds.max
                 )));
             }
+            inner.counter_only("set_next")?;
+            let slot = inner.slot()?;
             inner.shared.invalidate().await;
             inner
                 .store
-                .set_last_issued(&inner.key, self.next - 1, self.force, bounds)
+                .set_last_issued(&slot.key, self.next - 1, self.force, bounds)
                 .await
         })
     }

@@ -8,7 +8,7 @@ use std::pin::Pin;
 use mongodb::ClientSession;
 
 use crate::bounds::Bounds;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::key::CounterKey;
 use crate::range::IdRange;
 
@@ -96,6 +96,24 @@ pub trait CounterStore: Debug + Send + Sync + 'static {
 
     /// Deletes the counter. Returns whether it existed.
     fn delete<'a>(&'a self, key: &'a CounterKey) -> BoxFuture<'a, Result<bool>>;
+
+    /// Deletes the counters of sequence `name` whose canonical period sorts before `period`
+    /// (keys made by [`CounterKey::of`]), in every scope, and returns how many it deleted.
+    /// Counters of other sequences, unscoped plain counters and later periods are left alone.
+    ///
+    /// The provided implementation refuses with [`Error::InvalidOptions`].
+    fn delete_periods_before<'a>(
+        &'a self,
+        name: &'a str,
+        period: &'a str,
+    ) -> BoxFuture<'a, Result<u64>> {
+        let _ = (name, period);
+        let e = Error::InvalidOptions(format!(
+            "the counter store `{}` cannot delete old periods",
+            self.location()
+        ));
+        Box::pin(async move { Err(e) })
+    }
 
     /// Where the counters are kept, for messages (for example `app.counters`).
     fn location(&self) -> String;

@@ -132,20 +132,22 @@ impl Kind {
     }
 }
 
-/// Checks the options that depend on the strategy; returns the space of values.
-pub(crate) fn validate(options: &SequenceOptions) -> Result<Bounds> {
+/// Checks the options that depend on the strategy, given the space of values they describe.
+pub(crate) fn validate(options: &SequenceOptions, space: Bounds) -> Result<()> {
     let strategy = options.strategy;
-    let space = match options.digits {
-        Some(digits) if matches!(strategy, Strategy::Sharded | Strategy::Random) => {
-            Bounds::digits(digits)?
-        }
-        Some(_) => {
+    if strategy != Strategy::Counter {
+        let counter_only = [
+            ("prefix", options.prefix.is_some()),
+            ("tz", options.tz.is_some()),
+            ("width", options.width.is_some()),
+            ("scope", !options.scope.is_empty()),
+        ];
+        if let Some((key, _)) = counter_only.iter().find(|(_, set)| *set) {
             return Err(Error::InvalidOptions(format!(
-                "`digits` applies to the sharded and random strategies only, not to \"{strategy}\""
-            )))
+                "`{key}` applies to the counter strategy only, not to \"{strategy}\""
+            )));
         }
-        None => Bounds::new(options.start, options.max)?,
-    };
+    }
     if !strategy.uses_counters() && options.batch != Batch::Fixed(1) {
         return Err(Error::InvalidOptions(format!(
             "`batch` applies to the counter and sharded strategies only, not to \"{strategy}\""
@@ -161,5 +163,5 @@ pub(crate) fn validate(options: &SequenceOptions) -> Result<Bounds> {
             )));
         }
     }
-    Ok(space)
+    Ok(())
 }

@@ -1,0 +1,278 @@
+//! Scoped counters (mongoose-sequence's `reference_fields`): one counter per value of the scope
+//! fields, values matched by equality only. Run against a real server and, where it applies,
+//! against the in-memory store.
+
+mod backend;
+mod common;
+
+use std::sync::Arc;
+
+use futures_util::TryStreamExt;
+use mongo_sequence::jiff::Timestamp;
+use mongo_sequence::{Error, ManualClock, Scope, SequenceOptions, SequentialId};
+use mongodb::bson::{doc, Bson, Document};
+use serde::{Deserialize, Serialize};
+
+use backend::Backend;
+
+fn tenant(name: &str) -> Scope {
+    Scope::new().with("tenant", name)
+}
+
+both!(
+    tenants_count_independently,
+    operator_looking_values_stay_literal,
+    numbers_match_by_value,
+    scopes_and_periods_combine,
+);
+
+async fn tenants_count_independently(b: Backend) {
+    let seq = b.sequence(SequenceOptions::builder("order").scope(["tenant"]).build());
+    let acme = seq.in_scope(tenant("acme")).unwrap();
+    let globex = seq.in_scope(tenant("globex")).unwrap();
+    assert_eq!(acme.next().await.unwrap(), 1);
+    assert_eq!(acme.next().await.unwrap(), 2);
+    assert_eq!(globex.next().await.unwrap(), 1);
+    assert_eq!(acme.next().await.unwrap(), 3);
+    assert_eq!(globex.reserve(5).await.unwrap().last(), 6);
+    assert_eq!(acme.current().await.unwrap(), Some(3));
+    assert_eq!(globex.current().await.unwrap(), Some(6));
+
+    match seq.next().await {
+        Err(Error::ScopeRequired { counter, fields }) => {
+            assert_eq!((counter.as_str(), fields.as_str()), ("order", "`tenant`"));
+        }
+        other => panic!("expected ScopeRequired, got {other:?}"),
+    }
+    assert!(matches!(
+        seq.current().await,
+        Err(Error::ScopeRequired { .. })
+    ));
+    assert!(matches!(
+        seq.in_scope(Scope::new().with("tenat", "acme")),
+        Err(Error::InvalidOptions(_))
+    ));
+    assert!(matches!(
+        seq.in_scope(tenant("acme").with("year", 2025)),
+        Err(Error::InvalidOptions(_))
+    ));
+
+    globex.reset().await.unwrap();
+    assert_eq!(globex.next().await.unwrap(), 1);
+    assert_eq!(acme.next().await.unwrap(), 4, "other scopes are left alone");
+    assert!(acme.delete().await.unwrap());
+    assert_eq!(acme.next().await.unwrap(), 1);
+    assert_eq!(
+        seq.stats().issued,
+        12,
+        "scoped handles share the statistics"
+    );
+}
+
+async fn operator_looking_values_stay_literal(b: Backend) {
+    let seq = b.sequence(SequenceOptions::builder("tagged").scope(["tag"]).build());
+    let tag = |v: Bson| seq.in_scope(Scope::new().with("tag", v)).unwrap();
+    // A plain counter with some values, which an operator would match.
+    let plain = tag(Bson::String("plain".into()));
+    for _ in 0..5 {
+        plain.next().await.unwrap();
+    }
+    let values = [
+        Bson::String("$gt".into()),
+        Bson::Document(doc! { "$ne": Bson::Null }),
+        Bson::Document(doc! { "~$ne": Bson::Null }),
+        Bson::Document(doc! { "$gt": "" }),
+        Bson::Null,
+        Bson::Array(vec![Bson::Document(doc! { "$in": [1] })]),
+        Bson::Document(doc! { "a.b": 1 }),
+    ];
+    for v in &values {
+        assert_eq!(
+            tag(v.clone()).next().await.unwrap(),
+            1,
+            "{v}: a counter of its own"
+        );
+    }
+    for v in &values {
+        assert_eq!(
+            tag(v.clone()).next().await.unwrap(),
+            2,
+            "{v}: the same counter again"
+        );
+    }
+    assert_eq!(
+        plain.current().await.unwrap(),
+        Some(5),
+        "never matched by an operator"
+    );
+
+    if let Some(db) = b.database() {
+        let stored = db
+            .collection::<Document>("counters")
+            .find_one(
+                doc! { "_id": { "seq": "tagged", "scope": { "tag": { "~$ne": Bson::Null } } } },
+            )
+            .await
+            .unwrap()
+            .expect("`$`-prefixed names are escaped inside `_id`");
+        assert_eq!(stored.get_i64("seq").unwrap(), 2);
+        let count = db
+            .collection::<Document>("counters")
+            .count_documents(doc! {})
+            .await
+            .unwrap();
+        assert_eq!(count, 1 + values.len() as u64);
+    }
+}
+
+async fn numbers_match_by_value(b: Backend) {
+    let seq = b.sequence(SequenceOptions::builder("yearly").scope(["year"]).build());
+    let year = |v: Bson| seq.in_scope(Scope::new().with("year", v)).unwrap();
+    assert_eq!(year(Bson::Int32(2025)).next().await.unwrap(), 1);
+    assert_eq!(year(Bson::Int64(2025)).next().await.unwrap(), 2);
+    assert_eq!(year(Bson::Double(2025.0)).next().await.unwrap(), 3);
+    assert_eq!(year(Bson::String("2025".into())).next().await.unwrap(), 1);
+}
+
+async fn scopes_and_periods_combine(b: Backend) {
+    let c = Arc::new(ManualClock::new(
+        "2025-11-30T12:00:00Z".parse::<Timestamp>().unwrap(),
+    ));
+    let seq = b.sequence(
+        SequenceOptions::builder("monthly")
+            .prefix("YYMM-")
+            .width(3)
+            .scope(["tenant"])
+            .clock(c.clone())
+            .build(),
+    );
+    let acme = seq.in_scope(tenant("acme")).unwrap();
+    let globex = seq.in_scope(tenant("globex")).unwrap();
+    assert_eq!(acme.next_id::<String>().await.unwrap(), "2511-001");
+    assert_eq!(acme.next_id::<String>().await.unwrap(), "2511-002");
+    assert_eq!(globex.next_id::<String>().await.unwrap(), "2511-001");
+    c.set("2025-12-01T00:00:00Z".parse().unwrap());
+    assert_eq!(acme.next_id::<String>().await.unwrap(), "2512-001");
+    let key = acme.current_key().unwrap();
+    assert_eq!(key.period(), Some("202512"));
+    assert_eq!(key.scope(), Some(&tenant("acme")));
+    assert_eq!(
+        seq.purge_periods_before(mongo_sequence::jiff::civil::date(2025, 12, 1))
+            .await
+            .unwrap(),
+        2,
+        "both tenants' November counters"
+    );
+}
+
+// ----- Models (real server) -----
+
+/// `number` restarts at 1 for every tenant, so it is not the `_id` (the driver adds an
+/// ObjectId).
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(scope = "tenant")]
+struct Order {
+    #[seq(id)]
+    number: i64,
+    tenant: String,
+}
+
+fn order(tenant: &str) -> Order {
+    Order {
+        number: 0,
+        tenant: tenant.to_owned(),
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(scope = "tag")]
+struct Tagged {
+    #[seq(id)]
+    number: i64,
+    tag: Bson,
+}
+
+#[tokio::test]
+async fn a_scoped_model_numbers_each_tenant() {
+    let db = common::database("scoped_model").await;
+    let orders = db.collection::<Order>("orders");
+    let mut got = Vec::new();
+    for t in ["acme", "acme", "globex", "acme"] {
+        got.push(order(t).insert_with_id(&orders).await.unwrap());
+    }
+    assert_eq!(got, [1, 2, 1, 3]);
+
+    match Order::next_id(&orders).await {
+        Err(e @ Error::ScopeRequired { .. }) => {
+            assert!(e.to_string().contains("next_id_for"), "{e}");
+        }
+        other => panic!("expected ScopeRequired, got {other:?}"),
+    }
+    assert_eq!(order("globex").next_id_for(&orders).await.unwrap(), 2);
+
+    // A configuration the derive would reject reports its own error, scoped or not.
+    let bad = mongo_sequence::SequenceConfig::new("bad")
+        .prefix("YYY")
+        .scope(&["tenant"])
+        .sequence(&db);
+    match bad.in_scope(tenant("acme")) {
+        Err(Error::InvalidOptions(m)) => assert!(m.contains("unknown prefix token"), "{m}"),
+        other => panic!("expected the configuration's error, got {other:?}"),
+    }
+
+    let counter = db
+        .collection::<Document>("counters")
+        .find_one(doc! { "_id": { "seq": "order", "scope": { "tenant": "acme" } } })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(counter.get_i64("seq").unwrap(), 3);
+
+    // Operator-looking values in the documents themselves.
+    let tagged = db.collection::<Tagged>("tagged");
+    for (tag, want) in [
+        (Bson::String("$gt".into()), 1),
+        (Bson::Document(doc! { "$ne": Bson::Null }), 1),
+        (Bson::Document(doc! { "$ne": Bson::Null }), 2),
+        (Bson::String("$gt".into()), 2),
+    ] {
+        let mut t = Tagged { number: 0, tag };
+        assert_eq!(t.insert_with_id(&tagged).await.unwrap(), want);
+    }
+    assert_eq!(tagged.count_documents(doc! {}).await.unwrap(), 4);
+    let stored = tagged
+        .find_one(doc! { "number": 2, "tag": { "$eq": { "$ne": Bson::Null } } })
+        .await
+        .unwrap();
+    assert!(stored.is_some(), "the document keeps its value as written");
+}
+
+#[tokio::test]
+async fn insert_many_reserves_once_per_scope() {
+    let name = sequence_testkit::unique_db_name("scoped_many");
+    let (client, round_trips) = common::monitored_client(&name).await;
+    let orders = client.database(&name).collection::<Order>("orders");
+    let mut docs: Vec<Order> = ["acme", "globex", "acme", "initech", "globex", "acme"]
+        .into_iter()
+        .map(order)
+        .collect();
+    let ids = Order::insert_many_with_ids(&mut docs, &orders)
+        .await
+        .unwrap();
+    assert_eq!(ids, [1, 1, 2, 1, 2, 3]);
+    assert_eq!(round_trips.count(), 3, "one reservation per tenant");
+    assert!(docs.iter().zip(&ids).all(|(d, id)| d.number == *id));
+
+    let stored: Vec<Order> = orders
+        .find(doc! { "tenant": "acme" })
+        .sort(doc! { "number": 1 })
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(
+        stored.iter().map(|o| o.number).collect::<Vec<_>>(),
+        [1, 2, 3]
+    );
+}

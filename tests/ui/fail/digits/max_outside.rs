@@ -1,0 +1,11 @@
+use mongo_sequence::SequentialId;
+use serde::Serialize;
+
+#[derive(Serialize, SequentialId)]
+#[seq(digits = 6, max = 10_000_000)]
+struct Invoice {
+    #[serde(rename = "_id")]
+    id: i64,
+}
+
+fn main() {}
