@@ -1,73 +1,15 @@
 //! The allocator's behaviour, run against a real server and, with identical expectations,
 //! against the in-memory store.
 
+mod backend;
 mod common;
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use mongo_sequence::{
-    AdaptiveBatch, Error, MemoryStore, MongoStore, Sequence, SequenceOptions,
-    SequenceOptionsBuilder,
-};
+use backend::Backend;
+use mongo_sequence::{AdaptiveBatch, Error, Sequence, SequenceOptions, SequenceOptionsBuilder};
 use mongodb::bson::{doc, Document};
 use mongodb::Database;
-
-/// Where the counters of a test live.
-enum Backend {
-    Mongo(Database),
-    Memory(Arc<MemoryStore>),
-}
-
-impl Backend {
-    async fn mongo(test: &str) -> Self {
-        Backend::Mongo(common::database(test).await)
-    }
-
-    fn memory() -> Self {
-        Backend::Memory(Arc::new(MemoryStore::new()))
-    }
-
-    /// A handle with a cache of its own, like a separate process would have.
-    fn sequence(&self, opts: SequenceOptionsBuilder) -> Sequence {
-        let opts = opts.build();
-        match self {
-            Backend::Mongo(db) => {
-                let store = MongoStore::new(
-                    db,
-                    &opts.counters,
-                    opts.layout.clone(),
-                    opts.write_concern.clone(),
-                )
-                .unwrap();
-                Sequence::with_store(Arc::new(store), opts).unwrap()
-            }
-            Backend::Memory(store) => Sequence::with_store(store.clone(), opts).unwrap(),
-        }
-    }
-}
-
-/// Runs a behaviour test against both backends.
-macro_rules! both {
-    ($($name:ident),* $(,)?) => {
-        mod mongo {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name(super::Backend::mongo(stringify!($name)).await).await;
-                }
-            )*
-        }
-        mod memory {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name(super::Backend::memory()).await;
-                }
-            )*
-        }
-    };
-}
 
 both!(
     single_ids_and_bulk_ranges,
@@ -88,7 +30,7 @@ fn opts(name: &str) -> SequenceOptionsBuilder {
 }
 
 async fn single_ids_and_bulk_ranges(b: Backend) {
-    let seq = b.sequence(opts("c"));
+    let seq = b.sequence(opts("c").build());
     assert_eq!(seq.current().await.unwrap(), None);
     assert_eq!(seq.next().await.unwrap(), 1);
     assert_eq!(seq.next().await.unwrap(), 2);
@@ -105,15 +47,15 @@ async fn single_ids_and_bulk_ranges(b: Backend) {
 }
 
 async fn start_is_the_first_value(b: Backend) {
-    let seq = b.sequence(opts("c").start(1000));
+    let seq = b.sequence(opts("c").start(1000).build());
     assert_eq!(seq.next().await.unwrap(), 1000);
     assert_eq!(seq.current().await.unwrap(), Some(1000));
-    let neg = b.sequence(opts("n").start(-5));
+    let neg = b.sequence(opts("n").start(-5).build());
     assert_eq!(neg.next().await.unwrap(), -5);
 }
 
 async fn exhaustion_at_max_writes_nothing(b: Backend) {
-    let seq = b.sequence(opts("c").max(5));
+    let seq = b.sequence(opts("c").max(5).build());
     for want in 1..=3 {
         assert_eq!(seq.next().await.unwrap(), want);
     }
@@ -144,7 +86,7 @@ async fn exhaustion_at_max_writes_nothing(b: Backend) {
         "never wraps or overshoots"
     );
 
-    let at_top = b.sequence(opts("top").start(i64::MAX - 1));
+    let at_top = b.sequence(opts("top").start(i64::MAX - 1).build());
     assert_eq!(at_top.next().await.unwrap(), i64::MAX - 1);
     assert_eq!(at_top.next().await.unwrap(), i64::MAX);
     assert!(matches!(at_top.next().await, Err(Error::Exhausted { .. })));
@@ -152,7 +94,7 @@ async fn exhaustion_at_max_writes_nothing(b: Backend) {
 }
 
 async fn batches_hand_out_the_rest_before_exhaustion(b: Backend) {
-    let seq = b.sequence(opts("c").max(10).batch(4));
+    let seq = b.sequence(opts("c").max(10).batch(4).build());
     let mut got = Vec::new();
     loop {
         match seq.next().await {
@@ -166,7 +108,7 @@ async fn batches_hand_out_the_rest_before_exhaustion(b: Backend) {
 }
 
 async fn set_next_refuses_to_go_backwards(b: Backend) {
-    let seq = b.sequence(opts("c").batch(10));
+    let seq = b.sequence(opts("c").batch(10).build());
     assert_eq!(seq.next().await.unwrap(), 1);
     seq.set_next(500).await.unwrap();
     assert_eq!(
@@ -193,7 +135,7 @@ async fn set_next_refuses_to_go_backwards(b: Backend) {
 }
 
 async fn reset_and_delete_start_over(b: Backend) {
-    let seq = b.sequence(opts("c").start(7).batch(3));
+    let seq = b.sequence(opts("c").start(7).batch(3).build());
     assert_eq!(seq.next().await.unwrap(), 7);
     assert_eq!(seq.next().await.unwrap(), 8);
     seq.reset().await.unwrap();
@@ -206,21 +148,21 @@ async fn reset_and_delete_start_over(b: Backend) {
 }
 
 async fn release_gives_the_unused_tail_back(b: Backend) {
-    let seq = b.sequence(opts("c").batch(10).prefetch_at(1.0));
+    let seq = b.sequence(opts("c").batch(10).prefetch_at(1.0).build());
     for want in 1..=3 {
         assert_eq!(seq.next().await.unwrap(), want);
     }
     assert_eq!(seq.release().await.unwrap(), 7);
     assert_eq!(seq.current().await.unwrap(), Some(3));
-    let other = b.sequence(opts("c"));
+    let other = b.sequence(opts("c").build());
     assert_eq!(other.next().await.unwrap(), 4);
     assert_eq!(seq.stats().released, 7);
 }
 
 async fn release_after_another_writer_counts_as_wasted(b: Backend) {
-    let seq = b.sequence(opts("c").batch(10).prefetch_at(1.0));
+    let seq = b.sequence(opts("c").batch(10).prefetch_at(1.0).build());
     assert_eq!(seq.next().await.unwrap(), 1);
-    let other = b.sequence(opts("c"));
+    let other = b.sequence(opts("c").build());
     assert_eq!(other.next().await.unwrap(), 11);
     assert_eq!(seq.release().await.unwrap(), 0);
     assert_eq!(seq.stats().wasted, 9);
@@ -232,7 +174,7 @@ async fn release_after_another_writer_counts_as_wasted(b: Backend) {
 }
 
 async fn batches_are_contiguous_and_shared_by_clones(b: Backend) {
-    let seq = b.sequence(opts("c").batch(25));
+    let seq = b.sequence(opts("c").batch(25).build());
     let tasks: Vec<_> = (0..8)
         .map(|_| {
             let seq = seq.clone();
@@ -262,7 +204,7 @@ async fn adaptive_batches_grow_when_used_fast(b: Backend) {
     let adaptive = AdaptiveBatch::new(2, 16)
         .grow_below(Duration::from_secs(3600))
         .shrink_above(Duration::from_secs(7200));
-    let seq = b.sequence(opts("c").adaptive_batch(adaptive).prefetch_at(1.0));
+    let seq = b.sequence(opts("c").adaptive_batch(adaptive).prefetch_at(1.0).build());
     let mut ids = Vec::new();
     for _ in 0..100 {
         ids.push(seq.next().await.unwrap());
@@ -277,8 +219,8 @@ async fn adaptive_batches_grow_when_used_fast(b: Backend) {
 async fn independent_allocators_never_overlap(b: Backend) {
     // Two allocators with caches of their own (as two processes have) on one counter, batch 5,
     // taking turns across 100 range boundaries: pooled-lo ranges never overlap.
-    let first = b.sequence(opts("c").batch(5).prefetch_at(1.0));
-    let second = b.sequence(opts("c").batch(5).prefetch_at(1.0));
+    let first = b.sequence(opts("c").batch(5).prefetch_at(1.0).build());
+    let second = b.sequence(opts("c").batch(5).prefetch_at(1.0).build());
     let mut seen = std::collections::HashSet::new();
     for round in 0..100 {
         let (a, b) = if round % 2 == 0 {
