@@ -19,6 +19,7 @@ mod names;
 mod options;
 mod range;
 mod registry;
+mod retry;
 mod sequence;
 mod stats;
 mod store;

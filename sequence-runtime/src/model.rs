@@ -10,6 +10,7 @@ use crate::config::SequenceConfig;
 use crate::error::{Error, Result};
 use crate::gapless::{self, Docs};
 use crate::id::IdValue;
+use crate::retry;
 use crate::sequence::Sequence;
 
 /// A model whose documents get their ID from a sequence.
@@ -58,6 +59,13 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
 
     /// Allocates the next ID, stores it in the ID field, inserts the document and returns the ID.
     ///
+    /// An insert whose outcome is unknown (a dropped connection or an election that the
+    /// driver's own retry did not get past, or an unconfirmed write concern) is sent again with
+    /// the same document and ID, a bounded number of times: it never takes a second number and
+    /// never stores a second document. A duplicate key on the document's `_id` then counts as
+    /// success only if the stored document is this one, majority-committed. A document without
+    /// an `_id` field gets an `ObjectId` before the first attempt, so that the attempts agree.
+    ///
     /// If the insert fails, the ID field keeps the allocated value, which is not reused: a
     /// retry of this call takes a new one. A gapless sequence instead runs the counter update
     /// and the insert in one transaction, so a failed insert consumes no number.
@@ -74,7 +82,7 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
             }
             let id = Self::next_id(coll).await?;
             self.set_id(id.clone());
-            coll.insert_one(&*self).await.map_err(Error::from_driver)?;
+            retry::insert_one(coll, &*self).await?;
             Ok(id)
         }
     }
