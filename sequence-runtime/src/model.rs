@@ -7,7 +7,7 @@ use mongodb::{ClientSession, Collection};
 use serde::Serialize;
 
 use crate::config::SequenceConfig;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, INSERT_PRIVILEGES};
 use crate::gapless::{self, Docs};
 use crate::id::IdValue;
 use crate::retry;
@@ -104,7 +104,7 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
             coll.insert_one(&*self)
                 .session(session)
                 .await
-                .map_err(Error::from_driver)?;
+                .map_err(|e| insert_error(e, coll))?;
             Ok(id)
         }
     }
@@ -132,10 +132,17 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
             for (doc, id) in docs.iter_mut().zip(&ids) {
                 doc.set_id(id.clone());
             }
-            coll.insert_many(&*docs).await.map_err(Error::from_driver)?;
+            coll.insert_many(&*docs)
+                .await
+                .map_err(|e| insert_error(e, coll))?;
             Ok(ids)
         }
     }
+}
+
+/// The error of an insert into `coll`.
+fn insert_error<T: Send + Sync>(e: mongodb::error::Error, coll: &Collection<T>) -> Error {
+    Error::from_driver_on(e, coll.namespace(), INSERT_PRIVILEGES)
 }
 
 /// Converts a `scope` field's value to BSON (used by the derive).

@@ -5,7 +5,7 @@ use mongodb::options::{CollectionOptions, ReturnDocument, WriteConcern};
 use mongodb::{ClientSession, Collection, Database};
 
 use crate::bounds::Bounds;
-use crate::error::{is_duplicate_key, Error, Result};
+use crate::error::{is_duplicate_key, Error, Result, COUNTER_PRIVILEGES};
 use crate::key::CounterKey;
 use crate::layout::CounterLayout;
 use crate::names::check_collection_name;
@@ -78,7 +78,8 @@ impl MongoStore {
         let Some(doc) = self
             .collection
             .find_one(self.layout.key_filter(key))
-            .await?
+            .await
+            .map_err(|e| self.driver_error(e))?
         else {
             return Ok(None);
         };
@@ -208,8 +209,16 @@ impl MongoStore {
                         _ => return Err(Error::from_driver(e)),
                     }
                 }
-                Err(e) => return Err(Error::Mongo(e)),
+                Err(e) => return Err(self.driver_error(e)),
             }
+        }
+    }
+
+    /// A driver error of a counter operation, with a missing privilege spelled out.
+    fn driver_error(&self, e: mongodb::error::Error) -> Error {
+        match Error::from_driver_on(e, self.location(), COUNTER_PRIVILEGES) {
+            Error::DuplicateKey { source, .. } => Error::Mongo(source),
+            other => other,
         }
     }
 

@@ -18,7 +18,7 @@ use mongodb::options::ReadConcern;
 use mongodb::Collection;
 use serde::Serialize;
 
-use crate::error::{is_duplicate_key, Error, Result};
+use crate::error::{is_duplicate_key, Error, Result, INSERT_PRIVILEGES};
 
 /// Attempts of one insert by this crate; the driver may retry each of them once on its own.
 pub(crate) const INSERT_ATTEMPTS: u32 = 4;
@@ -55,7 +55,13 @@ pub(crate) async fn insert_one<T: Serialize + Send + Sync>(
                 tracing::debug!(attempt, error = %e, "insert outcome unknown; sending it again");
                 unknown = Some(e);
             }
-            Err(e) => return Err(Error::from_driver(e)),
+            Err(e) => {
+                return Err(Error::from_driver_on(
+                    e,
+                    coll.namespace(),
+                    INSERT_PRIVILEGES,
+                ))
+            }
         }
     }
     Err(Error::Mongo(unknown.expect(
