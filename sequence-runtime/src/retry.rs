@@ -70,10 +70,14 @@ pub(crate) async fn insert_one<T: Serialize + Send + Sync>(
 }
 
 /// The document as BSON, with an `_id` that stays the same across attempts (the driver would
-/// generate a new one for each attempt if the model has none).
+/// generate a new one for each attempt if the model has none). Serialized as the driver does
+/// it (not human-readable), so the stored document is the one an insert of `doc` stores.
 fn with_fixed_id<T: Serialize>(doc: &T) -> Result<Document> {
-    let mut document = mongodb::bson::to_document(doc)
-        .map_err(|e| Error::Mongo(mongodb::error::Error::from(e)))?;
+    let serialization = |e: mongodb::bson::ser::Error| Error::Mongo(e.into());
+    let raw = mongodb::bson::to_raw_document_buf(doc).map_err(serialization)?;
+    let mut document = raw
+        .to_document()
+        .map_err(|e| serialization(serde::ser::Error::custom(e)))?;
     if !document.contains_key("_id") {
         let mut with_id = doc! { "_id": ObjectId::new() };
         with_id.extend(document);
@@ -153,6 +157,30 @@ mod tests {
         assert_eq!(document.get_i64("number").unwrap(), 7);
         let keyed = with_fixed_id(&Keyed { id: 3, name: "a" }).unwrap();
         assert_eq!(keyed, doc! { "_id": 3_i64, "name": "a" });
+    }
+
+    /// Serializes differently for human-readable formats, as `uuid` or `chrono` types do.
+    struct Shape;
+
+    impl Serialize for Shape {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+            if s.is_human_readable() {
+                s.serialize_str("text")
+            } else {
+                s.serialize_i32(1)
+            }
+        }
+    }
+
+    #[derive(Serialize)]
+    struct WithShape {
+        shape: Shape,
+    }
+
+    #[test]
+    fn documents_are_serialized_as_the_driver_does() {
+        let document = with_fixed_id(&WithShape { shape: Shape }).unwrap();
+        assert_eq!(document.get("shape"), Some(&Bson::Int32(1)));
     }
 
     #[test]
