@@ -9,13 +9,15 @@
 mod reliability_support;
 
 use std::collections::{BTreeMap, HashSet};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::TryStreamExt;
 use mongo_sequence::{Error, SequentialId};
 use mongodb::bson::{doc, Document};
+use mongodb::event::command::CommandEvent;
+use mongodb::event::EventHandler;
 use mongodb::options::{ReadConcern, WriteConcern};
 use mongodb::{Collection, Database};
 use reliability_support as support;
@@ -170,8 +172,22 @@ async fn failover_loses_no_acknowledged_document() {
     // Calls that end this long after the last fault count as "after the faults".
     let quiet_from = (schedule.last().unwrap().0 + 4) * 1000;
 
+    // Commands that failed (or whose write concern failed) on the wire: the faults the workload
+    // felt, whether or not a retry then hid them from the caller.
+    let failed_commands = Arc::new(AtomicU64::new(0));
+    let seen = failed_commands.clone();
     let client = support::client_with_app(server.uri(), "failover", |o| {
         o.write_concern = Some(WriteConcern::majority());
+        o.command_event_handler = Some(EventHandler::callback(move |e| {
+            let failed = match e {
+                CommandEvent::Failed(_) => true,
+                CommandEvent::Succeeded(s) => s.reply.contains_key("writeConcernError"),
+                _ => false,
+            };
+            if failed {
+                seen.fetch_add(1, Ordering::SeqCst);
+            }
+        }));
     })
     .await;
     let db = client.database("failover");
@@ -303,9 +319,10 @@ async fn failover_loses_no_acknowledged_document() {
         println!("failover: {line}");
     }
     println!(
-        "reliability: failover seconds={duration} faults={} ({}) ids={total_ok} duplicates=0 missing=0 lost={total_lost} errors={total_errors} ok_after_faults={total_after} primary_at_end={primary}",
+        "reliability: failover seconds={duration} faults={} ({}) ids={total_ok} duplicates=0 missing=0 lost={total_lost} errors={total_errors} ok_after_faults={total_after} failed_commands={} primary_at_end={primary}",
         applied.len(),
-        applied.join(",")
+        applied.join(","),
+        failed_commands.load(Ordering::SeqCst)
     );
     drop(reader);
     drop(client);

@@ -378,7 +378,7 @@ where
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn faults_at_random() {
     let _turn = FAIL_POINT.lock().await;
-    let per_task = support::pick(15, 150);
+    let per_task = support::pick(15, 100);
     let admin = common::client().await.database("admin");
     let (mut total_ok, mut total_fired, mut total_errors, mut total_lost) = (0, 0, 0, 0);
     let mut total_bound = 0;
