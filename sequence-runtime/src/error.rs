@@ -198,6 +198,21 @@ pub enum Error {
         fields: String,
     },
 
+    /// The server refused the operation for lack of a privilege (its error 13, `Unauthorized`).
+    /// Nothing was written by the refused operation.
+    #[error(
+        "not authorized on `{namespace}`: the user needs {needs} (MongoDB error 13, Unauthorized)"
+    )]
+    Unauthorized {
+        /// The collection, as `database.collection`.
+        namespace: String,
+        /// The privileges the refused operation needs on that collection, and what for.
+        needs: &'static str,
+        /// The driver error, with the server's message.
+        #[source]
+        source: mongodb::error::Error,
+    },
+
     /// Any other error from the MongoDB driver.
     #[error(transparent)]
     Mongo(#[from] mongodb::error::Error),
@@ -221,6 +236,40 @@ impl Error {
                 source: err,
             },
             None => Error::Mongo(err),
+        }
+    }
+}
+
+/// The server's error code for a missing privilege (`Unauthorized`).
+const UNAUTHORIZED: i32 = 13;
+
+/// The privileges a reservation needs on the counters collection.
+pub(crate) const COUNTER_PRIVILEGES: &str =
+    "the `find`, `update` and `insert` actions on it to reserve IDs";
+/// The privilege an insert needs on the target collection.
+pub(crate) const INSERT_PRIVILEGES: &str = "the `insert` action on it to insert documents";
+
+impl Error {
+    /// Like [`Error::from_driver`], except that the server's `Unauthorized` becomes
+    /// [`Error::Unauthorized`], naming the collection and the privileges the operation needs.
+    pub(crate) fn from_driver_on(
+        err: mongodb::error::Error,
+        namespace: impl std::fmt::Display,
+        needs: &'static str,
+    ) -> Self {
+        let code = match &*err.kind {
+            ErrorKind::Command(e) => Some(e.code),
+            ErrorKind::Write(WriteFailure::WriteError(e)) => Some(e.code),
+            _ => None,
+        };
+        if code == Some(UNAUTHORIZED) {
+            Error::Unauthorized {
+                namespace: namespace.to_string(),
+                needs,
+                source: err,
+            }
+        } else {
+            Error::from_driver(err)
         }
     }
 }
@@ -268,6 +317,37 @@ mod tests {
         assert!(text.contains("`invoice`"), "{text}");
         assert!(text.contains("raise `max`"), "{text}");
         assert!(!e.is_duplicate_key());
+    }
+
+    #[test]
+    fn unauthorized_names_the_collection_and_the_privileges() {
+        let refused: mongodb::error::CommandError = mongodb::bson::from_document(
+            mongodb::bson::doc! { "code": 13, "codeName": "Unauthorized", "errmsg": "not authorized on shop to execute command { findAndModify: \"counters\" }" },
+        )
+        .unwrap();
+        let e = Error::from_driver_on(
+            ErrorKind::Command(refused).into(),
+            "shop.counters",
+            COUNTER_PRIVILEGES,
+        );
+        let text = e.to_string();
+        assert!(
+            text.starts_with("not authorized on `shop.counters`: the user needs"),
+            "{text}"
+        );
+        assert!(
+            text.contains("`find`, `update` and `insert` actions on it to reserve IDs"),
+            "{text}"
+        );
+        let source = std::error::Error::source(&e).unwrap().to_string();
+        assert!(source.contains("Unauthorized"), "{source}");
+
+        let other = Error::from_driver_on(
+            mongodb::error::Error::custom("nope"),
+            "shop.orders",
+            INSERT_PRIVILEGES,
+        );
+        assert!(matches!(other, Error::Mongo(_)));
     }
 
     #[test]

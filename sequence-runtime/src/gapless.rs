@@ -13,7 +13,7 @@ use mongodb::error::{ErrorKind, TRANSIENT_TRANSACTION_ERROR, UNKNOWN_TRANSACTION
 use mongodb::options::WriteConcern;
 use mongodb::{ClientSession, Collection};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, INSERT_PRIVILEGES};
 use crate::model::SequentialId;
 use crate::sequence::Sequence;
 
@@ -179,7 +179,14 @@ async fn attempt<T: SequentialId>(
                 .map(drop)
         }
     };
-    inserted.map_err(classify_driver)?;
+    inserted.map_err(|e| match classify_driver(e) {
+        Failure::Fatal(Error::Mongo(e)) => Failure::Fatal(Error::from_driver_on(
+            e,
+            coll.namespace(),
+            INSERT_PRIVILEGES,
+        )),
+        other => other,
+    })?;
     Ok(ids)
 }
 

@@ -25,6 +25,7 @@ mod random;
 mod range;
 mod registry;
 mod render;
+mod retry;
 mod scope;
 mod sequence;
 mod sharded;

@@ -7,11 +7,12 @@ use mongodb::{ClientSession, Collection};
 use serde::Serialize;
 
 use crate::config::{SequenceConfig, Strategy};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, INSERT_PRIVILEGES};
 use crate::gapless::{self, Docs};
 use crate::generated::{self, Generated};
 use crate::id::IdValue;
 use crate::random;
+use crate::retry;
 use crate::sequence::Sequence;
 
 /// A model whose documents get their ID from a sequence.
@@ -67,6 +68,13 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
 
     /// Allocates the next ID, stores it in the ID field, inserts the document and returns the ID.
     ///
+    /// An insert whose outcome is unknown (a dropped connection or an election that the
+    /// driver's own retry did not get past, or an unconfirmed write concern) is sent again with
+    /// the same document and ID, a bounded number of times: it never takes a second number and
+    /// never stores a second document. A duplicate key on the document's `_id` then counts as
+    /// success only if the stored document is this one, majority-committed. A document without
+    /// an `_id` field gets an `ObjectId` before the first attempt, so that the attempts agree.
+    ///
     /// If the insert fails, the ID field keeps the allocated value, which is not reused: a
     /// retry of this call takes a new one. A gapless sequence instead runs the counter update
     /// and the insert in one transaction, so a failed insert consumes no number.
@@ -86,7 +94,7 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
             }
             let id = self.next_id_for(coll).await?;
             self.set_id(id.clone());
-            coll.insert_one(&*self).await.map_err(Error::from_driver)?;
+            retry::insert_one(coll, &*self).await?;
             Ok(id)
         }
     }
@@ -116,7 +124,7 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
             coll.insert_one(&*self)
                 .session(session)
                 .await
-                .map_err(Error::from_driver)?;
+                .map_err(|e| insert_error(e, coll))?;
             Ok(id)
         }
     }
@@ -151,7 +159,9 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
             for (doc, id) in docs.iter_mut().zip(&ids) {
                 doc.set_id(id.clone());
             }
-            coll.insert_many(&*docs).await.map_err(Error::from_driver)?;
+            coll.insert_many(&*docs)
+                .await
+                .map_err(|e| insert_error(e, coll))?;
             Ok(ids)
         }
     }
@@ -171,6 +181,11 @@ async fn allocate<T: SequentialId>(seq: Result<Sequence>) -> Result<T::Id> {
         return T::Id::from_generated(value);
     }
     seq?.next_id::<T::Id>().await
+}
+
+/// The error of an insert into `coll`.
+fn insert_error<T: Send + Sync>(e: mongodb::error::Error, coll: &Collection<T>) -> Error {
+    Error::from_driver_on(e, coll.namespace(), INSERT_PRIVILEGES)
 }
 
 /// Converts a `scope` field's value to BSON (used by the derive).

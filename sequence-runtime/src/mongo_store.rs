@@ -10,12 +10,16 @@ use tokio::sync::OnceCell;
 use tracing::Instrument;
 
 use crate::bounds::Bounds;
-use crate::error::{is_duplicate_key, Error, Result};
+use crate::error::{is_duplicate_key, Error, Result, COUNTER_PRIVILEGES};
 use crate::key::CounterKey;
 use crate::layout::CounterLayout;
 use crate::names::check_collection_name;
 use crate::range::IdRange;
 use crate::store::{BoxFuture, CounterStore, Reservation};
+
+/// The largest integer a counter stored as a double may reach: every integer up to it, and no
+/// further, is exactly representable (2^53 - 1).
+const MAX_EXACT_DOUBLE: i64 = (1 << 53) - 1;
 
 /// How often a reservation is retried after a duplicate-key error from a concurrent first
 /// upsert of the same counter.
@@ -71,7 +75,17 @@ impl MongoStore {
 
     /// Reads the counter and checks its fixed fields and its value; `None` if it does not exist.
     async fn read_checked(&self, key: &CounterKey, bounds: Bounds) -> Result<Option<i64>> {
-        let Some(doc) = self.collection.find_one(self.layout.id_filter(key)).await? else {
+        Ok(self.read_stored(key, bounds).await?.map(|(last, _)| last))
+    }
+
+    /// Like `read_checked`, also saying whether the value is stored as a double.
+    async fn read_stored(&self, key: &CounterKey, bounds: Bounds) -> Result<Option<(i64, bool)>> {
+        let Some(doc) = self
+            .collection
+            .find_one(self.layout.id_filter(key))
+            .await
+            .map_err(|e| self.driver_error(e))?
+        else {
             return Ok(None);
         };
         if let Some(found) = key.fields_mismatch(&doc) {
@@ -86,9 +100,10 @@ impl MongoStore {
             .layout
             .read_last(&doc)
             .map_err(|reason| self.corrupt(key, reason))?;
+        let double = matches!(doc.get(self.layout.field_name()), Some(Bson::Double(_)));
         match bounds.corruption(last) {
             Some(reason) => Err(self.corrupt(key, reason)),
-            None => Ok(Some(last)),
+            None => Ok(Some((last, double))),
         }
     }
 
@@ -169,14 +184,26 @@ impl MongoStore {
         // Only a number in range matches; anything else (a string, a missing field, a value too
         // close to `max`) makes the upsert collide with the existing document, and the duplicate
         // key is then classified below. A fractional number matches but is left as it is by the
-        // update, and reported as corrupt. In every failing case nothing is written.
+        // update, and reported as corrupt. In every failing case nothing is written. Arrays are
+        // excluded explicitly, since a query on an array field matches any of its elements, and
+        // a double only matches while the sum stays an exact integer, so it is never rounded.
+        let (low, high) = (bounds.before_start() + off, highest_last + off);
         filter.insert(
-            field,
-            doc! {
-                "$type": ["int", "long", "double"],
-                "$gte": bounds.before_start() + off,
-                "$lte": highest_last + off,
-            },
+            "$or",
+            vec![
+                doc! { field: {
+                    "$type": ["int", "long"],
+                    "$gte": low,
+                    "$lte": high,
+                    "$not": { "$type": "array" },
+                } },
+                doc! { field: {
+                    "$type": "double",
+                    "$gte": low.max(-MAX_EXACT_DOUBLE),
+                    "$lte": high.min(MAX_EXACT_DOUBLE.saturating_sub(n as i64)),
+                    "$not": { "$type": "array" },
+                } },
+            ],
         );
         let update = vec![doc! { "$set": { field: { "$let": {
             "vars": { "v": { "$ifNull": [format!("${field}"), Bson::Int64(bounds.before_start() + off)] } },
@@ -219,8 +246,18 @@ impl MongoStore {
                     // an existing document (exhausted or corrupt): find out which.
                     // Inside a transaction the server has aborted it, and the retry fails as
                     // transient: the caller retries the whole transaction.
-                    match self.read_checked(key, bounds).await? {
-                        Some(last) if last > highest_last => return Err(exhausted(last)),
+                    match self.read_stored(key, bounds).await? {
+                        Some((last, _)) if last > highest_last => return Err(exhausted(last)),
+                        Some((last, true)) if last + off > MAX_EXACT_DOUBLE - n as i64 => {
+                            return Err(self.corrupt(
+                                key,
+                                format!(
+                                    "the field `{field}` holds {} as a double, which cannot count \
+                                     {n} further exactly; store it as a 64-bit integer",
+                                    last + off
+                                ),
+                            ));
+                        }
                         _ if attempt < UPSERT_RETRIES => {
                             attempt += 1;
                             tracing::debug!(counter = %key, attempt, "retrying after duplicate key");
@@ -228,8 +265,16 @@ impl MongoStore {
                         _ => return Err(Error::from_driver(e)),
                     }
                 }
-                Err(e) => return Err(Error::Mongo(e)),
+                Err(e) => return Err(self.driver_error(e)),
             }
+        }
+    }
+
+    /// A driver error of a counter operation, with a missing privilege spelled out.
+    fn driver_error(&self, e: mongodb::error::Error) -> Error {
+        match Error::from_driver_on(e, self.location(), COUNTER_PRIVILEGES) {
+            Error::DuplicateKey { source, .. } => Error::Mongo(source),
+            other => other,
         }
     }
 
@@ -364,5 +409,24 @@ impl CounterStore for MongoStore {
 
     fn location(&self) -> String {
         self.collection.namespace().to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn doubles_are_advanced_only_as_far_as_they_are_read_back() {
+        let layout = CounterLayout::new();
+        let top = MAX_EXACT_DOUBLE as f64;
+        assert_eq!(layout.read_last(&doc! { "seq": top }), Ok(MAX_EXACT_DOUBLE));
+        assert_eq!(
+            layout.read_last(&doc! { "seq": -top }),
+            Ok(-MAX_EXACT_DOUBLE)
+        );
+        assert!(layout.read_last(&doc! { "seq": top + 1.0 }).is_err());
+        // The first integer a double cannot hold, right above the limit.
+        assert_ne!((MAX_EXACT_DOUBLE + 2) as f64 as i64, MAX_EXACT_DOUBLE + 2);
     }
 }

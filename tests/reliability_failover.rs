@@ -1,0 +1,332 @@
+//! Failover on a 3-node replica set on loopback: during a steady insert workload the primary is
+//! stepped down (`replSetStepDown: 5, force: true`) and once killed with `SIGKILL` and started
+//! again. No ID is issued twice, every acknowledged document is there afterwards (read with
+//! majority read concern from the new primary), failed calls return typed errors, and inserts
+//! go on after the faults.
+//!
+//! The workload runs 30 s by default and 60 s with `SOAK=1`.
+
+mod reliability_support;
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::TryStreamExt;
+use mongo_sequence::{Error, SequentialId};
+use mongodb::bson::{doc, Document};
+use mongodb::event::command::CommandEvent;
+use mongodb::event::EventHandler;
+use mongodb::options::{ReadConcern, WriteConcern};
+use mongodb::{Collection, Database};
+use reliability_support as support;
+use sequence_testkit::{ServerOptions, TestServer};
+use serde::{Deserialize, Serialize};
+
+/// One round trip per ID; the ID is `_id`.
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(name = "event")]
+struct Event {
+    #[serde(rename = "_id")]
+    id: i64,
+    task: u32,
+}
+
+/// Cached ranges of 25; the ID is another field without a unique index, so an ID issued twice
+/// would be stored twice.
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(name = "reading", batch = 25)]
+struct Reading {
+    #[seq(id)]
+    number: i64,
+    task: u32,
+}
+
+/// What happens when, in seconds from the start of the workload.
+#[derive(Clone, Copy, Debug)]
+enum Fault {
+    StepDown,
+    KillPrimary,
+    RestartKilled,
+}
+
+/// The result of one call: when it ended (ms from the start) and its ID or error kind.
+type Call = (u64, Result<i64, String>);
+
+const TASKS_PER_MODEL: u32 = 4;
+
+async fn workload<F, Fut>(stop: Arc<AtomicBool>, start: Instant, insert: F) -> Vec<Call>
+where
+    F: Fn(u32) -> Fut + Clone + Send + 'static,
+    Fut: std::future::Future<Output = mongo_sequence::Result<i64>> + Send,
+{
+    let tasks: Vec<_> = (0..TASKS_PER_MODEL)
+        .map(|task| {
+            let (insert, stop) = (insert.clone(), stop.clone());
+            tokio::spawn(async move {
+                let mut calls = Vec::new();
+                while !stop.load(Ordering::SeqCst) {
+                    let result = insert(task).await;
+                    let at = start.elapsed().as_millis() as u64;
+                    match result {
+                        Ok(id) => calls.push((at, Ok(id))),
+                        Err(e) => {
+                            // A failed call is a typed error from the server or the driver,
+                            // never a duplicate or a corrupt counter.
+                            assert!(
+                                matches!(e, Error::Mongo(_)),
+                                "unexpected error during failover: {e:?}"
+                            );
+                            calls.push((at, Err(support::kind(&e))));
+                            tokio::time::sleep(Duration::from_millis(100)).await;
+                        }
+                    }
+                }
+                calls
+            })
+        })
+        .collect();
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await.unwrap());
+    }
+    all
+}
+
+/// Steps the current primary down through a direct connection; returns its index.
+async fn step_down(server: &Arc<TestServer>) -> Option<usize> {
+    let s = server.clone();
+    let primary = tokio::task::spawn_blocking(move || s.wait_for_primary(Duration::from_secs(30)))
+        .await
+        .unwrap()
+        .ok()?;
+    let direct = mongodb::Client::with_uri_str(server.nodes()[primary].direct_uri())
+        .await
+        .unwrap();
+    let reply = direct
+        .database("admin")
+        .run_command(doc! { "replSetStepDown": 5, "force": true })
+        .await;
+    println!(
+        "failover: stepped down node {primary}: {:?}",
+        reply.map(|_| "ok")
+    );
+    Some(primary)
+}
+
+async fn stored(coll: &Collection<Document>, field: &str) -> BTreeMap<i64, usize> {
+    let docs: Vec<Document> = coll
+        .find(doc! {})
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    let mut count = BTreeMap::new();
+    for d in docs {
+        *count.entry(d.get_i64(field).unwrap()).or_default() += 1;
+    }
+    count
+}
+
+async fn counter(db: &Database, name: &str) -> i64 {
+    db.collection::<Document>("counters")
+        .find_one(doc! { "_id": name })
+        .await
+        .unwrap()
+        .map_or(0, |d| d.get_i64("seq").unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failover_loses_no_acknowledged_document() {
+    let server = tokio::task::spawn_blocking(|| {
+        TestServer::start(
+            ServerOptions::default()
+                .nodes(3)
+                .election_timeout(Duration::from_secs(2)),
+        )
+    })
+    .await
+    .unwrap()
+    .expect("a 3-node replica set starts");
+    let server = Arc::new(server);
+
+    let duration = support::pick(30, 60);
+    let schedule: Vec<(u64, Fault)> = if support::soak() {
+        vec![
+            (10, Fault::StepDown),
+            (20, Fault::StepDown),
+            (30, Fault::KillPrimary),
+            (35, Fault::RestartKilled),
+            (42, Fault::StepDown),
+        ]
+    } else {
+        vec![
+            (5, Fault::StepDown),
+            (12, Fault::KillPrimary),
+            (16, Fault::RestartKilled),
+            (20, Fault::StepDown),
+        ]
+    };
+    // Calls that end this long after the last fault count as "after the faults".
+    let quiet_from = (schedule.last().unwrap().0 + 4) * 1000;
+
+    // Commands that failed (or whose write concern failed) on the wire: the faults the workload
+    // felt, whether or not a retry then hid them from the caller.
+    let failed_commands = Arc::new(AtomicU64::new(0));
+    let seen = failed_commands.clone();
+    let client = support::client_with_app(server.uri(), "failover", |o| {
+        o.write_concern = Some(WriteConcern::majority());
+        o.command_event_handler = Some(EventHandler::callback(move |e| {
+            let failed = match e {
+                CommandEvent::Failed(_) => true,
+                CommandEvent::Succeeded(s) => s.reply.contains_key("writeConcernError"),
+                _ => false,
+            };
+            if failed {
+                seen.fetch_add(1, Ordering::SeqCst);
+            }
+        }));
+    })
+    .await;
+    let db = client.database("failover");
+    let events = db.collection::<Event>("events");
+    let readings = db.collection::<Reading>("readings");
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let start = Instant::now();
+    let event_calls = tokio::spawn(workload(stop.clone(), start, move |task| {
+        let coll = events.clone();
+        async move { Event { id: 0, task }.insert_with_id(&coll).await }
+    }));
+    let reading_calls = tokio::spawn(workload(stop.clone(), start, move |task| {
+        let coll = readings.clone();
+        async move { Reading { number: 0, task }.insert_with_id(&coll).await }
+    }));
+
+    let mut killed = None;
+    let mut applied = Vec::new();
+    for (at, fault) in schedule {
+        let wait = Duration::from_secs(at).saturating_sub(start.elapsed());
+        tokio::time::sleep(wait).await;
+        match fault {
+            Fault::StepDown => {
+                if step_down(&server).await.is_some() {
+                    applied.push("stepdown");
+                }
+            }
+            Fault::KillPrimary => {
+                let s = server.clone();
+                let primary = tokio::task::spawn_blocking(move || {
+                    let primary = s.wait_for_primary(Duration::from_secs(30))?;
+                    s.kill_node(primary);
+                    Ok::<_, sequence_testkit::ProvisionError>(primary)
+                })
+                .await
+                .unwrap()
+                .expect("a primary to kill");
+                println!("failover: killed node {primary} with SIGKILL");
+                killed = Some(primary);
+                applied.push("kill");
+            }
+            Fault::RestartKilled => {
+                let node = killed.take().expect("a killed node");
+                let s = server.clone();
+                tokio::task::spawn_blocking(move || s.restart_node(node))
+                    .await
+                    .unwrap()
+                    .expect("the killed node starts again");
+                println!("failover: restarted node {node}");
+                applied.push("restart");
+            }
+        }
+    }
+    let wait = Duration::from_secs(duration).saturating_sub(start.elapsed());
+    tokio::time::sleep(wait).await;
+    stop.store(true, Ordering::SeqCst);
+    let event_calls = event_calls.await.unwrap();
+    let reading_calls = reading_calls.await.unwrap();
+
+    // Read everything back from the primary with majority read concern once all nodes are up.
+    let s = server.clone();
+    let primary = tokio::task::spawn_blocking(move || s.wait_until_ready(Duration::from_secs(60)))
+        .await
+        .unwrap()
+        .expect("the replica set recovers");
+    let reader = mongodb::Client::with_uri_str(server.uri()).await.unwrap();
+    let rdb = reader.database("failover");
+    let majority = |name: &str| {
+        rdb.collection_with_options::<Document>(
+            name,
+            mongodb::options::CollectionOptions::builder()
+                .read_concern(ReadConcern::majority())
+                .build(),
+        )
+    };
+    let mut summary = Vec::new();
+    let (mut total_ok, mut total_errors, mut total_lost, mut total_after) = (0, 0, 0, 0);
+    for (label, calls, coll, field, counter_name) in [
+        ("batch=1", &event_calls, majority("events"), "_id", "event"),
+        (
+            "batch=25",
+            &reading_calls,
+            majority("readings"),
+            "number",
+            "reading",
+        ),
+    ] {
+        let ok: Vec<i64> = calls
+            .iter()
+            .filter_map(|(_, r)| r.as_ref().ok().copied())
+            .collect();
+        let errors: Vec<String> = calls
+            .iter()
+            .filter_map(|(_, r)| r.as_ref().err().cloned())
+            .collect();
+        let unique: HashSet<i64> = ok.iter().copied().collect();
+        assert_eq!(unique.len(), ok.len(), "{label}: an ID was returned twice");
+        let stored = stored(&coll, field).await;
+        let twice: Vec<_> = stored.iter().filter(|(_, n)| **n > 1).collect();
+        assert!(
+            twice.is_empty(),
+            "{label}: stored more than once: {twice:?}"
+        );
+        let missing: Vec<_> = ok.iter().filter(|id| !stored.contains_key(id)).collect();
+        assert!(
+            missing.is_empty(),
+            "{label}: acknowledged but missing: {missing:?}"
+        );
+        let after = calls
+            .iter()
+            .filter(|(at, r)| *at >= quiet_from && r.is_ok())
+            .count();
+        assert!(after > 0, "{label}: no insert succeeded after the faults");
+        let lost = counter(&rdb, counter_name).await - stored.len() as i64;
+        summary.push(format!(
+            "{label}: ok={} errors={} stored={} lost={lost} ok_after_faults={after} kinds={}",
+            ok.len(),
+            errors.len(),
+            stored.len(),
+            support::tally(&errors)
+        ));
+        total_ok += ok.len();
+        total_errors += errors.len();
+        total_lost += lost;
+        total_after += after;
+    }
+    for line in &summary {
+        println!("failover: {line}");
+    }
+    println!(
+        "reliability: failover seconds={duration} faults={} ({}) ids={total_ok} duplicates=0 missing=0 lost={total_lost} errors={total_errors} ok_after_faults={total_after} failed_commands={} primary_at_end={primary}",
+        applied.len(),
+        applied.join(","),
+        failed_commands.load(Ordering::SeqCst)
+    );
+    drop(reader);
+    drop(client);
+    tokio::task::spawn_blocking(move || drop(server))
+        .await
+        .unwrap();
+}

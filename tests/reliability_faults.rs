@@ -1,0 +1,462 @@
+//! Fault injection with the server's `failCommand` fail point, on the counter update
+//! (`findAndModify`) and on the insert: dropped connections, a retryable error (91,
+//! `ShutdownInProgress`, labelled `RetryableWriteError`) and an unconfirmed write concern (64),
+//! a fixed number of times or at random. Never a duplicate; every call that returned `Ok` has
+//! exactly one stored document; an insert of unknown outcome is sent again with the same ID;
+//! failed calls return typed errors.
+//!
+//! The fail point is limited to this test's client by its application name. It is one per
+//! server, so the tests of this file take turns.
+
+mod common;
+mod reliability_support;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::{Arc, Mutex as StdMutex};
+
+use futures_util::TryStreamExt;
+use mongo_sequence::SequentialId;
+use mongodb::bson::{doc, Bson, Document};
+use mongodb::event::command::CommandEvent;
+use mongodb::event::EventHandler;
+use mongodb::{Collection, Database};
+use reliability_support as support;
+use sequence_testkit::{unique_db_name, TestServer};
+use serde::{Deserialize, Serialize};
+use tokio::sync::Mutex;
+
+/// The ID is not `_id` and has no unique index, so a document stored twice would show.
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(name = "ticket")]
+struct Ticket {
+    #[seq(id)]
+    number: i64,
+    call: String,
+}
+
+/// The same with a batch cache.
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(name = "ticket25", batch = 25)]
+struct CachedTicket {
+    #[seq(id)]
+    number: i64,
+    call: String,
+}
+
+/// The ID is `_id`.
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(name = "order")]
+struct Order {
+    #[serde(rename = "_id")]
+    id: i64,
+    call: String,
+}
+
+/// One `failCommand` fail point per server: the tests of this file take turns.
+static FAIL_POINT: Mutex<()> = Mutex::const_new(());
+
+/// The fault a fail point injects.
+#[derive(Clone, Copy, Debug)]
+enum Fault {
+    CloseConnection,
+    Retryable91,
+    WriteConcern64,
+}
+
+impl Fault {
+    const ALL: [Fault; 3] = [
+        Fault::CloseConnection,
+        Fault::Retryable91,
+        Fault::WriteConcern64,
+    ];
+
+    fn data(self, commands: &[&str], app: &str) -> Document {
+        let mut data = doc! { "failCommands": commands, "appName": app };
+        match self {
+            Fault::CloseConnection => {
+                data.insert("closeConnection", true);
+            }
+            Fault::Retryable91 => {
+                data.insert("errorCode", 91);
+                data.insert("errorLabels", vec![Bson::from("RetryableWriteError")]);
+            }
+            Fault::WriteConcern64 => {
+                data.insert(
+                    "writeConcernError",
+                    doc! { "code": 64, "codeName": "WriteConcernFailed", "errmsg": "injected: waiting for replication timed out", "errInfo": { "wtimeout": true } },
+                );
+            }
+        }
+        data
+    }
+
+    /// Whether the command runs before the fault is reported (and so may consume a number).
+    fn applies_the_write(self) -> bool {
+        matches!(self, Fault::WriteConcern64)
+    }
+}
+
+/// What one scenario saw.
+#[derive(Default)]
+struct Outcome {
+    ok: Vec<i64>,
+    errors: Vec<String>,
+    fired: i64,
+}
+
+/// Counter updates whose outcome the client did not see confirmed (failed, or answered with a
+/// write concern error), per counter: each may have consumed its range without handing it out.
+#[derive(Clone, Default)]
+struct Unconfirmed {
+    started: Arc<StdMutex<HashMap<i32, String>>>,
+    counts: Arc<StdMutex<HashMap<String, i64>>>,
+}
+
+impl Unconfirmed {
+    fn of(&self, counter: &str) -> i64 {
+        self.counts
+            .lock()
+            .unwrap()
+            .get(counter)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    fn observe(&self, event: CommandEvent) {
+        let unconfirmed = match event {
+            CommandEvent::Started(e) if e.command_name == "findAndModify" => {
+                let counter = e
+                    .command
+                    .get_document("query")
+                    .ok()
+                    .and_then(|q| q.get_str("_id").ok())
+                    .unwrap_or_default()
+                    .to_owned();
+                self.started.lock().unwrap().insert(e.request_id, counter);
+                return;
+            }
+            CommandEvent::Succeeded(e) if e.command_name == "findAndModify" => {
+                let counter = self.started.lock().unwrap().remove(&e.request_id);
+                counter.filter(|_| e.reply.contains_key("writeConcernError"))
+            }
+            CommandEvent::Failed(e) if e.command_name == "findAndModify" => {
+                self.started.lock().unwrap().remove(&e.request_id)
+            }
+            _ => None,
+        };
+        if let Some(counter) = unconfirmed {
+            *self.counts.lock().unwrap().entry(counter).or_default() += 1;
+        }
+    }
+}
+
+/// A client of the shared server whose connections are named `app`, and the counter updates it
+/// saw unconfirmed.
+///
+/// After an injected error the driver marks the server unknown and waits for its monitor's next
+/// check (up to `heartbeatFrequencyMS`, 10 s by default, after error 91) before it selects it
+/// again; the smallest frequency keeps that pause at 0.5 s.
+async fn app_client(app: &str) -> (mongodb::Client, Unconfirmed) {
+    let unconfirmed = Unconfirmed::default();
+    let seen = unconfirmed.clone();
+    let client = support::client_with_app(TestServer::shared_or_panic().uri(), app, |o| {
+        o.heartbeat_freq = Some(std::time::Duration::from_millis(500));
+        o.command_event_handler = Some(EventHandler::callback(move |e| seen.observe(e)));
+    })
+    .await;
+    (client, unconfirmed)
+}
+
+async fn counter(db: &Database, name: &str) -> i64 {
+    db.collection::<Document>("counters")
+        .find_one(doc! { "_id": name })
+        .await
+        .unwrap()
+        .map_or(0, |d| d.get_i64("seq").unwrap())
+}
+
+/// The stored documents' ID values (`number`, else `_id`), in order.
+async fn stored_numbers(coll: &Collection<Document>) -> Vec<i64> {
+    let docs: Vec<Document> = coll
+        .find(doc! {})
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    let mut numbers: Vec<i64> = docs
+        .iter()
+        .map(|d| d.get_i64("number").or_else(|_| d.get_i64("_id")).unwrap())
+        .collect();
+    numbers.sort_unstable();
+    numbers
+}
+
+/// Checks the invariants of a run: no ID handed out twice, exactly one document per `Ok`, no
+/// document stored twice, only typed errors, and the counter never behind what was stored.
+/// Returns (stored documents, stored documents whose call failed, numbers consumed but unused).
+async fn check(
+    label: &str,
+    db: &Database,
+    counter_name: &str,
+    coll: &str,
+    out: &Outcome,
+) -> (usize, usize, i64) {
+    let ok: HashSet<i64> = out.ok.iter().copied().collect();
+    assert_eq!(ok.len(), out.ok.len(), "{label}: an ID was returned twice");
+    let numbers = stored_numbers(&db.collection(coll)).await;
+    let mut per_number = BTreeMap::<i64, usize>::new();
+    for n in &numbers {
+        *per_number.entry(*n).or_default() += 1;
+    }
+    let twice: Vec<_> = per_number.iter().filter(|(_, c)| **c > 1).collect();
+    assert!(
+        twice.is_empty(),
+        "{label}: stored more than once: {twice:?}"
+    );
+    for id in &ok {
+        assert_eq!(
+            per_number.get(id),
+            Some(&1),
+            "{label}: the Ok call for ID {id} has no stored document"
+        );
+    }
+    for e in &out.errors {
+        assert!(
+            e.starts_with("mongo:"),
+            "{label}: untyped or unexpected error {e}"
+        );
+    }
+    let stored_after_error = numbers.len() - ok.len();
+    assert!(
+        stored_after_error <= out.errors.len(),
+        "{label}: {stored_after_error} documents stored by failed calls, only {} failed",
+        out.errors.len()
+    );
+    let last = counter(db, counter_name).await;
+    let max_stored = numbers.last().copied().unwrap_or(0);
+    assert!(
+        last >= max_stored,
+        "{label}: counter {last} behind stored {max_stored}"
+    );
+    (
+        numbers.len(),
+        stored_after_error,
+        last - numbers.len() as i64,
+    )
+}
+
+/// `{times: n}` on each command, for each fault, with sequential calls.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn faults_a_fixed_number_of_times() {
+    let _turn = FAIL_POINT.lock().await;
+    const CALLS: usize = 12;
+    let admin = common::client().await.database("admin");
+    let (mut total_ok, mut total_fired, mut total_errors, mut total_lost) = (0, 0, 0, 0);
+    for command in ["insert", "findAndModify"] {
+        for fault in Fault::ALL {
+            // 1: the driver's own retry covers it; 3: this crate's retry of the insert is
+            // needed; 10: more than the attempts of one call.
+            for times in [1_i64, 3, 10] {
+                let label = format!("{command}/{fault:?}/times={times}");
+                let name = unique_db_name("faults_times");
+                let app = format!("app-{name}");
+                let (client, unconfirmed) = app_client(&app).await;
+                let db = client.database(&name);
+                let coll = db.collection::<Ticket>("tickets");
+                // Create the counter and the collection first: the fault hits steady state.
+                let mut first = Ticket {
+                    number: 0,
+                    call: "first".into(),
+                };
+                let first_id = first.insert_with_id(&coll).await.unwrap();
+                let fail_point = support::fail_point(
+                    &admin,
+                    doc! { "times": times },
+                    fault.data(&[command], &app),
+                )
+                .await;
+                let mut out = Outcome::default();
+                out.ok.push(first_id);
+                for i in 0..CALLS {
+                    let mut t = Ticket {
+                        number: 0,
+                        call: format!("call-{i}"),
+                    };
+                    match t.insert_with_id(&coll).await {
+                        Ok(id) => {
+                            assert_eq!(t.number, id);
+                            out.ok.push(id);
+                        }
+                        Err(e) => out.errors.push(support::kind(&e)),
+                    }
+                }
+                out.fired = fail_point.off().await;
+                let (stored, stored_after_error, lost) =
+                    check(&label, &db, "ticket", "tickets", &out).await;
+                let calls = CALLS as i64 + 1;
+                match (command, fault) {
+                    ("insert", _) => {
+                        // One number per call, whatever happened to the insert.
+                        assert_eq!(counter(&db, "ticket").await, calls, "{label}");
+                        if times < 8 {
+                            assert!(out.errors.is_empty(), "{label}: {:?}", out.errors);
+                        }
+                        if fault.applies_the_write() {
+                            assert!(out.errors.is_empty(), "{label}: {:?}", out.errors);
+                            assert_eq!(stored, calls as usize, "{label}");
+                        }
+                    }
+                    (_, f) if !f.applies_the_write() => {
+                        // The counter update never ran when it failed: no number lost.
+                        assert_eq!(lost, 0, "{label}");
+                        if times == 1 {
+                            assert!(out.errors.is_empty(), "{label}: {:?}", out.errors);
+                        }
+                    }
+                    _ => {
+                        // Applied but unconfirmed: the number is skipped, never reissued.
+                        assert_eq!(lost, unconfirmed.of("ticket"), "{label}");
+                        assert_eq!(lost, out.errors.len() as i64, "{label}");
+                    }
+                }
+                assert_eq!(stored_after_error, 0, "{label}");
+                println!(
+                    "faults: {label} ok={} errors={} fired={} stored={stored} lost={lost} kinds={}",
+                    out.ok.len(),
+                    out.errors.len(),
+                    out.fired,
+                    support::tally(&out.errors)
+                );
+                total_ok += out.ok.len();
+                total_errors += out.errors.len();
+                total_fired += out.fired;
+                total_lost += lost;
+            }
+        }
+    }
+    println!(
+        "reliability: faults-times ids={total_ok} duplicates=0 lost={total_lost} faults={total_fired} errors={total_errors}"
+    );
+}
+
+const TASKS: usize = 4;
+
+/// Runs `TASKS` tasks of `per_task` inserts each with `insert`, collecting the outcome.
+async fn concurrent<F, Fut>(per_task: usize, insert: F) -> Outcome
+where
+    F: Fn(String) -> Fut + Clone + Send + 'static,
+    Fut: std::future::Future<Output = mongo_sequence::Result<i64>> + Send,
+{
+    let tasks: Vec<_> = (0..TASKS)
+        .map(|task| {
+            let insert = insert.clone();
+            tokio::spawn(async move {
+                let mut out = Outcome::default();
+                for i in 0..per_task {
+                    match insert(format!("{task}-{i}")).await {
+                        Ok(id) => out.ok.push(id),
+                        Err(e) => out.errors.push(support::kind(&e)),
+                    }
+                }
+                out
+            })
+        })
+        .collect();
+    let mut all = Outcome::default();
+    for t in tasks {
+        let out = t.await.unwrap();
+        all.ok.extend(out.ok);
+        all.errors.extend(out.errors);
+    }
+    all
+}
+
+/// `{activationProbability: 0.1}` on both commands at once, for each fault, with concurrent
+/// callers of three models at the same time: `_id` as ID, another field as ID, and a batch
+/// cache (`batch = 25`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn faults_at_random() {
+    let _turn = FAIL_POINT.lock().await;
+    let per_task = support::pick(15, 100);
+    let admin = common::client().await.database("admin");
+    let (mut total_ok, mut total_fired, mut total_errors, mut total_lost) = (0, 0, 0, 0);
+    let mut total_bound = 0;
+    for fault in Fault::ALL {
+        let name = unique_db_name("faults_random");
+        let app = format!("app-{name}");
+        let (client, unconfirmed) = app_client(&app).await;
+        let db = client.database(&name);
+        let fail_point = support::fail_point(
+            &admin,
+            doc! { "activationProbability": 0.1 },
+            fault.data(&["findAndModify", "insert"], &app),
+        )
+        .await;
+        let started = std::time::Instant::now();
+        let orders = db.collection::<Order>("orders");
+        let tickets = db.collection::<Ticket>("tickets");
+        let cached = db.collection::<CachedTicket>("cached_tickets");
+        let (o, t, c) = tokio::join!(
+            concurrent(per_task, move |call| {
+                let coll = orders.clone();
+                async move { Order { id: 0, call }.insert_with_id(&coll).await }
+            }),
+            concurrent(per_task, move |call| {
+                let coll = tickets.clone();
+                async move { Ticket { number: 0, call }.insert_with_id(&coll).await }
+            }),
+            concurrent(per_task, move |call| {
+                let coll = cached.clone();
+                async move { CachedTicket { number: 0, call }.insert_with_id(&coll).await }
+            }),
+        );
+        let fired = fail_point.off().await;
+        let elapsed = started.elapsed();
+        let mut lines = Vec::new();
+        for ((counter_name, coll), out) in [
+            ("order", "orders"),
+            ("ticket", "tickets"),
+            ("ticket25", "cached_tickets"),
+        ]
+        .into_iter()
+        .zip([o, t, c])
+        {
+            let label = format!("{counter_name}/{fault:?}/p=0.1");
+            let (stored, stored_after_error, lost) =
+                check(&label, &db, counter_name, coll, &out).await;
+            assert_eq!(stored_after_error, 0, "{label}");
+            assert_eq!(out.ok.len() + out.errors.len(), TASKS * per_task, "{label}");
+            // Numbers are lost only by counter updates whose outcome was not confirmed (each
+            // may have consumed its range), and with a cache by the ranges still held at the
+            // end (current and prefetched).
+            let batch = if counter_name == "ticket25" { 25 } else { 1 };
+            let bound =
+                batch * unconfirmed.of(counter_name) + if batch > 1 { 2 * batch } else { 0 };
+            assert!(
+                lost <= bound,
+                "{label}: lost {lost}, bound {bound}, errors {}",
+                out.errors.len()
+            );
+            lines.push(format!(
+                "{counter_name}: ok={} errors={} stored={stored} lost={lost} (bound {bound}) kinds={}",
+                out.ok.len(),
+                out.errors.len(),
+                support::tally(&out.errors)
+            ));
+            total_ok += out.ok.len();
+            total_errors += out.errors.len();
+            total_lost += lost;
+            total_bound += bound;
+        }
+        total_fired += fired;
+        println!(
+            "faults: {fault:?} p=0.1 fired={fired} ms={} | {}",
+            elapsed.as_millis(),
+            lines.join(" | ")
+        );
+    }
+    println!(
+        "reliability: faults-random ids={total_ok} duplicates=0 lost={total_lost} lost_bound={total_bound} faults={total_fired} errors={total_errors}"
+    );
+}

@@ -1,0 +1,454 @@
+//! Several operating-system processes on one counter, and processes killed with `SIGKILL` in the
+//! middle of a range and started again.
+//!
+//! The workers are this test binary itself, run again with `--ignored --exact worker` and the
+//! environment variables below; they connect to the parent's server through its URI and never
+//! start one of their own.
+
+mod common;
+mod reliability_support;
+
+use std::collections::{BTreeMap, HashSet};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures_util::TryStreamExt;
+use mongo_sequence::{Sequence, SequenceOptions, SequentialId};
+use mongodb::bson::{doc, Document};
+use reliability_support as support;
+use sequence_testkit::{unique_db_name, TestServer};
+use serde::{Deserialize, Serialize};
+
+/// Set in a worker's environment: what it does (`alloc` or `insert`).
+const WORKER: &str = "MONGO_SEQUENCE_TEST_WORKER";
+const WORKER_URI: &str = "MONGO_SEQUENCE_TEST_WORKER_URI";
+const WORKER_DB: &str = "MONGO_SEQUENCE_TEST_WORKER_DB";
+const WORKER_BATCH: &str = "MONGO_SEQUENCE_TEST_WORKER_BATCH";
+const WORKER_TASKS: &str = "MONGO_SEQUENCE_TEST_WORKER_TASKS";
+const WORKER_PER_TASK: &str = "MONGO_SEQUENCE_TEST_WORKER_PER_TASK";
+const WORKER_OUT: &str = "MONGO_SEQUENCE_TEST_WORKER_OUT";
+const WORKER_LABEL: &str = "MONGO_SEQUENCE_TEST_WORKER_LABEL";
+
+/// Longest a worker runs, whatever it is told.
+const WORKER_TIME_LIMIT: Duration = Duration::from_secs(180);
+
+/// The documents the crash test inserts. The ID is not `_id` and has no unique index, so an ID
+/// issued twice would be stored twice instead of being refused.
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(name = "crash", batch = 50)]
+struct Job {
+    #[seq(id)]
+    number: i64,
+    worker: String,
+}
+
+const CRASH_BATCH: i64 = 50;
+
+fn env(name: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| panic!("worker: {name} is not set"))
+}
+
+fn env_num(name: &str) -> u64 {
+    env(name)
+        .parse()
+        .unwrap_or_else(|e| panic!("worker: {name}: {e}"))
+}
+
+/// The worker side: does nothing unless started by the tests below.
+#[test]
+#[ignore = "a worker process started by the other tests of this file"]
+fn worker() {
+    let Ok(mode) = std::env::var(WORKER) else {
+        return;
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async move {
+        let client = mongodb::Client::with_uri_str(env(WORKER_URI))
+            .await
+            .unwrap();
+        let db = client.database(&env(WORKER_DB));
+        match mode.as_str() {
+            "alloc" => alloc_worker(db).await,
+            "insert" => insert_worker(db).await,
+            other => panic!("worker: unknown mode {other}"),
+        }
+    });
+}
+
+/// `tasks` tasks each take `per_task` IDs from the counter `load`; the process then gives its
+/// unused values back where it can and writes every ID it got to the output file.
+async fn alloc_worker(db: mongodb::Database) {
+    let batch = env_num(WORKER_BATCH);
+    let seq = Sequence::new(&db, SequenceOptions::builder("load").batch(batch).build()).unwrap();
+    let per_task = env_num(WORKER_PER_TASK) as usize;
+    let tasks: Vec<_> = (0..env_num(WORKER_TASKS))
+        .map(|_| {
+            let seq = seq.clone();
+            tokio::spawn(async move {
+                let mut ids = Vec::with_capacity(per_task);
+                for _ in 0..per_task {
+                    ids.push(seq.next().await.unwrap());
+                }
+                ids
+            })
+        })
+        .collect();
+    let mut out = String::new();
+    for t in tasks {
+        for id in t.await.unwrap() {
+            out.push_str(&id.to_string());
+            out.push('\n');
+        }
+    }
+    seq.release().await.unwrap();
+    std::fs::write(env(WORKER_OUT), out).unwrap();
+}
+
+/// `tasks` tasks insert jobs until standard input closes (or the time limit), appending each
+/// acknowledged ID to the output file at once, so that a kill loses none of them.
+async fn insert_worker(db: mongodb::Database) {
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let _ = std::io::copy(&mut std::io::stdin(), &mut std::io::sink());
+            stop.store(true, Ordering::SeqCst);
+        });
+    }
+    let out = Arc::new(Mutex::new(
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(env(WORKER_OUT))
+            .unwrap(),
+    ));
+    let coll = db.collection::<Job>("jobs");
+    let label = env(WORKER_LABEL);
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..env_num(WORKER_TASKS))
+        .map(|_| {
+            let (coll, out, stop, label) = (coll.clone(), out.clone(), stop.clone(), label.clone());
+            tokio::spawn(async move {
+                while !stop.load(Ordering::SeqCst) && started.elapsed() < WORKER_TIME_LIMIT {
+                    let mut job = Job {
+                        number: 0,
+                        worker: label.clone(),
+                    };
+                    let id = job.insert_with_id(&coll).await.unwrap();
+                    out.lock()
+                        .unwrap()
+                        .write_all(format!("{id}\n").as_bytes())
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    Job::sequence(&coll).release().await.unwrap();
+}
+
+// ----- The parent side -----
+
+/// Starts this test binary as a worker.
+fn spawn_worker(mode: &str, vars: &[(&str, String)], stderr_to: &Path) -> Child {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let mut cmd = Command::new(exe);
+    cmd.args([
+        "--ignored",
+        "--exact",
+        "worker",
+        "--nocapture",
+        "--test-threads=1",
+    ])
+    .env(WORKER, mode)
+    .env_remove("SOAK")
+    .stdin(Stdio::piped())
+    .stdout(Stdio::null())
+    .stderr(std::fs::File::create(stderr_to).unwrap());
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    cmd.spawn().expect("a worker process starts")
+}
+
+/// Waits for a worker to exit successfully, killing it if it takes longer than `limit`.
+fn wait_ok(child: &mut Child, limit: Duration, stderr: &Path) {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(
+                status.success(),
+                "worker failed ({status}): {}",
+                std::fs::read_to_string(stderr).unwrap_or_default()
+            );
+            return;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("worker did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The IDs a worker wrote (ignoring a last line cut short by a kill).
+fn read_ids(path: &Path) -> Vec<i64> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.split_inclusive('\n')
+        .filter(|l| l.ends_with('\n'))
+        .map(|l| l.trim_end().parse().unwrap())
+        .collect()
+}
+
+/// A scratch directory for the workers' files, removed on drop.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("mongo-sequence-{name}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+async fn counter_value(db: &mongodb::Database, name: &str) -> i64 {
+    db.collection::<Document>("counters")
+        .find_one(doc! { "_id": name })
+        .await
+        .unwrap()
+        .map_or(0, |d| d.get_i64("seq").unwrap())
+}
+
+const PROCESSES: usize = 4;
+const TASKS: u64 = 32;
+
+/// 4 processes × 32 tasks on one counter, with batch 1, 25 and 1000. Each process takes a whole
+/// number of ranges, so what it holds unused at the end is at most its prefetched range: the
+/// union has no duplicate and misses at most `processes × batch` values (none with batch 1).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn processes_share_one_counter() {
+    let server = TestServer::shared_or_panic();
+    // (batch, IDs per task): per process 32 × n, a multiple of the batch.
+    let runs: [(u64, u64); 3] = [
+        (1, support::pick(100, 500)),
+        (25, support::pick(1250, 5000)),
+        (1000, support::pick(2000, 10_000)),
+    ];
+    let mut total = 0;
+    let mut total_lost = 0;
+    let mut lines = Vec::new();
+    for (batch, per_task) in runs {
+        assert_eq!(TASKS * per_task % batch, 0);
+        let name = unique_db_name(&format!("processes_{batch}"));
+        let scratch = Scratch::new(&name);
+        let started = Instant::now();
+        let children: Vec<_> = (0..PROCESSES)
+            .map(|p| {
+                let out = scratch.0.join(format!("ids-{p}"));
+                let err = scratch.0.join(format!("err-{p}"));
+                let child = spawn_worker(
+                    "alloc",
+                    &[
+                        (WORKER_URI, server.uri().to_owned()),
+                        (WORKER_DB, name.clone()),
+                        (WORKER_BATCH, batch.to_string()),
+                        (WORKER_TASKS, TASKS.to_string()),
+                        (WORKER_PER_TASK, per_task.to_string()),
+                        (WORKER_OUT, out.display().to_string()),
+                    ],
+                    &err,
+                );
+                (child, out, err)
+            })
+            .collect();
+        let outputs = tokio::task::spawn_blocking(move || {
+            children
+                .into_iter()
+                .map(|(mut child, out, err)| {
+                    wait_ok(&mut child, Duration::from_secs(300), &err);
+                    read_ids(&out)
+                })
+                .collect::<Vec<_>>()
+        })
+        .await
+        .unwrap();
+        let elapsed = started.elapsed();
+
+        let mut union = HashSet::new();
+        let mut duplicates = 0;
+        for ids in &outputs {
+            assert_eq!(ids.len() as u64, TASKS * per_task, "every task got its IDs");
+            for id in ids {
+                if !union.insert(*id) {
+                    duplicates += 1;
+                }
+            }
+        }
+        assert_eq!(duplicates, 0, "batch {batch}: IDs issued twice");
+        let db = common::client().await.database(&name);
+        let last = counter_value(&db, "load").await;
+        let issued = union.len() as i64;
+        let max_issued = *union.iter().max().unwrap();
+        let lost = last - issued;
+        let holes = max_issued - issued;
+        let bound = if batch == 1 {
+            0
+        } else {
+            PROCESSES as i64 * batch as i64
+        };
+        assert!(union.iter().all(|id| (1..=last).contains(id)));
+        assert!(
+            lost <= bound,
+            "batch {batch}: {lost} values lost, bound {bound}"
+        );
+        total += issued;
+        total_lost += lost;
+        lines.push(format!(
+            "batch={batch} ids={issued} lost={lost} holes={holes} bound={bound} ms={}",
+            elapsed.as_millis()
+        ));
+    }
+    for line in &lines {
+        println!("processes: {line}");
+    }
+    assert!(total >= 200_000, "{total} IDs");
+    println!(
+        "reliability: multi-process processes={PROCESSES} tasks={TASKS} ids={total} duplicates=0 lost={total_lost} faults=0"
+    );
+}
+
+/// Two worker processes insert documents with `batch = 50`; ten times, one of them is killed
+/// with `SIGKILL` while it works through a range, and started again. No ID is issued twice,
+/// every acknowledged document is stored, and at most the ranges a killed process held (its
+/// current one and the prefetched one: `2 × batch` per kill) are lost, plus what the two
+/// processes still hold when they stop at the end (given back where nobody took a later range).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_processes_never_reuse_an_id() {
+    let server = TestServer::shared_or_panic();
+    const SLOTS: usize = 2;
+    let kills = support::pick(10, 40);
+    let name = unique_db_name("crash");
+    let scratch = Scratch::new(&name);
+    let dir = scratch.0.clone();
+    let uri = server.uri().to_owned();
+    let db_name = name.clone();
+    let life = AtomicU64::new(0);
+    let spawn = move |slot: usize| {
+        let n = life.fetch_add(1, Ordering::SeqCst);
+        let label = format!("slot{slot}-life{n}");
+        let out = dir.join(format!("{label}.ids"));
+        let err = dir.join(format!("{label}.err"));
+        let child = spawn_worker(
+            "insert",
+            &[
+                (WORKER_URI, uri.clone()),
+                (WORKER_DB, db_name.clone()),
+                (WORKER_TASKS, "4".to_owned()),
+                (WORKER_OUT, out.display().to_string()),
+                (WORKER_LABEL, label.clone()),
+            ],
+            &err,
+        );
+        (child, out, err)
+    };
+    let started = Instant::now();
+    let (killed, finished) = tokio::task::spawn_blocking(move || {
+        let mut running: Vec<_> = (0..SLOTS).map(&spawn).collect();
+        let mut killed = Vec::new();
+        for k in 0..kills {
+            let slot = k % SLOTS;
+            // Let it get going (some IDs out, so a range is in use), then a little more.
+            let (_, out, _) = &running[slot];
+            let before = read_ids(out).len();
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while read_ids(out).len() < before + 30 {
+                assert!(Instant::now() < deadline, "worker {slot} makes no progress");
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            std::thread::sleep(Duration::from_millis((k as u64 * 37) % 300));
+            let (mut child, out, _) = std::mem::replace(&mut running[slot], spawn(slot));
+            child.kill().unwrap(); // SIGKILL
+            child.wait().unwrap();
+            killed.push(out);
+        }
+        let mut finished = Vec::new();
+        for (mut child, out, err) in running {
+            drop(child.stdin.take()); // closing standard input stops the worker
+            wait_ok(&mut child, Duration::from_secs(120), &err);
+            finished.push(out);
+        }
+        (killed, finished)
+    })
+    .await
+    .unwrap();
+    let elapsed = started.elapsed();
+
+    let db = common::client().await.database(&name);
+    let docs: Vec<Document> = db
+        .collection::<Document>("jobs")
+        .find(doc! {})
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    let mut stored = BTreeMap::<i64, usize>::new();
+    for d in &docs {
+        *stored.entry(d.get_i64("number").unwrap()).or_default() += 1;
+    }
+    let reused: Vec<_> = stored.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(reused.is_empty(), "IDs stored more than once: {reused:?}");
+
+    let mut acknowledged = HashSet::new();
+    let mut mid_range = 0;
+    for path in killed.iter().chain(&finished) {
+        let ids = read_ids(path);
+        for id in &ids {
+            assert!(acknowledged.insert(*id), "ID {id} acknowledged twice");
+            assert!(
+                stored.contains_key(id),
+                "acknowledged ID {id} is not stored"
+            );
+        }
+        // Ranges are aligned on the batch until the final stops give values back: a killed
+        // process worked in the middle of a range if it acknowledged only part of the range
+        // of its highest ID.
+        if let (true, Some(&top)) = (killed.contains(path), ids.iter().max()) {
+            let range = (top - 1) / CRASH_BATCH;
+            let used = ids
+                .iter()
+                .filter(|id| (*id - 1) / CRASH_BATCH == range)
+                .count();
+            if (used as i64) < CRASH_BATCH {
+                mid_range += 1;
+            }
+        }
+    }
+    let last = counter_value(&db, "crash").await;
+    let lost = last - stored.len() as i64;
+    let bound = 2 * CRASH_BATCH * (kills as i64 + SLOTS as i64);
+    assert!(lost <= bound, "{lost} values lost, bound {bound}");
+    println!(
+        "reliability: crash kills={kills} mid_range_kills={mid_range} ids={} acknowledged={} duplicates=0 lost={lost} lost_bound={bound} (2 x batch {CRASH_BATCH} x (kills + {SLOTS} final stops)) ms={}",
+        stored.len(),
+        acknowledged.len(),
+        elapsed.as_millis()
+    );
+}

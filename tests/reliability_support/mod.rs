@@ -1,0 +1,142 @@
+//! What the reliability suite (`tests/reliability_*.rs`) shares: the soak switch, clients with
+//! an application name for fail points, fail point commands, and error classification.
+
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use mongo_sequence::Error;
+use mongodb::bson::{doc, Document};
+use mongodb::options::ClientOptions;
+use mongodb::{Client, Database};
+
+/// Whether the long soak variants run (`SOAK=1`).
+pub fn soak() -> bool {
+    std::env::var("SOAK").is_ok_and(|v| v == "1")
+}
+
+/// The default value, or the soak value with `SOAK=1`.
+pub fn pick<T>(default: T, soak_value: T) -> T {
+    if soak() {
+        soak_value
+    } else {
+        default
+    }
+}
+
+/// A client for `uri` whose connections carry `app` as application name (fail points can be
+/// limited to it), with the given extra options.
+pub async fn client_with_app(
+    uri: &str,
+    app: &str,
+    tweak: impl FnOnce(&mut ClientOptions),
+) -> Client {
+    let mut options = ClientOptions::parse(uri)
+        .await
+        .expect("the test server's URI parses");
+    options.app_name = Some(app.to_owned());
+    tweak(&mut options);
+    Client::with_options(options).expect("client options are valid")
+}
+
+/// The `failCommand` fail point, switched on; [`FailPoint::off`] switches it off.
+pub struct FailPoint {
+    admin: Database,
+    entered_before: i64,
+}
+
+/// Turns the `failCommand` fail point on with `mode` and `data`.
+pub async fn fail_point(
+    admin: &Database,
+    mode: impl Into<mongodb::bson::Bson>,
+    data: Document,
+) -> FailPoint {
+    let reply = admin
+        .run_command(doc! {
+            "configureFailPoint": "failCommand",
+            "mode": mode.into(),
+            "data": data,
+        })
+        .await
+        .expect("configureFailPoint (the server runs with enableTestCommands=1)");
+    FailPoint {
+        admin: admin.clone(),
+        entered_before: times_entered(&reply),
+    }
+}
+
+impl FailPoint {
+    /// Turns the fail point off; returns how many times it fired while it was on.
+    pub async fn off(self) -> i64 {
+        let reply = self
+            .admin
+            .run_command(doc! { "configureFailPoint": "failCommand", "mode": "off" })
+            .await
+            .expect("configureFailPoint off");
+        times_entered(&reply) - self.entered_before
+    }
+}
+
+/// `configureFailPoint` answers with how many times the fail point fired since the server
+/// started.
+fn times_entered(reply: &Document) -> i64 {
+    match reply.get("count") {
+        Some(mongodb::bson::Bson::Int32(n)) => i64::from(*n),
+        Some(mongodb::bson::Bson::Int64(n)) => *n,
+        other => panic!("configureFailPoint answered without a count: {other:?}"),
+    }
+}
+
+/// A short name for the kind of an error, for summaries and assertions.
+pub fn kind(e: &Error) -> String {
+    match e {
+        Error::Mongo(m) => match &*m.kind {
+            mongodb::error::ErrorKind::Io(_) => "mongo:io".into(),
+            mongodb::error::ErrorKind::ServerSelection { .. } => "mongo:server-selection".into(),
+            mongodb::error::ErrorKind::ConnectionPoolCleared { .. } => "mongo:pool-cleared".into(),
+            mongodb::error::ErrorKind::Command(c) => format!("mongo:command:{}", c.code),
+            mongodb::error::ErrorKind::Write(mongodb::error::WriteFailure::WriteConcernError(
+                w,
+            )) => format!("mongo:write-concern:{}", w.code),
+            mongodb::error::ErrorKind::Write(mongodb::error::WriteFailure::WriteError(w)) => {
+                format!("mongo:write:{}", w.code)
+            }
+            _ => "mongo:other".into(),
+        },
+        Error::DuplicateKey { .. } => "duplicate-key".into(),
+        Error::Exhausted { .. } => "exhausted".into(),
+        Error::CorruptCounter { .. } => "corrupt-counter".into(),
+        Error::IdOutOfRange { .. } => "id-out-of-range".into(),
+        other => format!("other:{other}"),
+    }
+}
+
+/// Counts per kind, for summary lines: `io=3,command:91=2`.
+pub fn tally(kinds: &[String]) -> String {
+    let mut counts = std::collections::BTreeMap::<&str, usize>::new();
+    for k in kinds {
+        *counts.entry(k.as_str()).or_default() += 1;
+    }
+    if counts.is_empty() {
+        return "none".into();
+    }
+    counts
+        .iter()
+        .map(|(k, n)| format!("{k}={n}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Sleeps in short steps until `done` holds or `limit` passes; returns whether it held.
+pub async fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        if done() {
+            return true;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
