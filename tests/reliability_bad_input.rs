@@ -3,6 +3,10 @@
 //! result) and writes nothing it should not: every collection of the test's database is
 //! compared before and after.
 //!
+//! Scope values that look like query operators, and a clock that moves backwards across a
+//! period boundary, are here too (`tests/scoped.rs` and `tests/periods.rs` cover them in more
+//! detail).
+//!
 //! `tests/allocator.rs` already covers a string, negative, missing, fractional and beyond-`max`
 //! counter with `batch = 1`, exhaustion at `max`, `start = i64::MAX - 1`, and invalid counter
 //! and collection names; this file adds the rest, and every corrupt case through the batch
@@ -404,4 +408,128 @@ async fn names_are_checked_before_any_write() {
     assert_eq!(stored.len(), 5);
     assert!(stored.iter().all(|d| d.get_i64("seq") == Ok(2)));
     println!("reliability: bad-input names rejected=7 odd_names_ok=5 stray_writes=0");
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(name = "ticket", scope = "tenant")]
+struct Ticket {
+    #[seq(id)]
+    number: Option<i64>,
+    tenant: Bson,
+}
+
+/// Scope values that look like operators are data: each gets a counter of its own, matched by
+/// equality, and no other counter or document is touched.
+#[tokio::test]
+async fn operator_looking_scope_values_stay_literal() {
+    let db = common::database("bad_input_scope_operators").await;
+    let coll = db.collection::<Ticket>("tickets");
+    let tenants = [
+        Bson::String("$gt".into()),
+        Bson::Document(doc! { "$ne": null }),
+        Bson::Document(doc! { "$gt": "" }),
+        Bson::String("acme".into()),
+        Bson::Null,
+    ];
+    for round in 1..=3_i64 {
+        for tenant in &tenants {
+            let mut t = Ticket {
+                number: None,
+                tenant: tenant.clone(),
+            };
+            assert_eq!(t.insert_with_id(&coll).await.unwrap(), round, "{tenant}");
+        }
+    }
+    let counters: Vec<Document> = db
+        .collection::<Document>("counters")
+        .find(doc! {})
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(
+        counters.len(),
+        tenants.len(),
+        "one counter per literal value"
+    );
+    assert!(
+        counters.iter().all(|c| c.get_i64("seq") == Ok(3)),
+        "{counters:?}"
+    );
+    let stored = coll.count_documents(doc! {}).await.unwrap();
+    assert_eq!(stored, 3 * tenants.len() as u64);
+    println!(
+        "reliability: bad-input scope-operators values={} counters={} duplicates=0",
+        tenants.len(),
+        counters.len()
+    );
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(name = "daily", prefix = "YYMMDD", batch = 10)]
+struct Daily {
+    #[serde(rename = "_id")]
+    id: i64,
+}
+
+/// A clock that moves back into an earlier period continues that period's counter: no ID is
+/// issued twice.
+#[tokio::test]
+async fn a_clock_moving_backwards_never_reissues() {
+    use mongo_sequence::ManualClock;
+    use std::sync::Arc;
+    let db = common::database("bad_input_clock_back").await;
+    let coll = db.collection::<Daily>("daily");
+    let clock = Arc::new(ManualClock::new("2025-11-22T23:59:00Z".parse().unwrap()));
+    Daily::sequence(&coll).override_clock(clock.clone());
+    let mut seen = std::collections::BTreeSet::new();
+    let mut insert = |ids: &mut Vec<i64>, id: i64| {
+        assert!(seen.insert(id), "ID {id} issued twice");
+        ids.push(id);
+    };
+    let mut ids = Vec::new();
+    for (moment, n) in [
+        ("2025-11-22T23:59:00Z", 3),
+        ("2025-11-23T00:00:01Z", 3),
+        ("2025-11-22T23:59:30Z", 3), // back across midnight
+        ("2025-11-23T00:01:00Z", 2),
+    ] {
+        clock.set(moment.parse().unwrap());
+        for _ in 0..n {
+            let id = Daily { id: 0 }.insert_with_id(&coll).await.unwrap();
+            insert(&mut ids, id);
+        }
+    }
+    Daily::sequence(&coll).clear_clock_override();
+    assert_eq!(
+        &ids[..6],
+        &[
+            251122000001,
+            251122000002,
+            251122000003,
+            251123000001,
+            251123000002,
+            251123000003
+        ]
+    );
+    // Back in the old day, its counter continues past every value reserved for it before
+    // (the cached batch and any prefetched one were dropped at midnight): per day, the IDs
+    // only ever grow.
+    for day in [251122_i64, 251123] {
+        let of_day: Vec<i64> = ids
+            .iter()
+            .copied()
+            .filter(|id| id / 1_000_000 == day)
+            .collect();
+        assert!(of_day.windows(2).all(|w| w[0] < w[1]), "{of_day:?}");
+    }
+    assert_eq!(
+        coll.count_documents(doc! {}).await.unwrap(),
+        ids.len() as u64
+    );
+    println!(
+        "reliability: bad-input clock-backwards ids={} duplicates=0 periods=2",
+        ids.len()
+    );
 }
