@@ -1,15 +1,19 @@
 //! The trait `#[derive(SequentialId)]` implements, and the operations it provides.
 
+use std::any::TypeId;
 use std::future::Future;
 
 use mongodb::bson::Bson;
 use mongodb::{ClientSession, Collection};
 use serde::Serialize;
 
-use crate::config::SequenceConfig;
+use crate::config::{BatchConfig, SequenceConfig, Strategy};
 use crate::error::{Error, Result};
 use crate::gapless::{self, Docs};
 use crate::id::IdValue;
+use crate::key::CounterKey;
+use crate::options::{Batch, DEFAULT_PREFETCH_AT};
+use crate::registry;
 use crate::sequence::Sequence;
 
 /// A model whose documents get their ID from a sequence.
@@ -51,6 +55,9 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
                      `insert_with_id` or `insert_with_id_in_session`",
                     Self::SEQUENCE.name
                 )));
+            }
+            if let Some(id) = cached_id(coll) {
+                return Self::Id::from_counter(id);
             }
             Self::Id::from_counter(Self::sequence(coll).next().await?)
         }
@@ -128,6 +135,32 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
             Ok(ids)
         }
     }
+}
+
+/// The next ID of `M`'s counter straight from this process's cache of it, when the cache holds
+/// one and taking it does not make a refill due; `None` otherwise, and for configurations
+/// without a cache. This is the same cache a [`Sequence`] uses: the hot path of a batched
+/// sequence thus builds no handle (no options, store or registry key) per ID.
+fn cached_id<M: SequentialId>(coll: &Collection<M>) -> Option<i64> {
+    let config = &M::SEQUENCE;
+    // Only a counter keyed by the name alone, with the cache and defaults that
+    // `SequenceConfig::sequence` sets up; everything else takes the full path.
+    let plain_counter = config.strategy == Strategy::Counter
+        && config.scope.is_empty()
+        && config.prefix.is_none()
+        && !config.gapless;
+    if !plain_counter || config.batch == BatchConfig::Fixed(1) {
+        return None;
+    }
+    let batch = Batch::from(config.batch);
+    let db = coll.namespace().db;
+    registry::with_model_shared(
+        TypeId::of::<M>(),
+        &db,
+        config.counters,
+        || CounterKey::named(config.name).canonical().to_owned(),
+        |shared| shared.next_cached(batch, DEFAULT_PREFETCH_AT),
+    )
 }
 
 /// Converts a `scope` field's value to BSON (used by the derive).
