@@ -12,8 +12,9 @@
 //! quickstart). Every scenario runs at 1 and 32 concurrent tasks on a fresh database (so a fresh
 //! collection and a fresh counter), all scenarios one after the other in each round, for several
 //! rounds (every other round in reverse order); the table shows the median of the rounds. All
-//! scenarios share one client, whose command monitoring counts the counter round trips
-//! (`findAndModify` commands).
+//! scenarios share one client. The counter round trips of a run are the `findAndModify` commands
+//! the server ran meanwhile (from `serverStatus`), so with `MONGODB_URI` they are only right
+//! when nothing else sends such commands to that deployment during the run.
 //!
 //! Throughput is in documents inserted (or IDs allocated, for `next_id`) per second; latencies
 //! are per call (for the `insert_many` scenarios, per call of 1000 documents).
@@ -22,14 +23,11 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 use mongo_sequence::SequentialId;
-use mongodb::bson::{doc, oid::ObjectId, DateTime};
-use mongodb::event::command::CommandEvent;
-use mongodb::event::EventHandler;
+use mongodb::bson::{doc, oid::ObjectId, Bson, DateTime};
 use mongodb::options::ReturnDocument;
 use mongodb::{Client, Database};
 use sequence_testkit::{unique_db_name, TestServer};
@@ -387,17 +385,20 @@ struct Options {
     docs: u64,
     json: bool,
     chart: Option<PathBuf>,
+    /// Scenario names to run (all if empty).
+    only: Vec<String>,
 }
 
 const USAGE: &str = "\
-usage: bench [--quick] [--rounds N] [--docs N] [--json] [--chart PATH]
+usage: bench [--quick] [--rounds N] [--docs N] [--json] [--chart PATH] [--only SCENARIO]...
 
   --quick        small counts and one round: a smoke run, not a measurement
   --rounds N     rounds of every scenario; the table shows the median (default 3)
   --docs N       documents per run of the insert scenarios (default 10000); gapless runs
                  insert N/5, next_id runs allocate N x min(batch, 200) IDs
   --json         print one JSON object on stdout (everything else goes to stderr)
-  --chart PATH   write an SVG chart of IDs/s against batch size to PATH";
+  --chart PATH   write an SVG chart of IDs/s against batch size to PATH
+  --only NAME    run only the scenario NAME (repeatable), e.g. --only next_id";
 
 fn parse_args() -> Result<Options, lexopt::Error> {
     use lexopt::prelude::*;
@@ -407,6 +408,7 @@ fn parse_args() -> Result<Options, lexopt::Error> {
         docs: 10_000,
         json: false,
         chart: None,
+        only: Vec::new(),
     };
     let (mut rounds, mut docs) = (None, None);
     let mut parser = lexopt::Parser::from_env();
@@ -417,6 +419,13 @@ fn parse_args() -> Result<Options, lexopt::Error> {
             Long("docs") => docs = Some(parser.value()?.parse()?),
             Long("json") => options.json = true,
             Long("chart") => options.chart = Some(parser.value()?.into()),
+            Long("only") => {
+                let name = parser.value()?.string()?;
+                if !SCENARIOS.iter().any(|s| s.name == name) {
+                    return Err(format!("unknown scenario `{name}`").into());
+                }
+                options.only.push(name);
+            }
             Short('h') | Long("help") => {
                 println!("{USAGE}");
                 std::process::exit(0);
@@ -446,41 +455,30 @@ fn calls_per_task(work: Work, docs: u64, tasks: usize) -> u64 {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Round trips: `findAndModify` commands per database, through the client's command monitoring.
+// Round trips, counted by the server.
 
-#[derive(Clone, Default)]
-struct RoundTrips(Arc<Mutex<HashMap<String, u64>>>);
-
-impl RoundTrips {
-    fn count(&self, db: &str) {
-        *self
-            .0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .entry(db.to_owned())
-            .or_default() += 1;
+/// The `findAndModify` commands the server has run since it started (`serverStatus`): the
+/// counter round trips of a run are the difference across it.
+///
+/// Counted on the server rather than with the driver's command monitoring: with a command event
+/// handler installed, the driver copies every command into an event document, which for an
+/// `insert_many` of 1000 documents took a third of the throughput away in a trial run.
+async fn find_and_modify_total(client: &Client) -> Result<u64> {
+    let status = client
+        .database("admin")
+        .run_command(doc! { "serverStatus": 1 })
+        .await?;
+    let total = status
+        .get_document("metrics")?
+        .get_document("commands")?
+        .get_document("findAndModify")?
+        .get("total");
+    match total {
+        Some(Bson::Int64(n)) => Ok(*n as u64),
+        Some(Bson::Int32(n)) => Ok(*n as u64),
+        Some(Bson::Double(n)) => Ok(*n as u64),
+        other => Err(format!("unexpected findAndModify counter in serverStatus: {other:?}").into()),
     }
-
-    fn take(&self, db: &str) -> u64 {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(db)
-            .unwrap_or(0)
-    }
-}
-
-async fn client(uri: &str, trips: &RoundTrips) -> Result<Client> {
-    let mut options = mongodb::options::ClientOptions::parse(uri).await?;
-    let seen = trips.clone();
-    options.command_event_handler = Some(EventHandler::callback(move |event| {
-        if let CommandEvent::Started(started) = event {
-            if started.command_name == "findAndModify" {
-                seen.count(&started.db);
-            }
-        }
-    }));
-    Ok(Client::with_options(options)?)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -495,6 +493,7 @@ struct Row {
     p50_us: f64,
     p99_us: f64,
     round_trips_per_id: f64,
+    baseline: Option<&'static str>,
     ratio: Option<f64>,
 }
 
@@ -521,6 +520,9 @@ fn rows(results: &[Vec<Rounds>]) -> Vec<Row> {
     let mut rows = Vec::new();
     for (s, per_tasks) in SCENARIOS.iter().zip(results) {
         for (&tasks, r) in TASKS.iter().zip(per_tasks) {
+            if r.ops_per_s.is_empty() {
+                continue; // not run (--only)
+            }
             rows.push(Row {
                 scenario: s.name,
                 batch: s.batch,
@@ -529,6 +531,7 @@ fn rows(results: &[Vec<Rounds>]) -> Vec<Row> {
                 p50_us: median(&r.p50_us),
                 p99_us: median(&r.p99_us),
                 round_trips_per_id: r.trips as f64 / r.ids.max(1) as f64,
+                baseline: s.baseline,
                 ratio: None,
             });
         }
@@ -537,9 +540,9 @@ fn rows(results: &[Vec<Rounds>]) -> Vec<Row> {
         .iter()
         .map(|r| ((r.scenario, r.tasks), r.ops_per_s))
         .collect();
-    for (i, row) in rows.iter_mut().enumerate() {
-        let baseline = SCENARIOS[i / TASKS.len()].baseline;
-        row.ratio = baseline
+    for row in &mut rows {
+        row.ratio = row
+            .baseline
             .and_then(|b| throughput.get(&(b, row.tasks)))
             .map(|base| row.ops_per_s / base);
     }
@@ -722,8 +725,7 @@ async fn main() -> Result<()> {
     let say = |line: &str| eprintln!("{line}");
 
     let server = tokio::task::spawn_blocking(TestServer::shared).await??;
-    let trips = RoundTrips::default();
-    let client = client(server.uri(), &trips).await?;
+    let client = Client::with_uri_str(server.uri()).await?;
     let info = client
         .database("admin")
         .run_command(doc! { "buildInfo": 1 })
@@ -762,6 +764,7 @@ async fn main() -> Result<()> {
         .map(|_| TASKS.iter().map(|_| Rounds::default()).collect())
         .collect();
     let mut order: Vec<(usize, usize)> = (0..SCENARIOS.len())
+        .filter(|&s| options.only.is_empty() || options.only.iter().any(|o| o == SCENARIOS[s].name))
         .flat_map(|s| (0..TASKS.len()).map(move |t| (s, t)))
         .collect();
     for round in 0..options.rounds {
@@ -771,6 +774,7 @@ async fn main() -> Result<()> {
             let db = client.database(&unique_db_name(&format!("bench_{}", scenario.name)));
             db.create_collection(COLL).await?;
             db.create_collection("counters").await?;
+            let trips_before = find_and_modify_total(&client).await?;
             let measured = (scenario.run)(Run {
                 db: db.clone(),
                 tasks,
@@ -779,14 +783,16 @@ async fn main() -> Result<()> {
             .await?;
             // A prefetch may still be on its way: let it land before counting round trips.
             tokio::time::sleep(Duration::from_millis(100)).await;
-            let round_trips = trips.take(db.name());
+            let round_trips = find_and_modify_total(&client).await? - trips_before;
             db.drop().await?;
 
             let ops_per_s = measured.ids as f64 / measured.elapsed.as_secs_f64();
             let p50 = measured.latency.value_at_quantile(0.50) as f64 / 1000.0;
             let p99 = measured.latency.value_at_quantile(0.99) as f64 / 1000.0;
+            let quantile = |q| measured.latency.value_at_quantile(q) as f64 / 1000.0;
             say(&format!(
-                "round {}/{}: {:<24} batch {:>5} tasks {:>2}: {:>11.0} ops/s, p50 {:>8.1} µs, p99 {:>8.1} µs, {} IDs, {} round trips",
+                "round {}/{}: {:<22} batch {:>4} tasks {:>2}: {:>9.0} ops/s, latency µs p50 {:.1} \
+                 p99 {:.1} p99.9 {:.1} max {:.1}; {} IDs, {} round trips, {:.2} s",
                 round + 1,
                 options.rounds,
                 scenario.name,
@@ -795,8 +801,11 @@ async fn main() -> Result<()> {
                 ops_per_s,
                 p50,
                 p99,
+                quantile(0.999),
+                measured.latency.max() as f64 / 1000.0,
                 measured.ids,
                 round_trips,
+                measured.elapsed.as_secs_f64(),
             ));
             let r = &mut results[s][t];
             r.ops_per_s.push(ops_per_s);
