@@ -12,7 +12,8 @@
 //! quickstart). Every scenario runs at 1 and 32 concurrent tasks on a fresh database (so a fresh
 //! collection and a fresh counter), all scenarios one after the other in each round, for several
 //! rounds (every other round in reverse order); the table shows the median of the rounds. All
-//! scenarios share one client. The counter round trips of a run are the `findAndModify` commands
+//! scenarios share one client, with a pool of 64 connections unless the URI sets `maxPoolSize`
+//! (the driver's default of 10 would queue 32 tasks). The counter round trips of a run are the `findAndModify` commands
 //! the server ran meanwhile (from `serverStatus`), so with `MONGODB_URI` they are only right
 //! when nothing else sends such commands to that deployment during the run.
 //!
@@ -28,7 +29,7 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 use mongo_sequence::SequentialId;
 use mongodb::bson::{doc, oid::ObjectId, Bson, DateTime};
-use mongodb::options::ReturnDocument;
+use mongodb::options::{ClientOptions, ReturnDocument};
 use mongodb::{Client, Database};
 use sequence_testkit::{unique_db_name, TestServer};
 use serde::Serialize;
@@ -43,6 +44,9 @@ const COLL: &str = "docs";
 const MANY: u64 = 1000;
 /// The task counts of every scenario.
 const TASKS: &[usize] = &[1, 32];
+/// The client's connection pool (`maxPoolSize`), unless the URI sets one: more than the most
+/// tasks, so that every task has an operation in flight.
+const POOL_SIZE: u32 = 64;
 
 // ---------------------------------------------------------------------------------------------
 // Models: the same fields everywhere, only the ID differs.
@@ -725,14 +729,18 @@ async fn main() -> Result<()> {
     let say = |line: &str| eprintln!("{line}");
 
     let server = tokio::task::spawn_blocking(TestServer::shared).await??;
-    let client = Client::with_uri_str(server.uri()).await?;
+    let mut client_options = ClientOptions::parse(server.uri()).await?;
+    // 32 tasks should mean 32 operations in flight, plus the background prefetch: the driver's
+    // default pool of 10 connections would queue them. A `maxPoolSize` in the URI wins.
+    let pool = *client_options.max_pool_size.get_or_insert(POOL_SIZE);
+    let client = Client::with_options(client_options)?;
     let info = client
         .database("admin")
         .run_command(doc! { "buildInfo": 1 })
         .await?;
     let version = info.get_str("version").unwrap_or("unknown").to_owned();
     say(&format!(
-        "bench: MongoDB {version}, {} build, {} round(s), {} docs per run{}",
+        "bench: MongoDB {version}, {} build, {} round(s), {} docs per run, pool of {pool}{}",
         if cfg!(debug_assertions) {
             "debug"
         } else {
