@@ -497,7 +497,7 @@ struct Row {
     p50_us: f64,
     p99_us: f64,
     round_trips_per_id: f64,
-    baseline: Option<&'static str>,
+    /// Median over the rounds of the throughput over the baseline's in the same round.
     ratio: Option<f64>,
 }
 
@@ -521,12 +521,29 @@ fn median(values: &[f64]) -> f64 {
 }
 
 fn rows(results: &[Vec<Rounds>]) -> Vec<Row> {
+    // Each round's throughput of every scenario, to pair a scenario with its baseline round by
+    // round (both ran minutes apart at most, so a slower phase of the machine hits both).
+    let mut per_round: HashMap<(&str, usize), &[f64]> = HashMap::new();
+    for (s, per_tasks) in SCENARIOS.iter().zip(results) {
+        for (&tasks, r) in TASKS.iter().zip(per_tasks) {
+            per_round.insert((s.name, tasks), &r.ops_per_s);
+        }
+    }
     let mut rows = Vec::new();
     for (s, per_tasks) in SCENARIOS.iter().zip(results) {
         for (&tasks, r) in TASKS.iter().zip(per_tasks) {
             if r.ops_per_s.is_empty() {
                 continue; // not run (--only)
             }
+            let ratio = s
+                .baseline
+                .and_then(|b| per_round.get(&(b, tasks)))
+                .filter(|base| base.len() == r.ops_per_s.len())
+                .map(|base| {
+                    let ratios: Vec<f64> =
+                        r.ops_per_s.iter().zip(*base).map(|(x, b)| x / b).collect();
+                    median(&ratios)
+                });
             rows.push(Row {
                 scenario: s.name,
                 batch: s.batch,
@@ -535,23 +552,20 @@ fn rows(results: &[Vec<Rounds>]) -> Vec<Row> {
                 p50_us: median(&r.p50_us),
                 p99_us: median(&r.p99_us),
                 round_trips_per_id: r.trips as f64 / r.ids.max(1) as f64,
-                baseline: s.baseline,
-                ratio: None,
+                ratio,
             });
         }
     }
-    let throughput: HashMap<(&str, usize), f64> = rows
-        .iter()
-        .map(|r| ((r.scenario, r.tasks), r.ops_per_s))
-        .collect();
-    for row in &mut rows {
-        row.ratio = row
-            .baseline
-            .and_then(|b| throughput.get(&(b, row.tasks)))
-            .map(|base| row.ops_per_s / base);
-    }
     rows
 }
+
+/// What the columns of the table mean.
+const NOTE: &str = "\
+ops/s: documents inserted (next_id: IDs allocated) per second. p50/p99: latency of one call
+(insert_many: of 1000 documents). trips/ID: counter round trips (findAndModify) per ID.
+ratio: ops/s over plain_insert_one's at the same task count in the same round, median of the
+rounds; for insert_many_with_ids and plain_insert_many, over plain_insert_many's.
+";
 
 fn table(rows: &[Row]) -> String {
     let mut out = format!(
@@ -573,11 +587,7 @@ fn table(rows: &[Row]) -> String {
             ratio
         );
     }
-    out +=
-        "ops/s: documents inserted (next_id: IDs allocated) per second. p50/p99: latency of one \
-            call\n(insert_many: one call of 1000 documents). trips/ID: counter findAndModify \
-            round trips per ID.\nratio: ops/s over plain_insert_one at the same task count; for \
-            insert_many_with_ids and\nplain_insert_many over plain_insert_many.\n";
+    out += NOTE;
     out
 }
 
@@ -771,9 +781,13 @@ async fn main() -> Result<()> {
         .iter()
         .map(|_| TASKS.iter().map(|_| Rounds::default()).collect())
         .collect();
-    let mut order: Vec<(usize, usize)> = (0..SCENARIOS.len())
-        .filter(|&s| options.only.is_empty() || options.only.iter().any(|o| o == SCENARIOS[s].name))
-        .flat_map(|s| (0..TASKS.len()).map(move |t| (s, t)))
+    // All scenarios at one task count, then at the next: a scenario runs close in time to its
+    // baseline at the same task count.
+    let mut order: Vec<(usize, usize)> = (0..TASKS.len())
+        .flat_map(|t| (0..SCENARIOS.len()).map(move |s| (s, t)))
+        .filter(|&(s, _)| {
+            options.only.is_empty() || options.only.iter().any(|o| o == SCENARIOS[s].name)
+        })
         .collect();
     for round in 0..options.rounds {
         for &(s, t) in &order {
