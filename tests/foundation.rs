@@ -100,3 +100,71 @@ async fn concurrent_inserts_get_distinct_ids() {
     let stored_ids: HashSet<i64> = stored.iter().map(|u| u.id).collect();
     assert_eq!(stored_ids, ids);
 }
+
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(name = "orderid", batch = 25)]
+struct Order {
+    #[serde(rename = "_id")]
+    id: i64,
+}
+
+/// A batched model takes its IDs from the process's cache of the counter, shared with every
+/// `Sequence` handle of that counter: admin operations on a handle apply to the model's next
+/// IDs, each database has its own counter, and every round trip reserves a whole batch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batched_models_share_the_counters_cache() {
+    let name = sequence_testkit::unique_db_name("batched_model");
+    let (client, round_trips) = common::monitored_client(&name).await;
+    let db = client.database(&name);
+    let orders = db.collection::<Order>("orders");
+
+    for expected in 1..=60 {
+        assert_eq!(Order::next_id(&orders).await.unwrap(), expected);
+    }
+    let seq = Order::sequence(&orders);
+    let stats = seq.stats();
+    assert_eq!(stats.issued, 60);
+    // Ranges 1-25, 26-50 and 51-75: the last one prefetched while the second was in use, or
+    // reserved when it ran out.
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert_eq!(round_trips.count(), seq.stats().refills);
+    assert_eq!(seq.stats().reserved, 25 * seq.stats().refills);
+
+    // Moving the counter drops the cached values: the model's next ID is the new one.
+    seq.set_next(1000).await.unwrap();
+    assert_eq!(Order::next_id(&orders).await.unwrap(), 1000);
+    let mut order = Order { id: 0 };
+    assert_eq!(order.insert_with_id(&orders).await.unwrap(), 1001);
+    seq.reset().await.unwrap();
+    assert_eq!(Order::next_id(&orders).await.unwrap(), 1);
+
+    // The same model in another database counts on its own.
+    let other = common::database("batched_model_other").await;
+    let other_orders = other.collection::<Order>("orders");
+    assert_eq!(Order::next_id(&other_orders).await.unwrap(), 1);
+    assert_eq!(Order::next_id(&orders).await.unwrap(), 2);
+    assert_eq!(Order::next_id(&other_orders).await.unwrap(), 2);
+
+    // Many tasks on both threads: distinct IDs, all issued and counted.
+    let before = seq.stats().issued;
+    let tasks: Vec<_> = (0..16)
+        .map(|_| {
+            let orders = orders.clone();
+            tokio::spawn(async move {
+                let mut ids = Vec::new();
+                for _ in 0..500 {
+                    ids.push(Order::next_id(&orders).await.unwrap());
+                }
+                ids
+            })
+        })
+        .collect();
+    let mut all = HashSet::new();
+    for t in tasks {
+        for id in t.await.unwrap() {
+            assert!(all.insert(id), "ID {id} was issued twice");
+        }
+    }
+    assert_eq!(all.len(), 16 * 500);
+    assert_eq!(seq.stats().issued - before, 16 * 500);
+}

@@ -196,20 +196,31 @@ impl Shared {
 
     /// Takes one ID if the cache has one; says whether a prefetch should start.
     fn take(&self, st: &mut State, req: &Request<'_>) -> Option<(i64, Option<Refill>)> {
-        if st.current.is_none() {
-            let standby = st.standby.take()?;
-            install(st, standby, req.batch);
+        if !ensure_current(st, req.batch) {
+            return None;
         }
-        let (head, rest) = st.current.take()?.split_first(1);
+        let prefetch = prefetch_due(st, req.prefetch_at).then(|| self.begin_refill(st, req.batch));
+        Some((self.take_one(st), prefetch))
+    }
+
+    /// The next ID, if the cache has one and taking it does not make a refill due: the path of
+    /// callers that have no [`CounterStore`] at hand. `None` sends the caller to
+    /// [`next`](Self::next), which refills.
+    pub(crate) fn next_cached(&self, batch: Batch, prefetch_at: f64) -> Option<i64> {
+        let mut st = self.lock();
+        if !ensure_current(&mut st, batch) || prefetch_due(&st, prefetch_at) {
+            return None;
+        }
+        Some(self.take_one(&mut st))
+    }
+
+    /// Takes the first ID of the range in use, which must exist.
+    fn take_one(&self, st: &mut State) -> i64 {
+        let current = st.current.take().expect("a range in use");
+        let (head, rest) = current.split_first(1);
         st.current = rest;
         self.stats.issued(1);
-        let remaining = rest.map_or(0, |r| r.len());
-        let used = st.current_len - remaining;
-        let prefetch = (st.refill.is_none()
-            && st.standby.is_none()
-            && used as f64 >= req.prefetch_at * st.current_len as f64)
-            .then(|| self.begin_refill(st, req.batch));
-        Some((head.first(), prefetch))
+        head.first()
     }
 
     fn begin_refill(&self, st: &mut State, batch: Batch) -> Refill {
@@ -282,6 +293,28 @@ impl Shared {
             refilled.await;
         }
     }
+}
+
+/// Makes sure there is a range in use, installing the prefetched one if needed; false if the
+/// cache is empty.
+fn ensure_current(st: &mut State, batch: Batch) -> bool {
+    if st.current.is_none() {
+        match st.standby.take() {
+            Some(standby) => install(st, standby, batch),
+            None => return false,
+        }
+    }
+    true
+}
+
+/// Whether taking the next ID from the range in use should start a prefetch of the next range:
+/// none is in flight or waiting, and `prefetch_at` of the range will have been used.
+fn prefetch_due(st: &State, prefetch_at: f64) -> bool {
+    let remaining_after = st.current.map_or(0, |r| r.len() - 1);
+    let used = st.current_len - remaining_after;
+    st.refill.is_none()
+        && st.standby.is_none()
+        && used as f64 >= prefetch_at * st.current_len as f64
 }
 
 /// Installs `range` as the range in use, updating the adaptive size from how long the previous

@@ -221,6 +221,9 @@ impl SequenceConfig {
     }
 
     /// The runtime options this configuration describes.
+    ///
+    /// (The cached path of `SequentialId::next_id` relies on the counter key being the name
+    /// and `prefetch_at` its default; keep them in step.)
     pub fn options(&self) -> SequenceOptions {
         let mut options = SequenceOptions::builder(self.name)
             .counters(self.counters)

@@ -1,17 +1,21 @@
 //! The trait `#[derive(SequentialId)]` implements, and the operations it provides.
 
+use std::any::TypeId;
 use std::future::Future;
 
 use mongodb::bson::Bson;
 use mongodb::{ClientSession, Collection};
 use serde::Serialize;
 
-use crate::config::{SequenceConfig, Strategy};
+use crate::config::{BatchConfig, SequenceConfig, Strategy};
 use crate::error::{Error, Result, INSERT_PRIVILEGES};
 use crate::gapless::{self, Docs};
 use crate::generated::{self, Generated};
 use crate::id::IdValue;
+use crate::key::CounterKey;
+use crate::options::{Batch, DEFAULT_PREFETCH_AT};
 use crate::random;
+use crate::registry;
 use crate::retry;
 use crate::sequence::Sequence;
 
@@ -54,7 +58,12 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
     /// A gapless sequence refuses with [`Error::Unsupported`]: a number taken outside the
     /// insert's transaction would leave a gap if it were not used.
     fn next_id(coll: &Collection<Self>) -> impl Future<Output = Result<Self::Id>> + Send {
-        allocate::<Self>(Ok(Self::sequence(coll)))
+        async move {
+            if let Some(id) = cached_id(coll) {
+                return Self::Id::from_counter(id);
+            }
+            allocate::<Self>(Ok(Self::sequence(coll))).await
+        }
     }
 
     /// Allocates the next ID for this document without inserting it: from the counter of its
@@ -63,7 +72,12 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
         &self,
         coll: &Collection<Self>,
     ) -> impl Future<Output = Result<Self::Id>> + Send {
-        allocate::<Self>(crate::scope::for_document(Self::sequence(coll), self))
+        async move {
+            if let Some(id) = cached_id(coll) {
+                return Self::Id::from_counter(id);
+            }
+            allocate::<Self>(crate::scope::for_document(Self::sequence(coll), self)).await
+        }
     }
 
     /// Allocates the next ID, stores it in the ID field, inserts the document and returns the ID.
@@ -186,6 +200,33 @@ async fn allocate<T: SequentialId>(seq: Result<Sequence>) -> Result<T::Id> {
 /// The error of an insert into `coll`.
 fn insert_error<T: Send + Sync>(e: mongodb::error::Error, coll: &Collection<T>) -> Error {
     Error::from_driver_on(e, coll.namespace(), INSERT_PRIVILEGES)
+}
+
+/// The next ID of `M`'s counter straight from this process's cache of it, when the cache holds
+/// one and taking it does not make a refill due; `None` otherwise, and for configurations
+/// without a cache. This is the same cache a [`Sequence`] uses: the hot path of a batched
+/// sequence thus builds no handle (no options, store or registry key) per ID.
+fn cached_id<M: SequentialId>(coll: &Collection<M>) -> Option<i64> {
+    let config = &M::SEQUENCE;
+    // Only a counter keyed by the name alone, with the cache and defaults that
+    // `SequenceConfig::sequence` sets up; everything else takes the full path.
+    let plain_counter = config.strategy == Strategy::Counter
+        && config.scope.is_empty()
+        && config.prefix.is_none()
+        && config.width.is_none()
+        && !config.gapless;
+    if !plain_counter || config.batch == BatchConfig::Fixed(1) {
+        return None;
+    }
+    let batch = Batch::from(config.batch);
+    let db = coll.namespace().db;
+    registry::with_model_shared(
+        TypeId::of::<M>(),
+        &db,
+        config.counters,
+        || CounterKey::named(config.name).canonical().to_owned(),
+        |shared| shared.next_cached(batch, DEFAULT_PREFETCH_AT),
+    )
 }
 
 /// Converts a `scope` field's value to BSON (used by the derive).

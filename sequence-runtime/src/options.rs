@@ -137,6 +137,9 @@ pub struct SequenceOptions {
     pub clock: Arc<dyn Clock>,
 }
 
+/// The default of [`SequenceOptions::prefetch_at`].
+pub(crate) const DEFAULT_PREFETCH_AT: f64 = 0.1;
+
 impl SequenceOptions {
     /// A builder for a sequence named `name`, with every other option at its default.
     pub fn builder(name: impl Into<String>) -> SequenceOptionsBuilder {
@@ -145,7 +148,7 @@ impl SequenceOptions {
                 name: name.into(),
                 counters: "counters".to_owned(),
                 batch: Batch::default(),
-                prefetch_at: 0.1,
+                prefetch_at: DEFAULT_PREFETCH_AT,
                 start: 1,
                 max: i64::MAX,
                 write_concern: Some(WriteConcern::majority()),

@@ -1,0 +1,855 @@
+//! What a sequential ID costs over MongoDB's own ObjectId inserts, measured in one run against
+//! one server, as ratios.
+//!
+//! ```sh
+//! cargo run --release --example bench                  # table on stdout
+//! cargo run --release --example bench -- --json        # one JSON object on stdout
+//! cargo run --release --example bench -- --chart docs/bench.svg
+//! cargo run --example bench -- --quick                 # small counts: a smoke run, not a measurement
+//! ```
+//!
+//! Uses `MONGODB_URI` if set, otherwise starts a throw-away single-node replica set (like the
+//! quickstart). Every scenario runs at 1 and 32 concurrent tasks on a fresh database (so a fresh
+//! collection and a fresh counter), all scenarios one after the other in each round, for several
+//! rounds (every other round in reverse order); the table shows the median of the rounds. All
+//! scenarios share one client, with a pool of 64 connections unless the URI sets `maxPoolSize`
+//! (the driver's default of 10 would queue 32 tasks). The counter round trips of a run are the `findAndModify` commands
+//! the server ran meanwhile (from `serverStatus`), so with `MONGODB_URI` they are only right
+//! when nothing else sends such commands to that deployment during the run.
+//!
+//! Throughput is in documents inserted (or IDs allocated, for `next_id`) per second; latencies
+//! are per call (for the `insert_many` scenarios, per call of 1000 documents).
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use mongo_sequence::SequentialId;
+use mongodb::bson::{doc, oid::ObjectId, Bson, DateTime};
+use mongodb::options::{ClientOptions, ReturnDocument};
+use mongodb::{Client, Database};
+use sequence_testkit::{unique_db_name, TestServer};
+use serde::Serialize;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+type Result<T, E = BoxError> = std::result::Result<T, E>;
+type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+/// The collection every scenario inserts into (in a database of its own).
+const COLL: &str = "docs";
+/// Documents per `insert_many` call.
+const MANY: u64 = 1000;
+/// The task counts of every scenario.
+const TASKS: &[usize] = &[1, 32];
+/// The client's connection pool (`maxPoolSize`), unless the URI sets one: more than the most
+/// tasks, so that every task has an operation in flight.
+const POOL_SIZE: u32 = 64;
+
+// ---------------------------------------------------------------------------------------------
+// Models: the same fields everywhere, only the ID differs.
+
+/// Fills a document's fields for the `n`-th document of a run.
+trait Sample {
+    fn sample(n: u64) -> Self;
+}
+
+/// A document of realistic size (about 250 bytes of BSON): a few strings, a list, numbers, a
+/// date. `$id` is the type of `_id`; `None` leaves `_id` to the driver (an ObjectId) or to the
+/// sequence.
+macro_rules! bench_model {
+    ($(#[$attr:meta])* $name:ident, $id:ty) => {
+        #[derive(Debug, Serialize)]
+        $(#[$attr])*
+        struct $name {
+            #[serde(rename = "_id", skip_serializing_if = "Option::is_none")]
+            id: Option<$id>,
+            name: String,
+            email: String,
+            address: String,
+            tags: Vec<String>,
+            score: f64,
+            visits: i32,
+            active: bool,
+            created_at: DateTime,
+        }
+
+        impl Sample for $name {
+            fn sample(n: u64) -> Self {
+                const CITIES: [&str; 4] = ["Lyon", "Porto", "Leipzig", "Gdansk"];
+                $name {
+                    id: None,
+                    name: format!("Customer {n:08}"),
+                    email: format!("customer.{n:08}@example.com"),
+                    address: format!("{} Harbour Street, {}", n % 997, CITIES[(n % 4) as usize]),
+                    tags: vec!["retail".into(), "newsletter".into(), format!("cohort-{}", n % 12)],
+                    score: (n % 1000) as f64 / 7.0,
+                    visits: (n % 50) as i32,
+                    active: n % 3 != 0,
+                    created_at: DateTime::from_millis(1_700_000_000_000 + n as i64),
+                }
+            }
+        }
+    };
+}
+
+bench_model!(Plain, ObjectId);
+bench_model!(Naive, i64);
+bench_model!(
+    #[derive(SequentialId)]
+    #[seq(name = "bench_b1")]
+    B1,
+    i64
+);
+bench_model!(
+    #[derive(SequentialId)]
+    #[seq(name = "bench_b25", batch = 25)]
+    B25,
+    i64
+);
+bench_model!(
+    #[derive(SequentialId)]
+    #[seq(name = "bench_b1000", batch = 1000)]
+    B1000,
+    i64
+);
+bench_model!(
+    #[derive(SequentialId)]
+    #[seq(name = "bench_gapless", gapless)]
+    Gapless,
+    i64
+);
+
+// ---------------------------------------------------------------------------------------------
+// Scenarios.
+
+/// One scenario: a name, a batch size where it applies, how much work a run does, what its ratio
+/// is taken against, and the function that runs it.
+struct Scenario {
+    name: &'static str,
+    batch: Option<u64>,
+    work: Work,
+    /// The scenario whose throughput (at the same task count) is the denominator of the ratio.
+    baseline: Option<&'static str>,
+    run: fn(Run) -> BoxFuture<Result<Measured>>,
+}
+
+/// How many operations a run does, from `--docs`.
+#[derive(Clone, Copy)]
+enum Work {
+    /// `docs` single-document calls.
+    Docs,
+    /// `docs / 5` single-document calls (for the slow transactional path).
+    FewDocs,
+    /// `insert_many` calls of 1000 documents: about `docs` documents, at least one call per task.
+    Many,
+    /// `docs × min(batch, 200)` IDs.
+    Ids(u64),
+}
+
+/// Every scenario, in the order of a round.
+///
+/// A new scenario is a function returning a [`Measured`] (usually one of the generic ones below
+/// with a model of its own) and an entry here. `sharded_counter` (batch 1, 16 counter
+/// documents) is such an entry once the sharded strategy exists:
+/// `bench_model!(#[derive(SequentialId)] #[seq(name = "bench_sharded", strategy = "sharded",
+/// shards = 16)] Sharded, i64);` and `Scenario { name: "sharded_counter", batch: Some(1), work:
+/// Work::Docs, baseline: Some("plain_insert_one"), run: insert_with_id::<Sharded> }`.
+const SCENARIOS: &[Scenario] = &[
+    Scenario {
+        name: "plain_insert_one",
+        batch: None,
+        work: Work::Docs,
+        baseline: Some("plain_insert_one"),
+        run: plain_insert_one,
+    },
+    Scenario {
+        name: "naive_counter_insert",
+        batch: None,
+        work: Work::Docs,
+        baseline: Some("plain_insert_one"),
+        run: naive_counter_insert,
+    },
+    Scenario {
+        name: "insert_with_id",
+        batch: Some(1),
+        work: Work::Docs,
+        baseline: Some("plain_insert_one"),
+        run: insert_with_id::<B1>,
+    },
+    Scenario {
+        name: "insert_with_id",
+        batch: Some(25),
+        work: Work::Docs,
+        baseline: Some("plain_insert_one"),
+        run: insert_with_id::<B25>,
+    },
+    Scenario {
+        name: "insert_with_id",
+        batch: Some(1000),
+        work: Work::Docs,
+        baseline: Some("plain_insert_one"),
+        run: insert_with_id::<B1000>,
+    },
+    Scenario {
+        name: "insert_with_id_gapless",
+        batch: Some(1),
+        work: Work::FewDocs,
+        baseline: Some("plain_insert_one"),
+        run: insert_with_id::<Gapless>,
+    },
+    Scenario {
+        name: "plain_insert_many",
+        batch: None,
+        work: Work::Many,
+        baseline: Some("plain_insert_many"),
+        run: plain_insert_many,
+    },
+    Scenario {
+        name: "insert_many_with_ids",
+        batch: None,
+        work: Work::Many,
+        baseline: Some("plain_insert_many"),
+        run: insert_many_with_ids::<B1>,
+    },
+    Scenario {
+        name: "next_id",
+        batch: Some(1),
+        work: Work::Ids(1),
+        baseline: None,
+        run: next_id::<B1>,
+    },
+    Scenario {
+        name: "next_id",
+        batch: Some(25),
+        work: Work::Ids(25),
+        baseline: None,
+        run: next_id::<B25>,
+    },
+    Scenario {
+        name: "next_id",
+        batch: Some(1000),
+        work: Work::Ids(1000),
+        baseline: None,
+        run: next_id::<B1000>,
+    },
+];
+
+/// What a run of a scenario gets: its own database, the task count and the calls per task.
+struct Run {
+    db: Database,
+    tasks: usize,
+    calls_per_task: u64,
+}
+
+/// What a run measured.
+struct Measured {
+    /// Documents inserted or IDs allocated.
+    ids: u64,
+    elapsed: Duration,
+    /// Latency of every call, in nanoseconds.
+    latency: Histogram<u64>,
+}
+
+fn plain_insert_one(run: Run) -> BoxFuture<Result<Measured>> {
+    let coll = run.db.collection::<Plain>(COLL);
+    drive(run.tasks, run.calls_per_task, move |n| {
+        let coll = coll.clone();
+        async move {
+            coll.insert_one(Plain::sample(n)).await?;
+            Ok(1)
+        }
+    })
+}
+
+/// The recipe of the MongoDB documentation: `$inc` the counter by one, then insert.
+fn naive_counter_insert(run: Run) -> BoxFuture<Result<Measured>> {
+    let coll = run.db.collection::<Naive>(COLL);
+    let counters = run.db.collection::<mongodb::bson::Document>("counters");
+    drive(run.tasks, run.calls_per_task, move |n| {
+        let (coll, counters) = (coll.clone(), counters.clone());
+        async move {
+            let counter = counters
+                .find_one_and_update(doc! { "_id": "bench_naive" }, doc! { "$inc": { "seq": 1 } })
+                .upsert(true)
+                .return_document(ReturnDocument::After)
+                .await?
+                .ok_or("the counter upsert returned no document")?;
+            let mut doc = Naive::sample(n);
+            doc.id = Some(
+                counter
+                    .get_i64("seq")
+                    .or_else(|_| counter.get_i32("seq").map(i64::from))?,
+            );
+            coll.insert_one(doc).await?;
+            Ok(1)
+        }
+    })
+}
+
+fn insert_with_id<M: SequentialId + Sample>(run: Run) -> BoxFuture<Result<Measured>> {
+    let coll = run.db.collection::<M>(COLL);
+    drive(run.tasks, run.calls_per_task, move |n| {
+        let coll = coll.clone();
+        async move {
+            let mut doc = M::sample(n);
+            <M as SequentialId>::insert_with_id(&mut doc, &coll).await?;
+            Ok(1)
+        }
+    })
+}
+
+fn plain_insert_many(run: Run) -> BoxFuture<Result<Measured>> {
+    let coll = run.db.collection::<Plain>(COLL);
+    drive(run.tasks, run.calls_per_task, move |n| {
+        let coll = coll.clone();
+        async move {
+            let docs: Vec<Plain> = (0..MANY).map(|k| Plain::sample(n * MANY + k)).collect();
+            coll.insert_many(docs).await?;
+            Ok(MANY)
+        }
+    })
+}
+
+fn insert_many_with_ids<M: SequentialId + Sample>(run: Run) -> BoxFuture<Result<Measured>> {
+    let coll = run.db.collection::<M>(COLL);
+    drive(run.tasks, run.calls_per_task, move |n| {
+        let coll = coll.clone();
+        async move {
+            let mut docs: Vec<M> = (0..MANY).map(|k| M::sample(n * MANY + k)).collect();
+            <M as SequentialId>::insert_many_with_ids(&mut docs, &coll).await?;
+            Ok(MANY)
+        }
+    })
+}
+
+fn next_id<M: SequentialId + Sample>(run: Run) -> BoxFuture<Result<Measured>> {
+    let coll = run.db.collection::<M>(COLL);
+    drive(run.tasks, run.calls_per_task, move |_| {
+        let coll = coll.clone();
+        async move {
+            <M as SequentialId>::next_id(&coll).await?;
+            Ok(1)
+        }
+    })
+}
+
+/// Runs `call` `calls_per_task` times in each of `tasks` tasks, timing every call. `call(n)`
+/// gets a number unique in the run and returns how many documents or IDs it handled.
+fn drive<F, Fut>(tasks: usize, calls_per_task: u64, call: F) -> BoxFuture<Result<Measured>>
+where
+    F: Fn(u64) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = Result<u64>> + Send + 'static,
+{
+    Box::pin(async move {
+        let started = Instant::now();
+        let handles: Vec<_> = (0..tasks as u64)
+            .map(|task| {
+                let call = call.clone();
+                tokio::spawn(async move {
+                    let mut latency = new_histogram();
+                    let mut ids = 0;
+                    for i in 0..calls_per_task {
+                        let t = Instant::now();
+                        ids += call(task * calls_per_task + i).await?;
+                        latency.saturating_record(t.elapsed().as_nanos() as u64);
+                    }
+                    Ok::<_, BoxError>((ids, latency))
+                })
+            })
+            .collect();
+        let mut ids = 0;
+        let mut latency = new_histogram();
+        for handle in handles {
+            let (n, h) = handle.await??;
+            ids += n;
+            latency.add(&h)?;
+        }
+        Ok(Measured {
+            ids,
+            elapsed: started.elapsed(),
+            latency,
+        })
+    })
+}
+
+fn new_histogram() -> Histogram<u64> {
+    // 1 ns to 10 min, 3 significant digits.
+    Histogram::new_with_bounds(1, 600_000_000_000, 3).expect("valid histogram bounds")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Options.
+
+struct Options {
+    quick: bool,
+    rounds: usize,
+    docs: u64,
+    json: bool,
+    chart: Option<PathBuf>,
+    /// Scenario names to run (all if empty).
+    only: Vec<String>,
+}
+
+const USAGE: &str = "\
+usage: bench [--quick] [--rounds N] [--docs N] [--json] [--chart PATH] [--only SCENARIO]...
+
+  --quick        small counts and one round: a smoke run, not a measurement
+  --rounds N     rounds of every scenario; the table shows the median (default 3)
+  --docs N       documents per run of the insert scenarios (default 10000); gapless runs
+                 insert N/5, next_id runs allocate N x min(batch, 200) IDs
+  --json         print one JSON object on stdout (everything else goes to stderr)
+  --chart PATH   write an SVG chart of IDs/s against batch size to PATH
+  --only NAME    run only the scenario NAME (repeatable), e.g. --only next_id";
+
+fn parse_args() -> Result<Options, lexopt::Error> {
+    use lexopt::prelude::*;
+    let mut options = Options {
+        quick: false,
+        rounds: 3,
+        docs: 10_000,
+        json: false,
+        chart: None,
+        only: Vec::new(),
+    };
+    let (mut rounds, mut docs) = (None, None);
+    let mut parser = lexopt::Parser::from_env();
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("quick") => options.quick = true,
+            Long("rounds") => rounds = Some(parser.value()?.parse()?),
+            Long("docs") => docs = Some(parser.value()?.parse()?),
+            Long("json") => options.json = true,
+            Long("chart") => options.chart = Some(parser.value()?.into()),
+            Long("only") => {
+                let name = parser.value()?.string()?;
+                if !SCENARIOS.iter().any(|s| s.name == name) {
+                    return Err(format!("unknown scenario `{name}`").into());
+                }
+                options.only.push(name);
+            }
+            Short('h') | Long("help") => {
+                println!("{USAGE}");
+                std::process::exit(0);
+            }
+            _ => return Err(arg.unexpected()),
+        }
+    }
+    if options.quick {
+        options.rounds = 1;
+        options.docs = 200;
+    }
+    options.rounds = rounds.unwrap_or(options.rounds).max(1);
+    options.docs = docs.unwrap_or(options.docs).max(1);
+    Ok(options)
+}
+
+/// Calls per task of a run.
+fn calls_per_task(work: Work, docs: u64, tasks: usize) -> u64 {
+    let tasks = tasks as u64;
+    let total = match work {
+        Work::Docs => docs,
+        Work::FewDocs => docs / 5,
+        Work::Many => docs / MANY,
+        Work::Ids(batch) => docs * batch.min(200),
+    };
+    (total / tasks).max(1)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Round trips, counted by the server.
+
+/// The `findAndModify` commands the server has run since it started (`serverStatus`): the
+/// counter round trips of a run are the difference across it.
+///
+/// Counted on the server rather than with the driver's command monitoring: with a command event
+/// handler installed, the driver copies every command into an event document, which for an
+/// `insert_many` of 1000 documents took a third of the throughput away in a trial run.
+async fn find_and_modify_total(client: &Client) -> Result<u64> {
+    let status = client
+        .database("admin")
+        .run_command(doc! { "serverStatus": 1 })
+        .await?;
+    let total = status
+        .get_document("metrics")?
+        .get_document("commands")?
+        .get_document("findAndModify")?
+        .get("total");
+    match total {
+        Some(Bson::Int64(n)) => Ok(*n as u64),
+        Some(Bson::Int32(n)) => Ok(*n as u64),
+        Some(Bson::Double(n)) => Ok(*n as u64),
+        other => Err(format!("unexpected findAndModify counter in serverStatus: {other:?}").into()),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Results.
+
+/// The median of a scenario's rounds, at one task count.
+struct Row {
+    scenario: &'static str,
+    batch: Option<u64>,
+    tasks: usize,
+    ops_per_s: f64,
+    p50_us: f64,
+    p99_us: f64,
+    round_trips_per_id: f64,
+    /// Median over the rounds of the throughput over the baseline's in the same round.
+    ratio: Option<f64>,
+}
+
+#[derive(Default)]
+struct Rounds {
+    ops_per_s: Vec<f64>,
+    p50_us: Vec<f64>,
+    p99_us: Vec<f64>,
+    ids: u64,
+    trips: u64,
+}
+
+fn median(values: &[f64]) -> f64 {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+fn rows(results: &[Vec<Rounds>]) -> Vec<Row> {
+    // Each round's throughput of every scenario, to pair a scenario with its baseline round by
+    // round (both ran minutes apart at most, so a slower phase of the machine hits both).
+    let mut per_round: HashMap<(&str, usize), &[f64]> = HashMap::new();
+    for (s, per_tasks) in SCENARIOS.iter().zip(results) {
+        for (&tasks, r) in TASKS.iter().zip(per_tasks) {
+            per_round.insert((s.name, tasks), &r.ops_per_s);
+        }
+    }
+    let mut rows = Vec::new();
+    for (s, per_tasks) in SCENARIOS.iter().zip(results) {
+        for (&tasks, r) in TASKS.iter().zip(per_tasks) {
+            if r.ops_per_s.is_empty() {
+                continue; // not run (--only)
+            }
+            let ratio = s
+                .baseline
+                .and_then(|b| per_round.get(&(b, tasks)))
+                .filter(|base| base.len() == r.ops_per_s.len())
+                .map(|base| {
+                    let ratios: Vec<f64> =
+                        r.ops_per_s.iter().zip(*base).map(|(x, b)| x / b).collect();
+                    median(&ratios)
+                });
+            rows.push(Row {
+                scenario: s.name,
+                batch: s.batch,
+                tasks,
+                ops_per_s: median(&r.ops_per_s),
+                p50_us: median(&r.p50_us),
+                p99_us: median(&r.p99_us),
+                round_trips_per_id: r.trips as f64 / r.ids.max(1) as f64,
+                ratio,
+            });
+        }
+    }
+    rows
+}
+
+/// What the columns of the table mean.
+const NOTE: &str = "\
+ops/s: documents inserted (next_id: IDs allocated) per second. p50/p99: latency of one call
+(insert_many: of 1000 documents). trips/ID: counter round trips (findAndModify) per ID.
+ratio: ops/s over plain_insert_one's at the same task count in the same round, median of the
+rounds; for insert_many_with_ids and plain_insert_many, over plain_insert_many's.
+";
+
+fn table(rows: &[Row]) -> String {
+    let mut out = format!(
+        "{:<24} {:>6} {:>6} {:>12} {:>10} {:>10} {:>9} {:>7}\n",
+        "scenario", "batch", "tasks", "ops/s", "p50 µs", "p99 µs", "trips/ID", "ratio"
+    );
+    for r in rows {
+        let batch = r.batch.map_or("-".to_owned(), |b| b.to_string());
+        let ratio = r.ratio.map_or("-".to_owned(), |x| format!("{x:.3}"));
+        out += &format!(
+            "{:<24} {:>6} {:>6} {:>12.0} {:>10.1} {:>10.1} {:>9.3} {:>7}\n",
+            r.scenario,
+            batch,
+            r.tasks,
+            r.ops_per_s,
+            r.p50_us,
+            r.p99_us,
+            r.round_trips_per_id,
+            ratio
+        );
+    }
+    out += NOTE;
+    out
+}
+
+fn json(server: &str, rows: &[Row]) -> serde_json::Value {
+    serde_json::json!({
+        "server": server,
+        "rows": rows.iter().map(|r| serde_json::json!({
+            "scenario": r.scenario,
+            "batch": r.batch,
+            "tasks": r.tasks,
+            "ops_per_s": round1(r.ops_per_s),
+            "p50_us": round1(r.p50_us),
+            "p99_us": round1(r.p99_us),
+            "round_trips_per_id": (r.round_trips_per_id * 1000.0).round() / 1000.0,
+            "ratio": r.ratio.map(|x| (x * 1000.0).round() / 1000.0),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn round1(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
+}
+
+/// IDs/s against batch size: `next_id` and `insert_with_id`, at each task count, with
+/// `plain_insert_one` for reference.
+fn chart(path: &std::path::Path, server: &str, rows: &[Row]) -> Result<()> {
+    use plotters::prelude::*;
+
+    let series = |scenario: &str, tasks: usize| -> Vec<(f64, f64)> {
+        rows.iter()
+            .filter(|r| r.scenario == scenario && r.tasks == tasks && r.ops_per_s > 0.0)
+            .filter_map(|r| Some((r.batch? as f64, r.ops_per_s)))
+            .collect()
+    };
+    let batches: Vec<f64> = rows
+        .iter()
+        .filter_map(|r| r.batch)
+        .map(|b| b as f64)
+        .collect();
+    let x_max = batches.iter().copied().fold(1.0, f64::max) * 2.0;
+    let y: Vec<f64> = rows
+        .iter()
+        .filter(|r| r.ops_per_s > 0.0)
+        .map(|r| r.ops_per_s)
+        .collect();
+    let y_min = y.iter().copied().fold(f64::INFINITY, f64::min).min(100.0) / 2.0;
+    let y_max = y.iter().copied().fold(1.0, f64::max) * 3.0;
+
+    let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!("IDs per second against batch size (MongoDB {server})"),
+            ("sans-serif", 22),
+        )
+        .margin(16)
+        .x_label_area_size(48)
+        .y_label_area_size(80)
+        .build_cartesian_2d((0.7..x_max).log_scale(), (y_min..y_max).log_scale())?;
+    chart
+        .configure_mesh()
+        .x_desc("batch size (IDs reserved per counter round trip)")
+        .y_desc("IDs per second")
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&|y| format_rate(*y))
+        .draw()?;
+
+    let lines = [
+        ("next_id", 32, RGBColor(0xd6, 0x27, 0x28)),
+        ("next_id", 1, RGBColor(0xff, 0x98, 0x96)),
+        ("insert_with_id", 32, RGBColor(0x1f, 0x77, 0xb4)),
+        ("insert_with_id", 1, RGBColor(0x9e, 0xc7, 0xe9)),
+    ];
+    for (scenario, tasks, color) in lines {
+        let points = series(scenario, tasks);
+        chart
+            .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))?
+            .label(format!(
+                "{scenario}, {tasks} task{}",
+                if tasks == 1 { "" } else { "s" }
+            ))
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
+        chart.draw_series(
+            points
+                .into_iter()
+                .map(|p| Circle::new(p, 4, color.filled())),
+        )?;
+    }
+    for (tasks, color) in [
+        (32, RGBColor(0x2c, 0xa0, 0x2c)),
+        (1, RGBColor(0x98, 0xdf, 0x8a)),
+    ] {
+        let Some(plain) = rows
+            .iter()
+            .find(|r| r.scenario == "plain_insert_one" && r.tasks == tasks)
+        else {
+            continue;
+        };
+        let level = plain.ops_per_s;
+        chart
+            .draw_series(DashedLineSeries::new(
+                [(0.7, level), (x_max, level)],
+                8,
+                6,
+                color.stroke_width(2),
+            ))?
+            .label(format!(
+                "plain_insert_one (ObjectId), {tasks} task{}",
+                if tasks == 1 { "" } else { "s" }
+            ))
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()?;
+    root.present()?;
+    Ok(())
+}
+
+fn format_rate(y: f64) -> String {
+    if y >= 1e6 {
+        format!("{:.0}M", y / 1e6)
+    } else if y >= 1e3 {
+        format!("{:.0}k", y / 1e3)
+    } else {
+        format!("{y:.0}")
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    let options = match parse_args() {
+        Ok(options) => options,
+        Err(e) => {
+            eprintln!("bench: {e}\n{USAGE}");
+            std::process::exit(2);
+        }
+    };
+    // In JSON mode stdout carries the JSON object only.
+    let say = |line: &str| eprintln!("{line}");
+
+    let server = tokio::task::spawn_blocking(TestServer::shared).await??;
+    let mut client_options = ClientOptions::parse(server.uri()).await?;
+    // 32 tasks should mean 32 operations in flight, plus the background prefetch: the driver's
+    // default pool of 10 connections would queue them. A `maxPoolSize` in the URI wins.
+    let pool = *client_options.max_pool_size.get_or_insert(POOL_SIZE);
+    let client = Client::with_options(client_options)?;
+    let info = client
+        .database("admin")
+        .run_command(doc! { "buildInfo": 1 })
+        .await?;
+    let version = info.get_str("version").unwrap_or("unknown").to_owned();
+    say(&format!(
+        "bench: MongoDB {version}, {} build, {} round(s), {} docs per run, pool of {pool}{}",
+        if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        },
+        options.rounds,
+        options.docs,
+        if options.quick {
+            " (quick: a smoke run, not a measurement)"
+        } else {
+            ""
+        },
+    ));
+
+    // Warm-up: open the pool's connections and let the server settle; not measured.
+    {
+        let db = client.database(&unique_db_name("bench_warmup"));
+        plain_insert_one(Run {
+            db: db.clone(),
+            tasks: 32,
+            calls_per_task: if options.quick { 2 } else { 20 },
+        })
+        .await?;
+        db.drop().await?;
+    }
+
+    let mut results: Vec<Vec<Rounds>> = SCENARIOS
+        .iter()
+        .map(|_| TASKS.iter().map(|_| Rounds::default()).collect())
+        .collect();
+    // All scenarios at one task count, then at the next: a scenario runs close in time to its
+    // baseline at the same task count.
+    let mut order: Vec<(usize, usize)> = (0..TASKS.len())
+        .flat_map(|t| (0..SCENARIOS.len()).map(move |s| (s, t)))
+        .filter(|&(s, _)| {
+            options.only.is_empty() || options.only.iter().any(|o| o == SCENARIOS[s].name)
+        })
+        .collect();
+    for round in 0..options.rounds {
+        for &(s, t) in &order {
+            let scenario = &SCENARIOS[s];
+            let tasks = TASKS[t];
+            let db = client.database(&unique_db_name(&format!("bench_{}", scenario.name)));
+            db.create_collection(COLL).await?;
+            db.create_collection("counters").await?;
+            let trips_before = find_and_modify_total(&client).await?;
+            let measured = (scenario.run)(Run {
+                db: db.clone(),
+                tasks,
+                calls_per_task: calls_per_task(scenario.work, options.docs, tasks),
+            })
+            .await?;
+            // A prefetch may still be on its way: let it land before counting round trips.
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            let round_trips = find_and_modify_total(&client).await? - trips_before;
+            db.drop().await?;
+
+            let ops_per_s = measured.ids as f64 / measured.elapsed.as_secs_f64();
+            let p50 = measured.latency.value_at_quantile(0.50) as f64 / 1000.0;
+            let p99 = measured.latency.value_at_quantile(0.99) as f64 / 1000.0;
+            let quantile = |q| measured.latency.value_at_quantile(q) as f64 / 1000.0;
+            say(&format!(
+                "round {}/{}: {:<22} batch {:>4} tasks {:>2}: {:>9.0} ops/s, latency µs p50 {:.1} \
+                 p99 {:.1} p99.9 {:.1} max {:.1}; {} IDs, {} round trips, {:.2} s",
+                round + 1,
+                options.rounds,
+                scenario.name,
+                scenario.batch.map_or("-".to_owned(), |b| b.to_string()),
+                tasks,
+                ops_per_s,
+                p50,
+                p99,
+                quantile(0.999),
+                measured.latency.max() as f64 / 1000.0,
+                measured.ids,
+                round_trips,
+                measured.elapsed.as_secs_f64(),
+            ));
+            let r = &mut results[s][t];
+            r.ops_per_s.push(ops_per_s);
+            r.p50_us.push(p50);
+            r.p99_us.push(p99);
+            r.ids += measured.ids;
+            r.trips += round_trips;
+        }
+        order.reverse();
+    }
+
+    let rows = rows(&results);
+    let table = table(&rows);
+    if options.json {
+        eprint!("{table}");
+        println!("{}", json(&version, &rows));
+    } else {
+        print!("{table}");
+    }
+    if let Some(path) = &options.chart {
+        chart(path, &version, &rows)?;
+        say(&format!("bench: chart written to {}", path.display()));
+    }
+    Ok(())
+}
