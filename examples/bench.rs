@@ -121,6 +121,12 @@ bench_model!(
     Gapless,
     i64
 );
+bench_model!(
+    #[derive(SequentialId)]
+    #[seq(name = "bench_sharded", strategy = "sharded", shards = 16)]
+    Sharded,
+    i64
+);
 
 // ---------------------------------------------------------------------------------------------
 // Scenarios.
@@ -152,11 +158,7 @@ enum Work {
 /// Every scenario, in the order of a round.
 ///
 /// A new scenario is a function returning a [`Measured`] (usually one of the generic ones below
-/// with a model of its own) and an entry here. `sharded_counter` (batch 1, 16 counter
-/// documents) is such an entry once the sharded strategy exists:
-/// `bench_model!(#[derive(SequentialId)] #[seq(name = "bench_sharded", strategy = "sharded",
-/// shards = 16)] Sharded, i64);` and `Scenario { name: "sharded_counter", batch: Some(1), work:
-/// Work::Docs, baseline: Some("plain_insert_one"), run: insert_with_id::<Sharded> }`.
+/// with a model of its own) and an entry here.
 const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "plain_insert_one",
@@ -199,6 +201,13 @@ const SCENARIOS: &[Scenario] = &[
         work: Work::FewDocs,
         baseline: Some("plain_insert_one"),
         run: insert_with_id::<Gapless>,
+    },
+    Scenario {
+        name: "sharded_counter",
+        batch: Some(1),
+        work: Work::Docs,
+        baseline: Some("plain_insert_one"),
+        run: insert_with_id::<Sharded>,
     },
     Scenario {
         name: "plain_insert_many",
