@@ -90,7 +90,15 @@ async fn batch_1000() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_refill_reaches_its_callers_and_the_next_call_retries() {
     let name = unique_db_name("failed_refill");
-    let client = common::client().await;
+    // The fail point only hits this client (by app name), not the other tests of this binary.
+    let app = format!("refill-{name}");
+    let mut options = mongodb::options::ClientOptions::parse(
+        sequence_testkit::TestServer::shared_or_panic().uri(),
+    )
+    .await
+    .unwrap();
+    options.app_name = Some(app.clone());
+    let client = mongodb::Client::with_options(options).unwrap();
     let db = client.database(&name);
     let seq = Sequence::new(&db, SequenceOptions::builder("refill").batch(5).build()).unwrap();
     let admin = client.database("admin");
@@ -104,6 +112,7 @@ async fn a_failed_refill_reaches_its_callers_and_the_next_call_retries() {
                 "blockConnection": true,
                 "blockTimeMS": 500,
                 "errorCode": 2,
+                "appName": &app,
             },
         })
         .await
