@@ -123,7 +123,7 @@ pub(crate) fn bounds(o: &SequenceOptions) -> Result<Bounds> {
         if !(1..=MAX_DIGITS).contains(&d) {
             return invalid(format!("`digits` must be between 1 and 18, got {d}"));
         }
-        let (lo, hi) = (pow10(d - 1), pow10(d) - 1);
+        let Bounds { start: lo, max: hi } = Bounds::digits(d)?;
         if start > hi {
             return invalid(format!("`start` ({start}) has more than {d} digits"));
         }
