@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mongo_sequence::{
-    AdaptiveBatch, Error, MemoryStore, MongoStore, Sequence, SequenceOptions,
-    SequenceOptionsBuilder,
+    AdaptiveBatch, Bounds, BoxFuture, CounterKey, CounterStore, Error, MemoryStore, MongoStore,
+    Reservation, Sequence, SequenceOptions, SequenceOptionsBuilder,
 };
 use mongodb::bson::{doc, Document};
 use mongodb::Database;
@@ -471,4 +471,93 @@ async fn plain_inc_writers_share_the_counter_safely() {
     assert!(!ours.contains(&theirs));
     assert_eq!(&ours[..9], &(2..=10).collect::<Vec<_>>()[..]);
     assert_eq!(ours[9], 12);
+}
+
+/// A memory store that counts the reservations it was asked for (when asked, not when done).
+#[derive(Debug, Default)]
+struct CountingStore {
+    inner: MemoryStore,
+    calls: std::sync::atomic::AtomicU64,
+}
+
+impl CountingStore {
+    fn calls(&self) -> u64 {
+        self.calls.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl CounterStore for CountingStore {
+    fn reserve<'a>(
+        &'a self,
+        key: &'a CounterKey,
+        n: u64,
+        bounds: Bounds,
+    ) -> BoxFuture<'a, mongo_sequence::Result<Reservation>> {
+        self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.inner.reserve(key, n, bounds)
+    }
+
+    fn last_issued<'a>(
+        &'a self,
+        key: &'a CounterKey,
+        bounds: Bounds,
+    ) -> BoxFuture<'a, mongo_sequence::Result<Option<i64>>> {
+        self.inner.last_issued(key, bounds)
+    }
+
+    fn set_last_issued<'a>(
+        &'a self,
+        key: &'a CounterKey,
+        last: i64,
+        force: bool,
+        bounds: Bounds,
+    ) -> BoxFuture<'a, mongo_sequence::Result<()>> {
+        self.inner.set_last_issued(key, last, force, bounds)
+    }
+
+    fn compare_and_set<'a>(
+        &'a self,
+        key: &'a CounterKey,
+        expected: i64,
+        new: i64,
+    ) -> BoxFuture<'a, mongo_sequence::Result<bool>> {
+        self.inner.compare_and_set(key, expected, new)
+    }
+
+    fn delete<'a>(&'a self, key: &'a CounterKey) -> BoxFuture<'a, mongo_sequence::Result<bool>> {
+        self.inner.delete(key)
+    }
+
+    fn location(&self) -> String {
+        self.inner.location()
+    }
+}
+
+/// A caller that takes cached IDs in a loop never waits on anything, so it never yields to the
+/// runtime; the prefetch it starts must still be under way before the range runs out, not
+/// begin only when the caller finds the cache empty.
+#[tokio::test(flavor = "current_thread")]
+async fn the_prefetch_starts_while_the_caller_takes_cached_ids() {
+    let store = Arc::new(CountingStore::default());
+    let seq = Sequence::with_store(
+        store.clone(),
+        SequenceOptions::builder("prefetch").batch(100).build(),
+    )
+    .unwrap();
+    assert_eq!(seq.next().await.unwrap(), 1);
+    assert_eq!(store.calls(), 1, "the first ID refills inline");
+    // The 10th ID uses 10% of the range: the prefetch is due.
+    for expected in 2..=10 {
+        assert_eq!(seq.next().await.unwrap(), expected);
+    }
+    assert_eq!(
+        store.calls(),
+        2,
+        "the prefetch has asked the store for the next range"
+    );
+    for expected in 11..=250 {
+        assert_eq!(seq.next().await.unwrap(), expected);
+    }
+    let stats = seq.stats();
+    assert_eq!((stats.issued, stats.refills), (250, store.calls()));
 }

@@ -80,7 +80,13 @@ impl Shared {
             match self.step(req) {
                 Step::Got(id, prefetch) => {
                     if let Some(job) = prefetch {
-                        self.spawn_refill(job, req);
+                        if self.spawn_refill(job, req) {
+                            // A task spawned from this one may wait until this one yields
+                            // (tokio runs it next on this thread), which a caller taking cached
+                            // IDs in a loop does only once the cache is empty: the prefetch
+                            // would then overlap nothing. Let it send its command now.
+                            tokio::task::yield_now().await;
+                        }
                     }
                     return Ok(id);
                 }
@@ -170,14 +176,14 @@ impl Shared {
         }
     }
 
-    /// Reserves the next range in the background.
-    fn spawn_refill(self: &Arc<Self>, job: Refill, req: &Request<'_>) {
+    /// Reserves the next range in the background; false if there is no runtime to do it on.
+    fn spawn_refill(self: &Arc<Self>, job: Refill, req: &Request<'_>) -> bool {
         let guard = RefillGuard {
             shared: self.clone(),
             ticket: job.ticket,
         };
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return; // dropping the guard ends the refill; the next caller refills inline
+            return false; // dropping the guard ends the refill; the next caller refills inline
         };
         let store = req.store.clone();
         let key = req.key.clone();
@@ -189,6 +195,7 @@ impl Shared {
             }
             let _ = guard.finish(job.epoch, result, batch);
         });
+        true
     }
 
     /// Drops every cached range (after an admin operation); they count as wasted.
