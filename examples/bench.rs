@@ -145,11 +145,13 @@ struct Scenario {
 /// How many operations a run does, from `--docs`.
 #[derive(Clone, Copy)]
 enum Work {
-    /// `docs` single-document calls.
+    /// `docs` single-document calls, times `tasks / 8` with more than 8 tasks (so that a run at
+    /// 32 tasks lasts seconds too, not a fraction of one).
     Docs,
     /// `docs / 5` single-document calls (for the slow transactional path).
     FewDocs,
-    /// `insert_many` calls of 1000 documents: about `docs` documents, at least one call per task.
+    /// `insert_many` calls of 1000 documents: `10 × docs` documents, times `tasks / 8` with more
+    /// than 8 tasks.
     Many,
     /// `docs × min(batch, 200)` IDs.
     Ids(u64),
@@ -407,8 +409,9 @@ usage: bench [--quick] [--rounds N] [--docs N] [--json] [--chart PATH] [--only S
 
   --quick        small counts and one round: a smoke run, not a measurement
   --rounds N     rounds of every scenario; the table shows the median (default 3)
-  --docs N       documents per run of the insert scenarios (default 10000); gapless runs
-                 insert N/5, next_id runs allocate N x min(batch, 200) IDs
+  --docs N       documents per run of the insert_one scenarios at 1 task (default 10000);
+                 insert_many runs insert 10N; both 4 times as many at 32 tasks; gapless
+                 runs insert N/5, next_id runs allocate N x min(batch, 200) IDs
   --json         print one JSON object on stdout (everything else goes to stderr)
   --chart PATH   write an SVG chart of IDs/s against batch size to PATH
   --only NAME    run only the scenario NAME (repeatable), e.g. --only next_id";
@@ -459,9 +462,9 @@ fn parse_args() -> Result<Options, lexopt::Error> {
 fn calls_per_task(work: Work, docs: u64, tasks: usize) -> u64 {
     let tasks = tasks as u64;
     let total = match work {
-        Work::Docs => docs,
+        Work::Docs => docs * (tasks / 8).max(1),
         Work::FewDocs => docs / 5,
-        Work::Many => docs / MANY,
+        Work::Many => 10 * docs / MANY * (tasks / 8).max(1),
         Work::Ids(batch) => docs * batch.min(200),
     };
     (total / tasks).max(1)
@@ -660,6 +663,7 @@ fn chart(path: &std::path::Path, server: &str, rows: &[Row]) -> Result<()> {
         .configure_mesh()
         .x_desc("batch size (IDs reserved per counter round trip)")
         .y_desc("IDs per second")
+        .light_line_style(BLACK.mix(0.04))
         .x_label_formatter(&|x| format!("{x:.0}"))
         .y_label_formatter(&|y| format_rate(*y))
         .draw()?;
