@@ -48,6 +48,10 @@ async fn single_ids_and_bulk_ranges(b: Backend) {
     ));
     let stats = seq.stats();
     assert_eq!((stats.issued, stats.reserved, stats.refills), (13, 13, 4));
+    assert_eq!(
+        stats.waits, 3,
+        "each single ID of batch 1 waits on the counter"
+    );
 }
 
 async fn start_is_the_first_value(b: Backend) {
@@ -419,11 +423,13 @@ async fn plain_inc_writers_share_the_counter_safely() {
     assert_eq!(ours[9], 12);
 }
 
-/// A memory store that counts the reservations it was asked for (when asked, not when done).
+/// A memory store that counts the reservations it was asked for (when asked, not when done),
+/// and takes `delay` to answer each.
 #[derive(Debug, Default)]
 struct CountingStore {
     inner: MemoryStore,
     calls: std::sync::atomic::AtomicU64,
+    delay: Duration,
 }
 
 impl CountingStore {
@@ -440,7 +446,12 @@ impl CounterStore for CountingStore {
         bounds: Bounds,
     ) -> BoxFuture<'a, mongo_sequence::Result<Reservation>> {
         self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        self.inner.reserve(key, n, bounds)
+        Box::pin(async move {
+            if !self.delay.is_zero() {
+                tokio::time::sleep(self.delay).await;
+            }
+            self.inner.reserve(key, n, bounds).await
+        })
     }
 
     fn last_issued<'a>(
@@ -506,4 +517,37 @@ async fn the_prefetch_starts_while_the_caller_takes_cached_ids() {
     }
     let stats = seq.stats();
     assert_eq!((stats.issued, stats.refills), (250, store.calls()));
+    assert_eq!(
+        stats.waits, 1,
+        "only the first ID waits; every later range was prefetched in time"
+    );
+}
+
+/// `Stats::waits` counts the calls that found the cache empty. Here a reservation takes 20 ms
+/// (virtual time) and a range holds 4 IDs: callers that take IDs back to back outrun the
+/// prefetch and wait once per range; callers that work 10 ms per ID use a range in 40 ms, so the
+/// prefetched range is there in time and nobody waits.
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn waits_count_the_calls_that_found_the_cache_empty() {
+    let store = Arc::new(CountingStore {
+        delay: Duration::from_millis(20),
+        ..CountingStore::default()
+    });
+    let seq = Sequence::with_store(store.clone(), opts("slow").batch(4).build()).unwrap();
+    for expected in 1..=12 {
+        assert_eq!(seq.next().await.unwrap(), expected);
+    }
+    assert_eq!(
+        seq.stats().waits,
+        3,
+        "IDs 1, 5 and 9 waited: a range of 4 went faster than a reservation"
+    );
+    // The prefetch started by ID 9 is still on its way: ID 13 waits for it, no later one does.
+    for expected in 13..=40 {
+        assert_eq!(seq.next().await.unwrap(), expected);
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let stats = seq.stats();
+    assert_eq!(stats.waits, 4, "{stats:?}");
+    assert_eq!(stats.refills, store.calls());
 }

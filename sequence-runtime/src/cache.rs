@@ -99,9 +99,13 @@ impl Shared {
     /// The next ID from the cache and the slot it belongs to, refilling the cache from the
     /// store when it is empty.
     pub(crate) async fn next(self: &Arc<Self>, req: &Request<'_>) -> Result<(i64, Arc<Slot>)> {
+        let mut waited = false;
         loop {
             match self.step(req) {
                 Step::Got(id, slot, prefetch) => {
+                    if waited {
+                        self.stats.waited();
+                    }
                     if let Some(job) = prefetch {
                         if self.spawn_refill(job, req) {
                             // A task spawned from this one may wait until this one yields
@@ -114,6 +118,7 @@ impl Shared {
                     return Ok((id, slot));
                 }
                 Step::Refill(job) => {
+                    waited = true;
                     tracing::debug!(counter = %job.slot.key, size = job.size, "refilling, callers wait");
                     let guard = RefillGuard {
                         shared: self.clone(),
@@ -124,6 +129,7 @@ impl Shared {
                     guard.finish(job.epoch, result, req.batch)?;
                 }
                 Step::Wait(ticket, refilled) => {
+                    waited = true;
                     refilled.await;
                     if let Some(e) = self.failure_of(ticket) {
                         return Err(e);

@@ -503,6 +503,7 @@ impl Inner {
             let r = self.reserve_exact(&slot, 1).await?;
             self.shared.stats.reserved(1, r.retries);
             self.shared.stats.issued(1);
+            self.shared.stats.waited();
             return Ok((r.range.first(), slot));
         }
         let req = Request {

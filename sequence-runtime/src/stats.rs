@@ -19,6 +19,11 @@ pub struct Stats {
     pub retries: u64,
     /// Values given back to the counter by `release`.
     pub released: u64,
+    /// Calls for one ID that waited for a counter round trip: every call with `batch = 1` (or
+    /// a scope), and with a batch the calls that found the cache empty. With a batch, a share
+    /// of waits well above `1 / batch` means ranges run out before the prefetched one arrives:
+    /// a larger batch, or `batch = "auto"`, removes those waits.
+    pub waits: u64,
 }
 
 #[derive(Debug, Default)]
@@ -29,6 +34,7 @@ pub(crate) struct StatsCell {
     wasted: AtomicU64,
     retries: AtomicU64,
     released: AtomicU64,
+    waits: AtomicU64,
 }
 
 impl StatsCell {
@@ -54,6 +60,10 @@ impl StatsCell {
         self.released.fetch_add(n, Relaxed);
     }
 
+    pub(crate) fn waited(&self) {
+        self.waits.fetch_add(1, Relaxed);
+    }
+
     pub(crate) fn snapshot(&self) -> Stats {
         Stats {
             issued: self.issued.load(Relaxed),
@@ -62,6 +72,7 @@ impl StatsCell {
             wasted: self.wasted.load(Relaxed),
             retries: self.retries.load(Relaxed),
             released: self.released.load(Relaxed),
+            waits: self.waits.load(Relaxed),
         }
     }
 }
