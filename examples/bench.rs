@@ -117,6 +117,12 @@ bench_model!(
 );
 bench_model!(
     #[derive(SequentialId)]
+    #[seq(name = "bench_auto", batch = "auto")]
+    BAuto,
+    i64
+);
+bench_model!(
+    #[derive(SequentialId)]
     #[seq(name = "bench_gapless", gapless)]
     Gapless,
     i64
@@ -135,11 +141,39 @@ bench_model!(
 /// is taken against, and the function that runs it.
 struct Scenario {
     name: &'static str,
-    batch: Option<u64>,
+    batch: BatchSize,
     work: Work,
     /// The scenario whose throughput (at the same task count) is the denominator of the ratio.
     baseline: Option<&'static str>,
     run: fn(Run) -> BoxFuture<Result<Measured>>,
+}
+
+/// The batch size of a scenario's model.
+#[derive(Clone, Copy)]
+enum BatchSize {
+    /// No sequence, or one that reserves per call (`insert_many_with_ids`).
+    None,
+    Fixed(u64),
+    /// `batch = "auto"`: from 10, doubled while ranges run out in less than 15 s, to 10,000.
+    Auto,
+}
+
+impl BatchSize {
+    /// The fixed size, as the `batch` of the JSON rows and the chart's x axis.
+    fn number(self) -> Option<u64> {
+        match self {
+            BatchSize::Fixed(n) => Some(n),
+            BatchSize::None | BatchSize::Auto => None,
+        }
+    }
+
+    fn label(self) -> String {
+        match self {
+            BatchSize::None => "-".to_owned(),
+            BatchSize::Fixed(n) => n.to_string(),
+            BatchSize::Auto => "auto".to_owned(),
+        }
+    }
 }
 
 /// How many operations a run does, from `--docs`.
@@ -164,87 +198,101 @@ enum Work {
 const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "plain_insert_one",
-        batch: None,
+        batch: BatchSize::None,
         work: Work::Docs,
         baseline: Some("plain_insert_one"),
         run: plain_insert_one,
     },
     Scenario {
         name: "naive_counter_insert",
-        batch: None,
+        batch: BatchSize::None,
         work: Work::Docs,
         baseline: Some("plain_insert_one"),
         run: naive_counter_insert,
     },
     Scenario {
         name: "insert_with_id",
-        batch: Some(1),
+        batch: BatchSize::Fixed(1),
         work: Work::Docs,
         baseline: Some("plain_insert_one"),
         run: insert_with_id::<B1>,
     },
     Scenario {
         name: "insert_with_id",
-        batch: Some(25),
+        batch: BatchSize::Fixed(25),
         work: Work::Docs,
         baseline: Some("plain_insert_one"),
         run: insert_with_id::<B25>,
     },
     Scenario {
         name: "insert_with_id",
-        batch: Some(1000),
+        batch: BatchSize::Fixed(1000),
         work: Work::Docs,
         baseline: Some("plain_insert_one"),
         run: insert_with_id::<B1000>,
     },
     Scenario {
+        name: "insert_with_id_auto",
+        batch: BatchSize::Auto,
+        work: Work::Docs,
+        baseline: Some("plain_insert_one"),
+        run: insert_with_id::<BAuto>,
+    },
+    Scenario {
         name: "insert_with_id_gapless",
-        batch: Some(1),
+        batch: BatchSize::Fixed(1),
         work: Work::FewDocs,
         baseline: Some("plain_insert_one"),
-        run: insert_with_id::<Gapless>,
+        run: insert_gapless,
     },
     Scenario {
         name: "sharded_counter",
-        batch: Some(1),
+        batch: BatchSize::Fixed(1),
         work: Work::Docs,
         baseline: Some("plain_insert_one"),
         run: insert_with_id::<Sharded>,
     },
     Scenario {
         name: "plain_insert_many",
-        batch: None,
+        batch: BatchSize::None,
         work: Work::Many,
         baseline: Some("plain_insert_many"),
         run: plain_insert_many,
     },
     Scenario {
         name: "insert_many_with_ids",
-        batch: None,
+        batch: BatchSize::None,
         work: Work::Many,
         baseline: Some("plain_insert_many"),
         run: insert_many_with_ids::<B1>,
     },
     Scenario {
         name: "next_id",
-        batch: Some(1),
+        batch: BatchSize::Fixed(1),
         work: Work::Ids(1),
         baseline: None,
         run: next_id::<B1>,
     },
     Scenario {
         name: "next_id",
-        batch: Some(25),
+        batch: BatchSize::Fixed(25),
         work: Work::Ids(25),
         baseline: None,
         run: next_id::<B25>,
     },
     Scenario {
         name: "next_id",
-        batch: Some(1000),
+        batch: BatchSize::Fixed(1000),
         work: Work::Ids(1000),
         baseline: None,
         run: next_id::<B1000>,
+    },
+    Scenario {
+        name: "next_id_auto",
+        batch: BatchSize::Auto,
+        work: Work::Ids(1000),
+        baseline: None,
+        run: next_id::<BAuto>,
     },
 ];
 
@@ -262,6 +310,9 @@ struct Measured {
     elapsed: Duration,
     /// Latency of every call, in nanoseconds.
     latency: Histogram<u64>,
+    /// Calls that waited for a counter round trip (`Stats::waits`), for the scenarios that take
+    /// IDs one at a time from a sequence.
+    waits: Option<u64>,
 }
 
 fn plain_insert_one(run: Run) -> BoxFuture<Result<Measured>> {
@@ -302,6 +353,19 @@ fn naive_counter_insert(run: Run) -> BoxFuture<Result<Measured>> {
 
 fn insert_with_id<M: SequentialId + Sample>(run: Run) -> BoxFuture<Result<Measured>> {
     let coll = run.db.collection::<M>(COLL);
+    with_waits(coll.clone(), insert_one_each(run, coll))
+}
+
+/// Gapless inserts take their number inside their transaction, from no cache: no waits to count.
+fn insert_gapless(run: Run) -> BoxFuture<Result<Measured>> {
+    let coll = run.db.collection::<Gapless>(COLL);
+    insert_one_each(run, coll)
+}
+
+fn insert_one_each<M: SequentialId + Sample>(
+    run: Run,
+    coll: mongodb::Collection<M>,
+) -> BoxFuture<Result<Measured>> {
     drive(run.tasks, run.calls_per_task, move |n| {
         let coll = coll.clone();
         async move {
@@ -338,12 +402,26 @@ fn insert_many_with_ids<M: SequentialId + Sample>(run: Run) -> BoxFuture<Result<
 
 fn next_id<M: SequentialId + Sample>(run: Run) -> BoxFuture<Result<Measured>> {
     let coll = run.db.collection::<M>(COLL);
-    drive(run.tasks, run.calls_per_task, move |_| {
-        let coll = coll.clone();
+    let ids = coll.clone();
+    let measured = drive(run.tasks, run.calls_per_task, move |_| {
+        let coll = ids.clone();
         async move {
             <M as SequentialId>::next_id(&coll).await?;
             Ok(1)
         }
+    });
+    with_waits(coll, measured)
+}
+
+/// `measured`, with the waits of `M`'s sequence in `coll`'s database (a fresh one per run).
+fn with_waits<M: SequentialId>(
+    coll: mongodb::Collection<M>,
+    measured: BoxFuture<Result<Measured>>,
+) -> BoxFuture<Result<Measured>> {
+    Box::pin(async move {
+        let mut measured = measured.await?;
+        measured.waits = Some(M::sequence(&coll).stats().waits);
+        Ok(measured)
     })
 }
 
@@ -382,6 +460,7 @@ where
             ids,
             elapsed: started.elapsed(),
             latency,
+            waits: None,
         })
     })
 }
@@ -503,12 +582,14 @@ async fn find_and_modify_total(client: &Client) -> Result<u64> {
 /// The median of a scenario's rounds, at one task count.
 struct Row {
     scenario: &'static str,
-    batch: Option<u64>,
+    batch: BatchSize,
     tasks: usize,
     ops_per_s: f64,
     p50_us: f64,
     p99_us: f64,
     round_trips_per_id: f64,
+    /// Calls that waited for a counter round trip, per ID.
+    waits_per_id: Option<f64>,
     /// Median over the rounds of the throughput over the baseline's in the same round.
     ratio: Option<f64>,
 }
@@ -520,6 +601,8 @@ struct Rounds {
     p99_us: Vec<f64>,
     ids: u64,
     trips: u64,
+    /// Waits over the rounds, if the scenario counts them.
+    waits: Option<u64>,
 }
 
 fn median(values: &[f64]) -> f64 {
@@ -564,6 +647,7 @@ fn rows(results: &[Vec<Rounds>]) -> Vec<Row> {
                 p50_us: median(&r.p50_us),
                 p99_us: median(&r.p99_us),
                 round_trips_per_id: r.trips as f64 / r.ids.max(1) as f64,
+                waits_per_id: r.waits.map(|w| w as f64 / r.ids.max(1) as f64),
                 ratio,
             });
         }
@@ -575,20 +659,23 @@ fn rows(results: &[Vec<Rounds>]) -> Vec<Row> {
 const NOTE: &str = "\
 ops/s: documents inserted (next_id: IDs allocated) per second. p50/p99: latency of one call
 (insert_many: of 1000 documents). trips/ID: counter round trips (findAndModify) per ID.
+waits/ID: calls that waited for a counter round trip (Stats::waits), per ID; with a batch,
+above 1/batch means callers outran the prefetch.
 ratio: ops/s over plain_insert_one's at the same task count in the same round, median of the
 rounds; for insert_many_with_ids and plain_insert_many, over plain_insert_many's.
 ";
 
 fn table(rows: &[Row]) -> String {
     let mut out = format!(
-        "{:<24} {:>6} {:>6} {:>12} {:>10} {:>10} {:>9} {:>7}\n",
-        "scenario", "batch", "tasks", "ops/s", "p50 µs", "p99 µs", "trips/ID", "ratio"
+        "{:<24} {:>6} {:>6} {:>12} {:>10} {:>10} {:>9} {:>9} {:>7}\n",
+        "scenario", "batch", "tasks", "ops/s", "p50 µs", "p99 µs", "trips/ID", "waits/ID", "ratio"
     );
     for r in rows {
-        let batch = r.batch.map_or("-".to_owned(), |b| b.to_string());
+        let batch = r.batch.label();
         let ratio = r.ratio.map_or("-".to_owned(), |x| format!("{x:.3}"));
+        let waits = r.waits_per_id.map_or("-".to_owned(), |x| format!("{x:.3}"));
         out += &format!(
-            "{:<24} {:>6} {:>6} {:>12.0} {:>10.1} {:>10.1} {:>9.3} {:>7}\n",
+            "{:<24} {:>6} {:>6} {:>12.0} {:>10.1} {:>10.1} {:>9.3} {:>9} {:>7}\n",
             r.scenario,
             batch,
             r.tasks,
@@ -596,6 +683,7 @@ fn table(rows: &[Row]) -> String {
             r.p50_us,
             r.p99_us,
             r.round_trips_per_id,
+            waits,
             ratio
         );
     }
@@ -608,12 +696,13 @@ fn json(server: &str, rows: &[Row]) -> serde_json::Value {
         "server": server,
         "rows": rows.iter().map(|r| serde_json::json!({
             "scenario": r.scenario,
-            "batch": r.batch,
+            "batch": r.batch.number(),
             "tasks": r.tasks,
             "ops_per_s": round1(r.ops_per_s),
             "p50_us": round1(r.p50_us),
             "p99_us": round1(r.p99_us),
             "round_trips_per_id": (r.round_trips_per_id * 1000.0).round() / 1000.0,
+            "waits_per_id": r.waits_per_id.map(|x| (x * 1000.0).round() / 1000.0),
             "ratio": r.ratio.map(|x| (x * 1000.0).round() / 1000.0),
         })).collect::<Vec<_>>(),
     })
@@ -631,12 +720,12 @@ fn chart(path: &std::path::Path, server: &str, rows: &[Row]) -> Result<()> {
     let series = |scenario: &str, tasks: usize| -> Vec<(f64, f64)> {
         rows.iter()
             .filter(|r| r.scenario == scenario && r.tasks == tasks && r.ops_per_s > 0.0)
-            .filter_map(|r| Some((r.batch? as f64, r.ops_per_s)))
+            .filter_map(|r| Some((r.batch.number()? as f64, r.ops_per_s)))
             .collect()
     };
     let batches: Vec<f64> = rows
         .iter()
-        .filter_map(|r| r.batch)
+        .filter_map(|r| r.batch.number())
         .map(|b| b as f64)
         .collect();
     let x_max = batches.iter().copied().fold(1.0, f64::max) * 2.0;
@@ -827,11 +916,11 @@ async fn main() -> Result<()> {
             let quantile = |q| measured.latency.value_at_quantile(q) as f64 / 1000.0;
             say(&format!(
                 "round {}/{}: {:<22} batch {:>4} tasks {:>2}: {:>9.0} ops/s, latency µs p50 {:.1} \
-                 p99 {:.1} p99.9 {:.1} max {:.1}; {} IDs, {} round trips, {:.2} s",
+                 p99 {:.1} p99.9 {:.1} max {:.1}; {} IDs, {} round trips, {} waits, {:.2} s",
                 round + 1,
                 options.rounds,
                 scenario.name,
-                scenario.batch.map_or("-".to_owned(), |b| b.to_string()),
+                scenario.batch.label(),
                 tasks,
                 ops_per_s,
                 p50,
@@ -840,6 +929,7 @@ async fn main() -> Result<()> {
                 measured.latency.max() as f64 / 1000.0,
                 measured.ids,
                 round_trips,
+                measured.waits.map_or("-".to_owned(), |w| w.to_string()),
                 measured.elapsed.as_secs_f64(),
             ));
             let r = &mut results[s][t];
@@ -848,6 +938,9 @@ async fn main() -> Result<()> {
             r.p99_us.push(p99);
             r.ids += measured.ids;
             r.trips += round_trips;
+            if let Some(w) = measured.waits {
+                *r.waits.get_or_insert(0) += w;
+            }
         }
         order.reverse();
     }
