@@ -12,7 +12,7 @@
 use std::time::Duration;
 
 use mongodb::bson::oid::ObjectId;
-use mongodb::bson::{doc, Bson, Document};
+use mongodb::bson::{doc, Bson, Document, RawDocumentBuf};
 use mongodb::error::{ErrorKind, WriteFailure, RETRYABLE_WRITE_ERROR};
 use mongodb::options::ReadConcern;
 use mongodb::Collection;
@@ -35,7 +35,7 @@ pub(crate) async fn insert_one<T: Serialize + Send + Sync>(
     doc: &T,
 ) -> Result<()> {
     let document = with_fixed_id(doc)?;
-    let docs = coll.clone_with_type::<Document>();
+    let docs = coll.clone_with_type::<RawDocumentBuf>();
     let mut unknown: Option<mongodb::error::Error> = None;
     for attempt in 1..=INSERT_ATTEMPTS {
         if attempt > 1 {
@@ -70,20 +70,24 @@ pub(crate) async fn insert_one<T: Serialize + Send + Sync>(
 }
 
 /// The document as BSON, with an `_id` that stays the same across attempts (the driver would
-/// generate a new one for each attempt if the model has none). Serialized as the driver does
-/// it (not human-readable), so the stored document is the one an insert of `doc` stores.
-fn with_fixed_id<T: Serialize>(doc: &T) -> Result<Document> {
+/// generate a new one for each attempt if the model has none). Serialized once, as the driver
+/// does it (raw, not human-readable), so the stored document is the one an insert of `doc`
+/// stores, and the insert sends these bytes as they are: an insert costs the client what a
+/// plain `insert_one` does.
+fn with_fixed_id<T: Serialize>(doc: &T) -> Result<RawDocumentBuf> {
     let serialization = |e: mongodb::bson::ser::Error| Error::Mongo(e.into());
     let raw = mongodb::bson::to_raw_document_buf(doc).map_err(serialization)?;
-    let mut document = raw
-        .to_document()
-        .map_err(|e| serialization(serde::ser::Error::custom(e)))?;
-    if !document.contains_key("_id") {
-        let mut with_id = doc! { "_id": ObjectId::new() };
-        with_id.extend(document);
-        document = with_id;
+    let malformed = |e: mongodb::bson::raw::Error| serialization(serde::ser::Error::custom(e));
+    if raw.get("_id").map_err(malformed)?.is_some() {
+        return Ok(raw);
     }
-    Ok(document)
+    let mut with_id = RawDocumentBuf::new();
+    with_id.append("_id", ObjectId::new());
+    for element in &raw {
+        let (key, value) = element.map_err(malformed)?;
+        with_id.append(key, value.to_raw_bson());
+    }
+    Ok(with_id)
 }
 
 /// Whether a failed insert may nevertheless have been applied, or was not applied for a reason
@@ -109,11 +113,15 @@ enum Stored {
     NotYetMajority,
 }
 
-async fn stored_copy(docs: &Collection<Document>, document: &Document) -> Stored {
+async fn stored_copy(docs: &Collection<RawDocumentBuf>, raw: &RawDocumentBuf) -> Stored {
+    let Ok(document) = raw.to_document() else {
+        return Stored::NotOurs;
+    };
+    let docs = docs.clone_with_type::<Document>();
     let id = document.get("_id").cloned().unwrap_or(Bson::Null);
     let filter = doc! { "_id": id };
     match docs.find_one(filter.clone()).await {
-        Ok(Some(stored)) if stored == *document => {}
+        Ok(Some(stored)) if stored == document => {}
         Ok(_) => return Stored::NotOurs,
         Err(_) => return Stored::NotYetMajority,
     }
@@ -122,7 +130,7 @@ async fn stored_copy(docs: &Collection<Document>, document: &Document) -> Stored
         .read_concern(ReadConcern::majority())
         .await;
     match majority {
-        Ok(Some(stored)) if stored == *document => Stored::Ours,
+        Ok(Some(stored)) if stored == document => Stored::Ours,
         _ => Stored::NotYetMajority,
     }
 }
@@ -151,12 +159,18 @@ mod tests {
 
     #[test]
     fn a_missing_id_is_fixed_once_and_put_first() {
-        let document = with_fixed_id(&Numbered { number: 7 }).unwrap();
+        let document = with_fixed_id(&Numbered { number: 7 })
+            .unwrap()
+            .to_document()
+            .unwrap();
         assert_eq!(document.keys().next().map(String::as_str), Some("_id"));
         assert!(matches!(document.get("_id"), Some(Bson::ObjectId(_))));
         assert_eq!(document.get_i64("number").unwrap(), 7);
         let keyed = with_fixed_id(&Keyed { id: 3, name: "a" }).unwrap();
-        assert_eq!(keyed, doc! { "_id": 3_i64, "name": "a" });
+        assert_eq!(
+            keyed.to_document().unwrap(),
+            doc! { "_id": 3_i64, "name": "a" }
+        );
     }
 
     /// Serializes differently for human-readable formats, as `uuid` or `chrono` types do.
@@ -180,7 +194,7 @@ mod tests {
     #[test]
     fn documents_are_serialized_as_the_driver_does() {
         let document = with_fixed_id(&WithShape { shape: Shape }).unwrap();
-        assert_eq!(document.get("shape"), Some(&Bson::Int32(1)));
+        assert_eq!(document.get_i32("shape").unwrap(), 1);
     }
 
     #[test]
