@@ -184,7 +184,7 @@ enum Work {
     Docs,
     /// `docs / 5` single-document calls (for the slow transactional path).
     FewDocs,
-    /// `insert_many` calls of 1000 documents: `10 × docs` documents, times `tasks / 8` with more
+    /// `insert_many` calls of 1000 documents: `20 × docs` documents, times `tasks / 8` with more
     /// than 8 tasks.
     Many,
     /// `docs × min(batch, 200)` IDs.
@@ -489,7 +489,7 @@ usage: bench [--quick] [--rounds N] [--docs N] [--json] [--chart PATH] [--only S
   --quick        small counts and one round: a smoke run, not a measurement
   --rounds N     rounds of every scenario; the table shows the median (default 3)
   --docs N       documents per run of the insert_one scenarios at 1 task (default 10000);
-                 insert_many runs insert 10N; both 4 times as many at 32 tasks; gapless
+                 insert_many runs insert 20N; both 4 times as many at 32 tasks; gapless
                  runs insert N/5, next_id runs allocate N x min(batch, 200) IDs
   --json         print one JSON object on stdout (everything else goes to stderr)
   --chart PATH   write an SVG chart of IDs/s against batch size to PATH
@@ -543,7 +543,7 @@ fn calls_per_task(work: Work, docs: u64, tasks: usize) -> u64 {
     let total = match work {
         Work::Docs => docs * (tasks / 8).max(1),
         Work::FewDocs => docs / 5,
-        Work::Many => 10 * docs / MANY * (tasks / 8).max(1),
+        Work::Many => 20 * docs / MANY * (tasks / 8).max(1),
         Work::Ids(batch) => docs * batch.min(200),
     };
     (total / tasks).max(1)
