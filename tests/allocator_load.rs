@@ -92,13 +92,7 @@ async fn a_failed_refill_reaches_its_callers_and_the_next_call_retries() {
     let name = unique_db_name("failed_refill");
     // The fail point only hits this client (by app name), not the other tests of this binary.
     let app = format!("refill-{name}");
-    let mut options = mongodb::options::ClientOptions::parse(
-        sequence_testkit::TestServer::shared_or_panic().uri(),
-    )
-    .await
-    .unwrap();
-    options.app_name = Some(app.clone());
-    let client = mongodb::Client::with_options(options).unwrap();
+    let client = common::client_named(&app).await;
     let db = client.database(&name);
     let seq = Sequence::new(&db, SequenceOptions::builder("refill").batch(5).build()).unwrap();
     let admin = client.database("admin");

@@ -7,7 +7,6 @@ mod common;
 
 use std::sync::Arc;
 
-use futures_util::TryStreamExt;
 use mongo_sequence::jiff::Timestamp;
 use mongo_sequence::{Error, ManualClock, SequenceOptions, SequenceOptionsBuilder, SequentialId};
 use mongodb::bson::doc;
@@ -271,14 +270,7 @@ async fn models_store_formatted_ids() {
             .unwrap(),
         [251_122_000_002, 251_122_000_003, 251_122_000_004]
     );
-    let stored: Vec<Ticket> = tickets
-        .find(doc! {})
-        .sort(doc! { "_id": 1 })
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
+    let stored: Vec<Ticket> = common::all(&tickets).await;
     assert_eq!(stored.len(), 4);
     assert_eq!(stored[3].id, 251_122_000_004);
 

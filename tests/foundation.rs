@@ -5,7 +5,6 @@ mod common;
 
 use std::collections::HashSet;
 
-use futures_util::TryStreamExt;
 use mongo_sequence::SequentialId;
 use mongodb::bson::{doc, Document};
 use serde::{Deserialize, Serialize};
@@ -89,13 +88,7 @@ async fn concurrent_inserts_get_distinct_ids() {
     }
     assert_eq!(ids, (1..=64).collect::<HashSet<i64>>());
 
-    let stored: Vec<User> = users
-        .find(doc! {})
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
+    let stored: Vec<User> = common::all(&users).await;
     assert_eq!(stored.len(), 64);
     let stored_ids: HashSet<i64> = stored.iter().map(|u| u.id).collect();
     assert_eq!(stored_ids, ids);

@@ -7,11 +7,10 @@ use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use futures_util::TryStreamExt;
 use mongo_sequence::{Error, SequentialId};
 use mongodb::bson::{doc, Document};
 use mongodb::options::IndexOptions;
-use mongodb::{Client, IndexModel};
+use mongodb::IndexModel;
 use sequence_testkit::{unique_db_name, ServerOptions, TestServer};
 use serde::{Deserialize, Serialize};
 
@@ -51,13 +50,7 @@ async fn counter_value(db: &mongodb::Database, name: &str) -> Option<i64> {
 }
 
 async fn stored_ids(coll: &mongodb::Collection<Invoice>) -> Vec<i64> {
-    let docs: Vec<Invoice> = coll
-        .find(doc! {})
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
+    let docs: Vec<Invoice> = common::all(coll).await;
     let mut ids: Vec<i64> = docs.iter().map(|d| d.id.unwrap()).collect();
     ids.sort_unstable();
     ids
@@ -72,11 +65,7 @@ const PER_TASK: u64 = 500;
 async fn failed_inserts_leave_no_gap() {
     let name = unique_db_name("gapless_faults");
     let app = format!("faults-{name}");
-    let mut options = mongodb::options::ClientOptions::parse(TestServer::shared_or_panic().uri())
-        .await
-        .unwrap();
-    options.app_name = Some(app.clone());
-    let client = Client::with_options(options).unwrap();
+    let client = common::client_named(&app).await;
     let db = client.database(&name);
     let coll = db.collection::<Invoice>("invoices");
     unique_code_index(&coll).await;

@@ -9,7 +9,6 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
 
-use futures_util::TryStreamExt;
 use mongo_sequence::jiff::civil::date;
 use mongo_sequence::jiff::Timestamp;
 use mongo_sequence::{Error, ManualClock, SequenceOptions, SequenceOptionsBuilder, SequentialId};
@@ -304,14 +303,7 @@ async fn purge_removes_exactly_the_old_periods(b: Backend) {
     }
 
     if let Some(db) = b.database() {
-        let left: Vec<Document> = db
-            .collection::<Document>("counters")
-            .find(doc! {})
-            .await
-            .unwrap()
-            .try_collect()
-            .await
-            .unwrap();
+        let left: Vec<Document> = common::all(&db.collection::<Document>("counters")).await;
         let ids: HashSet<String> = left
             .iter()
             .map(|d| d.get("_id").unwrap().to_string())
@@ -378,13 +370,7 @@ async fn a_model_restarts_its_numbering_after_midnight() {
         "INV-251123-0001".len()
     );
 
-    let stored: Vec<Invoice> = invoices
-        .find(doc! {})
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
+    let stored: Vec<Invoice> = common::all(&invoices).await;
     let distinct: HashSet<&str> = stored.iter().map(|i| i.id.as_str()).collect();
     assert_eq!((stored.len(), distinct.len()), (7, 7));
     Invoice::sequence(&invoices).clear_clock_override();

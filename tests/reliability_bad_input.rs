@@ -16,7 +16,6 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use futures_util::TryStreamExt;
 use mongo_sequence::{CounterLayout, Error, Sequence, SequenceOptions, SequentialId, Stores};
 use mongodb::bson::{doc, Bson, Decimal128, Document};
 use mongodb::Database;
@@ -62,15 +61,7 @@ struct UnsignedItem {
 async fn snapshot(db: &Database) -> BTreeMap<String, Vec<String>> {
     let mut all = BTreeMap::new();
     for name in db.list_collection_names().await.unwrap() {
-        let docs: Vec<Document> = db
-            .collection::<Document>(&name)
-            .find(doc! {})
-            .sort(doc! { "_id": 1 })
-            .await
-            .unwrap()
-            .try_collect()
-            .await
-            .unwrap();
+        let docs: Vec<Document> = common::all(&db.collection::<Document>(&name)).await;
         all.insert(name, docs.iter().map(|d| format!("{d:?}")).collect());
     }
     all
@@ -398,13 +389,7 @@ async fn names_are_checked_before_any_write() {
         assert_eq!(seq.next().await.unwrap(), 1, "{name}");
         assert_eq!(seq.next().await.unwrap(), 2, "{name}");
     }
-    let stored: Vec<Document> = counters(&db)
-        .find(doc! {})
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
+    let stored: Vec<Document> = common::all(&counters(&db)).await;
     assert_eq!(stored.len(), 5);
     assert!(stored.iter().all(|d| d.get_i64("seq") == Ok(2)));
     println!("reliability: bad-input names rejected=7 odd_names_ok=5 stray_writes=0");
@@ -440,14 +425,7 @@ async fn operator_looking_scope_values_stay_literal() {
             assert_eq!(t.insert_with_id(&coll).await.unwrap(), round, "{tenant}");
         }
     }
-    let counters: Vec<Document> = db
-        .collection::<Document>("counters")
-        .find(doc! {})
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
+    let counters: Vec<Document> = common::all(&db.collection::<Document>("counters")).await;
     assert_eq!(
         counters.len(),
         tenants.len(),

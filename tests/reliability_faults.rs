@@ -14,7 +14,6 @@ mod reliability_support;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex as StdMutex};
 
-use futures_util::TryStreamExt;
 use mongo_sequence::SequentialId;
 use mongodb::bson::{doc, Bson, Document};
 use mongodb::event::command::CommandEvent;
@@ -177,13 +176,7 @@ async fn counter(db: &Database, name: &str) -> i64 {
 
 /// The stored documents' ID values (`number`, else `_id`), in order.
 async fn stored_numbers(coll: &Collection<Document>) -> Vec<i64> {
-    let docs: Vec<Document> = coll
-        .find(doc! {})
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
+    let docs: Vec<Document> = common::all(coll).await;
     let mut numbers: Vec<i64> = docs
         .iter()
         .map(|d| d.get_i64("number").or_else(|_| d.get_i64("_id")).unwrap())

@@ -16,7 +16,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use futures_util::TryStreamExt;
 use mongo_sequence::{Sequence, SequenceOptions, SequentialId};
 use mongodb::bson::{doc, Document};
 use reliability_support as support;
@@ -401,14 +400,7 @@ async fn killed_processes_never_reuse_an_id() {
     let elapsed = started.elapsed();
 
     let db = common::client().await.database(&name);
-    let docs: Vec<Document> = db
-        .collection::<Document>("jobs")
-        .find(doc! {})
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
+    let docs: Vec<Document> = common::all(&db.collection::<Document>("jobs")).await;
     let mut stored = BTreeMap::<i64, usize>::new();
     for d in &docs {
         *stored.entry(d.get_i64("number").unwrap()).or_default() += 1;

@@ -144,13 +144,7 @@ async fn sharded_ids_are_distinct_and_inside_their_shards_slice() {
         );
     }
 
-    let stored: Vec<Account> = accounts
-        .find(doc! {})
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
+    let stored: Vec<Account> = common::all(&accounts).await;
     assert_eq!(stored.iter().map(|a| a.number).collect::<HashSet<_>>(), ids);
 }
 
@@ -411,13 +405,8 @@ struct Voucher {
 }
 
 async fn stored_ids(db: &Database, coll: &str) -> Vec<Bson> {
-    db.collection::<Document>(coll)
-        .find(doc! {})
+    common::all(&db.collection::<Document>(coll))
         .await
-        .unwrap()
-        .try_collect::<Vec<_>>()
-        .await
-        .unwrap()
         .into_iter()
         .map(|d| d.get("_id").unwrap().clone())
         .collect()
@@ -689,13 +678,7 @@ async fn uuids_and_object_ids_are_stored_as_their_bson_types_without_counters() 
         assert_eq!(stored.get_version_num(), 7);
         ids.push(id);
     }
-    let stored: Vec<Event> = events
-        .find(doc! {})
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
+    let stored: Vec<Event> = common::all(&events).await;
     assert_eq!(
         stored.iter().map(|e| e.id).collect::<HashSet<_>>(),
         ids.iter().copied().collect()

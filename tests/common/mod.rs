@@ -46,3 +46,28 @@ pub async fn monitored_client(db: &str) -> (Client, RoundTrips) {
         counter,
     )
 }
+
+/// Every document of `coll`, in `_id` order.
+pub async fn all<T>(coll: &mongodb::Collection<T>) -> Vec<T>
+where
+    T: serde::de::DeserializeOwned + Send + Sync,
+{
+    use futures_util::TryStreamExt;
+    coll.find(mongodb::bson::doc! {})
+        .sort(mongodb::bson::doc! { "_id": 1 })
+        .await
+        .expect("the documents can be read")
+        .try_collect()
+        .await
+        .expect("the documents can be read")
+}
+
+/// A client of the shared test server that identifies itself as `app`, so that a `failCommand`
+/// fail point with `appName: app` hits this client only, not the other tests of the binary.
+pub async fn client_named(app: &str) -> Client {
+    let mut options = mongodb::options::ClientOptions::parse(TestServer::shared_or_panic().uri())
+        .await
+        .expect("the test server's URI parses");
+    options.app_name = Some(app.to_owned());
+    Client::with_options(options).expect("client options are valid")
+}
