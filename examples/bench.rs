@@ -13,9 +13,11 @@
 //! collection and a fresh counter), all scenarios one after the other in each round, for several
 //! rounds (every other round in reverse order); the table shows the median of the rounds. All
 //! scenarios share one client, with a pool of 64 connections unless the URI sets `maxPoolSize`
-//! (the driver's default of 10 would queue 32 tasks). The counter round trips of a run are the `findAndModify` commands
-//! the server ran meanwhile (from `serverStatus`), so with `MONGODB_URI` they are only right
-//! when nothing else sends such commands to that deployment during the run.
+//! (the driver's default of 10 would queue 32 tasks). The counter round trips of a run are the
+//! `findAndModify` commands the server ran meanwhile (from `serverStatus`), so with
+//! `MONGODB_URI` they are only right when nothing else sends such commands to that deployment
+//! during the run. The waits of a run are the calls that waited for a counter round trip
+//! (`Stats::waits` of the run's sequence).
 //!
 //! Throughput is in documents inserted (or IDs allocated, for `next_id`) per second; latencies
 //! are per call (for the `insert_many` scenarios, per call of 1000 documents).
