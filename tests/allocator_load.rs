@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use mongo_sequence::{Error, Sequence, SequenceOptions};
 use mongodb::bson::doc;
-use sequence_testkit::unique_db_name;
+use sequence_testkit::{unique_db_name, TestServer};
 
 const TASKS: usize = 64;
 const PER_TASK: usize = 10_000;
@@ -99,7 +99,7 @@ async fn a_failed_refill_reaches_its_callers_and_the_next_call_retries() {
     let name = unique_db_name("failed_refill");
     // The fail point only hits this client (by app name), not the other tests of this binary.
     let app = format!("refill-{name}");
-    let client = common::client_named(&app).await;
+    let client = common::client_with_app(TestServer::shared_or_panic().uri(), &app, |_| {}).await;
     let db = client.database(&name);
     let seq = Sequence::new(&db, SequenceOptions::builder("refill").batch(5).build()).unwrap();
     let admin = client.database("admin");

@@ -30,7 +30,7 @@ fn invoice(code: impl Into<String>) -> Invoice {
     }
 }
 
-async fn unique_code_index(coll: &mongodb::Collection<Invoice>) {
+async fn unique_code_index<T: Send + Sync>(coll: &mongodb::Collection<T>) {
     coll.create_index(
         IndexModel::builder()
             .keys(doc! { "code": 1 })
@@ -65,7 +65,7 @@ const PER_TASK: u64 = 500;
 async fn failed_inserts_leave_no_gap() {
     let name = unique_db_name("gapless_faults");
     let app = format!("faults-{name}");
-    let client = common::client_named(&app).await;
+    let client = common::client_with_app(TestServer::shared_or_panic().uri(), &app, |_| {}).await;
     let db = client.database(&name);
     let coll = db.collection::<Invoice>("invoices");
     unique_code_index(&coll).await;
@@ -297,14 +297,7 @@ async fn gapless_with_prefix_and_scope() {
     use mongo_sequence::ManualClock;
     let db = common::database("gapless_prefix_scope").await;
     let coll = db.collection::<Receipt>("receipts");
-    coll.create_index(
-        IndexModel::builder()
-            .keys(doc! { "code": 1 })
-            .options(IndexOptions::builder().unique(true).build())
-            .build(),
-    )
-    .await
-    .unwrap();
+    unique_code_index(&coll).await;
     let clock = Arc::new(ManualClock::new("2025-06-01T12:00:00Z".parse().unwrap()));
     Receipt::sequence(&coll).override_clock(clock.clone());
     let receipt = |shop: &str, code: &str| Receipt {

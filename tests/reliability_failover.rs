@@ -6,6 +6,7 @@
 //!
 //! The workload runs 30 s by default and 60 s with `SOAK=1`.
 
+mod common;
 mod reliability_support;
 
 use std::collections::{BTreeMap, HashSet};
@@ -19,7 +20,7 @@ use mongodb::bson::{doc, Document};
 use mongodb::event::command::CommandEvent;
 use mongodb::event::EventHandler;
 use mongodb::options::{ReadConcern, WriteConcern};
-use mongodb::{Collection, Database};
+use mongodb::Collection;
 use reliability_support as support;
 use sequence_testkit::{ServerOptions, TestServer};
 use serde::{Deserialize, Serialize};
@@ -130,14 +131,6 @@ async fn stored(coll: &Collection<Document>, field: &str) -> BTreeMap<i64, usize
     count
 }
 
-async fn counter(db: &Database, name: &str) -> i64 {
-    db.collection::<Document>("counters")
-        .find_one(doc! { "_id": name })
-        .await
-        .unwrap()
-        .map_or(0, |d| d.get_i64("seq").unwrap())
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failover_loses_no_acknowledged_document() {
     let server = tokio::task::spawn_blocking(|| {
@@ -176,7 +169,7 @@ async fn failover_loses_no_acknowledged_document() {
     // felt, whether or not a retry then hid them from the caller.
     let failed_commands = Arc::new(AtomicU64::new(0));
     let seen = failed_commands.clone();
-    let client = support::client_with_app(server.uri(), "failover", |o| {
+    let client = common::client_with_app(server.uri(), "failover", |o| {
         o.write_concern = Some(WriteConcern::majority());
         o.command_event_handler = Some(EventHandler::callback(move |e| {
             let failed = match e {
@@ -302,7 +295,7 @@ async fn failover_loses_no_acknowledged_document() {
             .filter(|(at, r)| *at >= quiet_from && r.is_ok())
             .count();
         assert!(after > 0, "{label}: no insert succeeded after the faults");
-        let lost = counter(&rdb, counter_name).await - stored.len() as i64;
+        let lost = support::counter(&rdb, counter_name).await - stored.len() as i64;
         summary.push(format!(
             "{label}: ok={} errors={} stored={} lost={lost} ok_after_faults={after} kinds={}",
             ok.len(),

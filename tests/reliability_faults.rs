@@ -158,20 +158,12 @@ impl Unconfirmed {
 async fn app_client(app: &str) -> (mongodb::Client, Unconfirmed) {
     let unconfirmed = Unconfirmed::default();
     let seen = unconfirmed.clone();
-    let client = support::client_with_app(TestServer::shared_or_panic().uri(), app, |o| {
+    let client = common::client_with_app(TestServer::shared_or_panic().uri(), app, |o| {
         o.heartbeat_freq = Some(std::time::Duration::from_millis(500));
         o.command_event_handler = Some(EventHandler::callback(move |e| seen.observe(e)));
     })
     .await;
     (client, unconfirmed)
-}
-
-async fn counter(db: &Database, name: &str) -> i64 {
-    db.collection::<Document>("counters")
-        .find_one(doc! { "_id": name })
-        .await
-        .unwrap()
-        .map_or(0, |d| d.get_i64("seq").unwrap())
 }
 
 /// The stored documents' ID values (`number`, else `_id`), in order.
@@ -226,7 +218,7 @@ async fn check(
         "{label}: {stored_after_error} documents stored by failed calls, only {} failed",
         out.errors.len()
     );
-    let last = counter(db, counter_name).await;
+    let last = support::counter(db, counter_name).await;
     let max_stored = numbers.last().copied().unwrap_or(0);
     assert!(
         last >= max_stored,
@@ -291,7 +283,7 @@ async fn faults_a_fixed_number_of_times() {
                 match (command, fault) {
                     ("insert", _) => {
                         // One number per call, whatever happened to the insert.
-                        assert_eq!(counter(&db, "ticket").await, calls, "{label}");
+                        assert_eq!(support::counter(&db, "ticket").await, calls, "{label}");
                         if times < 8 {
                             assert!(out.errors.is_empty(), "{label}: {:?}", out.errors);
                         }

@@ -227,14 +227,6 @@ impl Drop for Scratch {
     }
 }
 
-async fn counter_value(db: &mongodb::Database, name: &str) -> i64 {
-    db.collection::<Document>("counters")
-        .find_one(doc! { "_id": name })
-        .await
-        .unwrap()
-        .map_or(0, |d| d.get_i64("seq").unwrap())
-}
-
 const PROCESSES: usize = 4;
 const TASKS: u64 = 32;
 
@@ -302,7 +294,7 @@ async fn processes_share_one_counter() {
         }
         assert_eq!(duplicates, 0, "batch {batch}: IDs issued twice");
         let db = common::client().await.database(&name);
-        let last = counter_value(&db, "load").await;
+        let last = support::counter(&db, "load").await;
         let issued = union.len() as i64;
         let max_issued = *union.iter().max().unwrap();
         let lost = last - issued;
@@ -433,7 +425,7 @@ async fn killed_processes_never_reuse_an_id() {
             }
         }
     }
-    let last = counter_value(&db, "crash").await;
+    let last = support::counter(&db, "crash").await;
     let lost = last - stored.len() as i64;
     let bound = 2 * CRASH_BATCH * (kills as i64 + SLOTS as i64);
     assert!(lost <= bound, "{lost} values lost, bound {bound}");

@@ -62,12 +62,18 @@ where
         .expect("the documents can be read")
 }
 
-/// A client of the shared test server that identifies itself as `app`, so that a `failCommand`
-/// fail point with `appName: app` hits this client only, not the other tests of the binary.
-pub async fn client_named(app: &str) -> Client {
-    let mut options = mongodb::options::ClientOptions::parse(TestServer::shared_or_panic().uri())
+/// A client for `uri` whose connections carry `app` as application name, with the given extra
+/// options: a `failCommand` fail point with `appName: app` hits this client only, not the other
+/// tests of the binary.
+pub async fn client_with_app(
+    uri: &str,
+    app: &str,
+    tweak: impl FnOnce(&mut mongodb::options::ClientOptions),
+) -> Client {
+    let mut options = mongodb::options::ClientOptions::parse(uri)
         .await
         .expect("the test server's URI parses");
     options.app_name = Some(app.to_owned());
+    tweak(&mut options);
     Client::with_options(options).expect("client options are valid")
 }

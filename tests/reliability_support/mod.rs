@@ -7,8 +7,7 @@ use std::time::Duration;
 
 use mongo_sequence::Error;
 use mongodb::bson::{doc, Document};
-use mongodb::options::ClientOptions;
-use mongodb::{Client, Database};
+use mongodb::Database;
 
 /// Whether the long soak variants run (`SOAK=1`).
 pub fn soak() -> bool {
@@ -24,19 +23,14 @@ pub fn pick<T>(default: T, soak_value: T) -> T {
     }
 }
 
-/// A client for `uri` whose connections carry `app` as application name (fail points can be
-/// limited to it), with the given extra options.
-pub async fn client_with_app(
-    uri: &str,
-    app: &str,
-    tweak: impl FnOnce(&mut ClientOptions),
-) -> Client {
-    let mut options = ClientOptions::parse(uri)
+/// The last value issued by the counter `name` in `db`'s `counters` collection (0 if it does
+/// not exist yet).
+pub async fn counter(db: &Database, name: &str) -> i64 {
+    db.collection::<Document>("counters")
+        .find_one(doc! { "_id": name })
         .await
-        .expect("the test server's URI parses");
-    options.app_name = Some(app.to_owned());
-    tweak(&mut options);
-    Client::with_options(options).expect("client options are valid")
+        .unwrap()
+        .map_or(0, |d| d.get_i64("seq").unwrap())
 }
 
 /// The `failCommand` fail point, switched on; [`FailPoint::off`] switches it off.
