@@ -1,8 +1,4 @@
 //! `prefix` patterns such as `"YYMMDD"` or `"INV-YYYYMM-"`: date tokens and literal text.
-//!
-//! The rules are the ones `#[derive(SequentialId)]` checks at compile time (its `ast` module);
-//! patterns given through [`SequenceOptions`](crate::SequenceOptions) are checked here, when the
-//! sequence is built, with the same messages.
 
 use std::fmt::Write;
 
@@ -10,26 +6,37 @@ use jiff::civil::DateTime;
 
 /// One piece of a pattern.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Piece {
+pub enum Piece {
+    /// Text written as it is.
     Literal(String),
+    /// `YYYY`: the year, four digits.
     Year4,
+    /// `YY`: the year, last two digits.
     Year2,
+    /// `MM`: the month, two digits.
     Month,
+    /// `DD`: the day of the month, two digits.
     Day,
+    /// `HH`: the hour (0 to 23), two digits.
     Hour,
 }
 
-/// How long a period lasts: the finest date token of the pattern.
+/// How long a period lasts: the unit of the finest date token of a pattern.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum Resolution {
+pub enum Resolution {
+    /// A year.
     Year,
+    /// A month.
     Month,
+    /// A day.
     Day,
+    /// An hour.
     Hour,
 }
 
 impl Piece {
-    fn resolution(&self) -> Option<Resolution> {
+    /// The unit of a date token; `None` for literal text.
+    pub fn resolution(&self) -> Option<Resolution> {
         match self {
             Piece::Literal(_) => None,
             Piece::Year4 | Piece::Year2 => Some(Resolution::Year),
@@ -39,7 +46,8 @@ impl Piece {
         }
     }
 
-    fn token(&self) -> &'static str {
+    /// The token as written (empty for literal text).
+    pub fn token(&self) -> &'static str {
         match self {
             Piece::Literal(_) => "",
             Piece::Year4 => "YYYY",
@@ -49,11 +57,20 @@ impl Piece {
             Piece::Hour => "HH",
         }
     }
+
+    /// How many characters the piece renders to.
+    pub fn rendered_len(&self) -> usize {
+        match self {
+            Piece::Literal(s) => s.chars().count(),
+            Piece::Year4 => 4,
+            Piece::Year2 | Piece::Month | Piece::Day | Piece::Hour => 2,
+        }
+    }
 }
 
 /// A parsed `prefix` pattern.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Pattern {
+pub struct Pattern {
     pieces: Vec<Piece>,
     resolution: Option<Resolution>,
 }
@@ -63,7 +80,15 @@ impl Pattern {
     /// `DD`, `HH`; text between single quotes, and every other character, is literal. A pattern
     /// with a date token must name every coarser unit too (`DD` needs `MM` and a year), or its
     /// IDs would repeat.
-    pub(crate) fn parse(pattern: &str) -> Result<Pattern, String> {
+    ///
+    /// ```
+    /// use mongo_sequence_rules::pattern::{Pattern, Piece, Resolution};
+    /// let p = Pattern::parse("INV-YYMM-").unwrap();
+    /// assert_eq!(p.resolution(), Some(Resolution::Month));
+    /// assert_eq!(p.pieces()[0], Piece::Literal("INV-".into()));
+    /// assert!(Pattern::parse("YYY").unwrap_err().contains("unknown prefix token `YYY`"));
+    /// ```
+    pub fn parse(pattern: &str) -> Result<Pattern, String> {
         if pattern.is_empty() {
             return Err(
                 "`prefix` is empty: give a pattern such as \"YYMMDD\" or remove the key".into(),
@@ -96,7 +121,8 @@ impl Pattern {
                 "HH" => Piece::Hour,
                 _ => {
                     return Err(format!(
-                        "unknown prefix token `{token}`, expected one of: `YYYY`, `YY`, `MM`, `DD`, `HH` (quote literal text: `'{token}'`)"
+                        "unknown prefix token `{token}`, expected one of: `YYYY`, `YY`, `MM`, \
+                         `DD`, `HH` (quote literal text: `'{token}'`)"
                     ))
                 }
             };
@@ -123,10 +149,10 @@ impl Pattern {
             if !has(Resolution::Year) {
                 missing.push(("a year (`YY` or `YYYY`)", "year"));
             }
-            if finest.resolution() > Some(Resolution::Month) && !has(Resolution::Month) {
+            if resolution > Some(Resolution::Month) && !has(Resolution::Month) {
                 missing.push(("a month (`MM`)", "month"));
             }
-            if finest.resolution() > Some(Resolution::Day) && !has(Resolution::Day) {
+            if resolution > Some(Resolution::Day) && !has(Resolution::Day) {
                 missing.push(("a day (`DD`)", "day"));
             }
             if let Some((_, every)) = missing.first() {
@@ -136,7 +162,8 @@ impl Pattern {
                     .collect::<Vec<_>>()
                     .join(" and ");
                 return Err(format!(
-                    "prefix token `{}` needs {what} in the prefix too, or the same IDs would come back every {every}",
+                    "prefix token `{}` needs {what} in the prefix too, or the same IDs would come \
+                     back every {every}",
                     finest.token()
                 ));
             }
@@ -144,14 +171,35 @@ impl Pattern {
         Ok(Pattern { pieces, resolution })
     }
 
-    /// The finest date token, if the pattern has any.
-    pub(crate) fn resolution(&self) -> Option<Resolution> {
+    /// The pieces, in order.
+    pub fn pieces(&self) -> &[Piece] {
+        &self.pieces
+    }
+
+    /// The unit of the finest date token, if the pattern has any: the length of a period.
+    pub fn resolution(&self) -> Option<Resolution> {
         self.resolution
     }
 
+    /// Whether the pattern has literal text (which an integer ID cannot hold).
+    pub fn has_literal(&self) -> bool {
+        self.pieces.iter().any(|p| matches!(p, Piece::Literal(_)))
+    }
+
+    /// How many characters every rendered prefix has.
+    pub fn rendered_len(&self) -> usize {
+        self.pieces.iter().map(Piece::rendered_len).sum()
+    }
+
     /// The prefix for the civil date-time `at`.
-    pub(crate) fn render(&self, at: DateTime) -> String {
-        let mut out = String::new();
+    ///
+    /// ```
+    /// use mongo_sequence_rules::pattern::Pattern;
+    /// let at = jiff::civil::date(2025, 11, 22).at(14, 5, 0, 0);
+    /// assert_eq!(Pattern::parse("INV-YYMMDD-").unwrap().render(at), "INV-251122-");
+    /// ```
+    pub fn render(&self, at: DateTime) -> String {
+        let mut out = String::with_capacity(self.rendered_len());
         for piece in &self.pieces {
             // Writing to a String cannot fail.
             let _ = match piece {
@@ -173,14 +221,16 @@ mod tests {
     use jiff::civil::date;
 
     #[test]
-    fn parses_like_the_derive() {
+    fn pieces_and_resolutions() {
         let p = Pattern::parse("YYMMDD").unwrap();
-        assert_eq!(p.pieces, vec![Piece::Year2, Piece::Month, Piece::Day]);
+        assert_eq!(p.pieces(), [Piece::Year2, Piece::Month, Piece::Day]);
         assert_eq!(p.resolution(), Some(Resolution::Day));
+        assert!(!p.has_literal());
+        assert_eq!(p.rendered_len(), 6);
         let p = Pattern::parse("INV-YYYYMM-").unwrap();
         assert_eq!(
-            p.pieces,
-            vec![
+            p.pieces(),
+            [
                 Piece::Literal("INV-".into()),
                 Piece::Year4,
                 Piece::Month,
@@ -188,10 +238,10 @@ mod tests {
             ]
         );
         assert_eq!(p.resolution(), Some(Resolution::Month));
+        assert_eq!(p.rendered_len(), 11);
         let p = Pattern::parse("'DAY'YYYY").unwrap();
-        assert_eq!(p.pieces, vec![Piece::Literal("DAY".into()), Piece::Year4]);
-        let p = Pattern::parse("INV-").unwrap();
-        assert_eq!(p.resolution(), None);
+        assert_eq!(p.pieces(), [Piece::Literal("DAY".into()), Piece::Year4]);
+        assert_eq!(Pattern::parse("INV-").unwrap().resolution(), None);
         assert!(Pattern::parse("YYY").unwrap_err().contains("`YYY`"));
         assert!(Pattern::parse("").unwrap_err().contains("empty"));
         assert!(Pattern::parse("'open").unwrap_err().contains("unclosed"));

@@ -1,0 +1,47 @@
+//! The configuration rules of [`mongo-sequence`](https://docs.rs/mongo-sequence), in one place.
+//!
+//! `#[derive(SequentialId)]` checks a model's `#[seq(...)]` attributes with these rules at
+//! compile time, and the runtime checks the options of a `Sequence` with the same rules when it
+//! is built, so that both accept and refuse the same configurations with the same messages.
+//! This crate holds the rules and the plain data they speak of: the [`defaults`], the
+//! [`limits`], the [`names`] MongoDB accepts, the [`pattern`] of a period prefix, the
+//! [`Strategy`] values and which [`Key`] applies to which of them. It does not talk to a
+//! server.
+//!
+//! The entry point is [`check`]: it takes a [`Spec`] (a configuration as written, every key
+//! optional) and returns what the runtime needs to know ([`Checked`]) or every [`Violation`],
+//! each tied to the key (or the ID field) it is about.
+//!
+//! ```
+//! use mongo_sequence_rules::{check, Key, Spec, Strategy};
+//!
+//! let spec = Spec { prefix: Some("INV-YYMMDD-"), width: Some(4), ..Spec::new("invoice") };
+//! let checked = check(&spec).unwrap();
+//! assert_eq!((checked.start, checked.max), (1, 9_999));
+//!
+//! let spec = Spec { strategy: Some(Strategy::Random), prefix: Some("YY"), ..Spec::new("x") };
+//! let violations = check(&spec).unwrap_err();
+//! assert_eq!(violations.len(), 1);
+//! assert_eq!(violations[0].key(), Some(Key::Prefix));
+//! assert_eq!(
+//!     violations[0].to_string(),
+//!     "`prefix` does not apply to strategy \"random\", only to: `counter`"
+//! );
+//! ```
+
+pub mod defaults;
+mod id;
+mod key;
+pub mod limits;
+pub mod names;
+pub mod pattern;
+mod spec;
+mod strategy;
+pub mod tz;
+mod violation;
+
+pub use id::{IdField, IdKind};
+pub use key::Key;
+pub use spec::{check, Batch, Checked, Spec};
+pub use strategy::{BatchConfig, LayoutConfig, Strategy, SHARD_BOUND_FIELDS};
+pub use violation::{At, Problem, Violation};

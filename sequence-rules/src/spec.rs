@@ -1,0 +1,772 @@
+//! A configuration as written, and the one function that checks it.
+
+use jiff::tz::TimeZone;
+
+use crate::defaults;
+use crate::id::{IdField, IdKind};
+use crate::key::Key;
+use crate::limits::{self, digits_range, pow10, MAX_DIGITS, MAX_RETRIES, MAX_SHARDS};
+use crate::names::{self, NameKind};
+use crate::pattern::Pattern;
+use crate::strategy::{BatchConfig, LayoutConfig, Strategy, SHARD_BOUND_FIELDS};
+use crate::tz;
+use crate::violation::{At, Problem, Violation};
+
+/// `batch` as written: a number, or `"auto"` (whose bounds are `batch_min` and `batch_max`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Batch {
+    /// `batch = N`.
+    Fixed(u64),
+    /// `batch = "auto"`.
+    Auto,
+}
+
+/// A configuration as written: every key that was not given is `None` (or empty) and takes
+/// its default from [`defaults`].
+///
+/// The derive fills it from `#[seq(...)]`; the runtime from its options, where an option
+/// counts as given when it differs from its default.
+///
+/// Build one with struct update syntax from [`Spec::new`], so that keys added later keep their
+/// defaults.
+#[derive(Clone, Debug, Default)]
+pub struct Spec<'a> {
+    /// `name`: the counter's name (always given: the derive's default is the type name in snake
+    /// case).
+    pub name: &'a str,
+    /// `counters`.
+    pub counters: Option<&'a str>,
+    /// `batch`.
+    pub batch: Option<Batch>,
+    /// `batch_min`.
+    pub batch_min: Option<u64>,
+    /// `batch_max`.
+    pub batch_max: Option<u64>,
+    /// `prefix`.
+    pub prefix: Option<&'a str>,
+    /// `tz`.
+    pub tz: Option<&'a str>,
+    /// `width`.
+    pub width: Option<u64>,
+    /// `digits`.
+    pub digits: Option<u64>,
+    /// `start`.
+    pub start: Option<i64>,
+    /// `max`.
+    pub max: Option<i64>,
+    /// `strategy`.
+    pub strategy: Option<Strategy>,
+    /// `shards`.
+    pub shards: Option<u64>,
+    /// `retries`.
+    pub retries: Option<u64>,
+    /// `scope` (empty when not given).
+    pub scope: Vec<&'a str>,
+    /// `layout`.
+    pub layout: Option<LayoutConfig>,
+    /// The counter field of the layout, when it is not the default `seq` (runtime only).
+    pub counter_field: Option<&'a str>,
+    /// `gapless`.
+    pub gapless: Option<bool>,
+    /// `timeout_ms`.
+    pub timeout_ms: Option<u64>,
+    /// The share of a range after which the next one is prefetched (runtime only).
+    pub prefetch_at: Option<f64>,
+    /// The ID field, when the configuration belongs to a model.
+    pub id: Option<IdField<'a>>,
+}
+
+impl<'a> Spec<'a> {
+    /// A configuration named `name` with no other key given.
+    pub fn new(name: &'a str) -> Self {
+        Spec {
+            name,
+            ..Spec::default()
+        }
+    }
+
+    /// Whether `key` was given.
+    pub fn given(&self, key: Key) -> bool {
+        match key {
+            Key::Name => true,
+            Key::Batch => self.batch.is_some(),
+            Key::BatchMin => self.batch_min.is_some(),
+            Key::BatchMax => self.batch_max.is_some(),
+            Key::Prefix => self.prefix.is_some(),
+            Key::Tz => self.tz.is_some(),
+            Key::Width => self.width.is_some(),
+            Key::Digits => self.digits.is_some(),
+            Key::Start => self.start.is_some(),
+            Key::Max => self.max.is_some(),
+            Key::Strategy => self.strategy.is_some(),
+            Key::Shards => self.shards.is_some(),
+            Key::Retries => self.retries.is_some(),
+            Key::Scope => !self.scope.is_empty(),
+            Key::Counters => self.counters.is_some(),
+            Key::Layout => self.layout.is_some() || self.counter_field.is_some(),
+            Key::Gapless => self.gapless.is_some(),
+            Key::TimeoutMs => self.timeout_ms.is_some(),
+            Key::Crate => false,
+        }
+    }
+}
+
+/// What a valid configuration means: the values it issues and how they render.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Checked {
+    /// The strategy.
+    pub strategy: Strategy,
+    /// The first value issued (per period and scope).
+    pub start: i64,
+    /// The largest value issued (per period and scope): `max`, narrowed by `digits` or by the
+    /// counter's `width`.
+    pub max: i64,
+    /// The digits of the zero-padded counter part, when it is padded.
+    pub width: Option<u8>,
+    /// The parsed `prefix`.
+    pub pattern: Option<Pattern>,
+    /// The time zone of periods (`None`: UTC).
+    pub tz: Option<TimeZone>,
+    /// The reservation size.
+    pub batch: BatchConfig,
+}
+
+/// Checks every rule of `spec`, and returns what it means, or every broken rule in the order
+/// of the keys. Each mistake is reported once: a key that does not apply to the strategy is
+/// reported as such, and its other rules are not checked.
+pub fn check(spec: &Spec<'_>) -> Result<Checked, Vec<Violation>> {
+    let mut v = Violations(Vec::new());
+    let strategy = spec.strategy.unwrap_or_default();
+    for key in Key::ALL {
+        if spec.given(key) {
+            if let Some(why) = key.misplaced(strategy) {
+                v.at(key, why);
+            }
+        }
+    }
+    // Whether a key was given and applies: only then are its own rules checked.
+    let on = |key: Key| spec.given(key) && key.applies_to(strategy);
+    let id = spec.id;
+    let kind = id.map(|i| i.kind);
+    let integer = kind.is_some_and(IdKind::is_integer);
+    let type_max = kind.and_then(IdKind::integer_max);
+
+    v.name(At::Key(Key::Name), NameKind::Counter, spec.name);
+    if let Some(counters) = spec.counters.filter(|_| on(Key::Counters)) {
+        v.name(At::Key(Key::Counters), NameKind::Collection, counters);
+    }
+    if let Some(field) = spec.counter_field.filter(|_| on(Key::Layout)) {
+        v.name(At::Key(Key::Layout), NameKind::Field, field);
+    }
+
+    let batch = check_batch(spec, &on, &mut v);
+    if let Some(share) = spec.prefetch_at {
+        if !(0.0..=1.0).contains(&share) {
+            v.push(
+                At::Option("prefetch_at"),
+                format!("`prefetch_at` must be between 0.0 and 1.0, got {share}"),
+            );
+        }
+    }
+
+    let digit_count = |key: Key, value: Option<u64>, v: &mut Violations| -> Option<u8> {
+        let n = value.filter(|_| on(key))?;
+        match u8::try_from(n) {
+            Ok(n) if (1..=MAX_DIGITS).contains(&n) => Some(n),
+            _ => {
+                v.at(key, format!("`{key}` must be between 1 and 18, got {n}"));
+                None
+            }
+        }
+    };
+    let width = digit_count(Key::Width, spec.width, &mut v);
+    let digits = digit_count(Key::Digits, spec.digits, &mut v);
+    let start = spec.start.filter(|_| on(Key::Start));
+    let max = spec.max.filter(|_| on(Key::Max));
+
+    let with_prefix = on(Key::Prefix);
+    let pattern = spec
+        .prefix
+        .filter(|_| with_prefix)
+        .and_then(|p| Pattern::parse(p).map_err(|why| v.at(Key::Prefix, why)).ok());
+    let periodic = pattern.as_ref().and_then(Pattern::resolution).is_some();
+
+    let mut zone = None;
+    if let Some(name) = spec.tz.filter(|_| on(Key::Tz)) {
+        if with_prefix && pattern.is_none() {
+            // The prefix is wrong already; one error is enough.
+        } else if !periodic {
+            v.at(
+                Key::Tz,
+                "`tz` needs a `prefix` with date tokens (`YYYY`, `YY`, `MM`, `DD`, `HH`)",
+            );
+        } else {
+            zone = tz::time_zone(name);
+            if zone.is_none() {
+                v.at(
+                    Key::Tz,
+                    format!(
+                        "unknown time zone `{name}`: `tz` must be an IANA time zone name such as \
+                         `Europe/Berlin` or `UTC`"
+                    ),
+                );
+            }
+        }
+    }
+
+    // The space of values: `start..=max`, narrowed by `digits` or by the counter's width.
+    let before = v.0.len();
+    let (mut lo, mut hi) = (
+        start.unwrap_or(defaults::START),
+        max.unwrap_or(defaults::MAX),
+    );
+    let mut padded = None;
+    if let Some(d) = digits {
+        if with_prefix {
+            v.at(
+                Key::Digits,
+                "`digits` cannot be combined with `prefix`; `width` sets the digits after a prefix",
+            );
+        } else if on(Key::Width) {
+            v.at(Key::Digits, "`digits` cannot be combined with `width`");
+        } else {
+            let (dlo, dhi) = digits_range(d).expect("digits were checked");
+            if type_max.is_some_and(|t| dhi > t) {
+                v.push(
+                    At::IdType,
+                    format!(
+                        "`{}` cannot hold IDs of {d} digits; use `i64` or fewer `digits`",
+                        kind.map_or("", IdKind::name)
+                    ),
+                );
+            }
+            for (key, value) in [(Key::Start, start), (Key::Max, max)] {
+                if let Some(value) = value.filter(|x| !(dlo..=dhi).contains(x)) {
+                    v.at(
+                        key,
+                        format!(
+                        "`{key}` ({value}) is outside the {d}-digit range {dlo}..={dhi} of `digits`"
+                    ),
+                    );
+                }
+            }
+            (lo, hi) = (start.unwrap_or(dlo), max.unwrap_or(dhi));
+        }
+    } else {
+        if on(Key::Width) && !with_prefix && integer {
+            v.at(
+                Key::Width,
+                format!(
+                "`width` zero-pads a `String` ID or the counter after a `prefix`; an integer ID \
+                 field (`{}`) has no leading zeros: use `digits` or `max`",
+                kind.map_or("", IdKind::name)
+            ),
+            );
+        }
+        padded = width.or(with_prefix.then_some(defaults::WIDTH));
+        if let Some(w) = padded.filter(|_| with_prefix || on(Key::Width)) {
+            let widest = pow10(w) - 1;
+            match start {
+                Some(s) if s < 0 => v.at(
+                    Key::Start,
+                    "`start` must not be negative with `prefix` or `width`: a zero-padded \
+                     counter has no sign",
+                ),
+                Some(s) if s > widest => v.at(
+                    Key::Start,
+                    format!("`start` ({s}) has more digits than the counter's `width` ({w})"),
+                ),
+                _ => {}
+            }
+            hi = hi.min(widest);
+        }
+    }
+    if let (Some(p), true) = (&pattern, integer) {
+        if p.has_literal() {
+            v.at(
+                Key::Prefix,
+                format!(
+                "an integer ID field (`{}`) needs a prefix of date tokens only; use a `String` ID \
+                 field for literal text",
+                kind.map_or("", IdKind::name)
+            ),
+            );
+        } else if let Some(w) = padded {
+            let total = p.rendered_len() + usize::from(w);
+            let fits = total <= usize::from(MAX_DIGITS)
+                && type_max.is_some_and(|t| pow10(total as u8) - 1 <= t);
+            if !fits {
+                v.push(
+                    At::IdType,
+                    format!(
+                    "`{}` cannot hold IDs of {total} digits (prefix plus `width`); use `i64` or a \
+                     smaller `width`",
+                    kind.map_or("", IdKind::name)
+                ),
+                );
+            }
+        }
+    }
+    let space_ok = v.0.len() == before;
+    if space_ok {
+        if let Some(why) = limits::space_problem(lo, hi) {
+            let at = if start.is_some() {
+                Key::Start
+            } else {
+                Key::Max
+            };
+            v.at(at, why);
+        }
+    }
+    let space_ok = v.0.len() == before;
+
+    if let Some(k) = kind {
+        let (fits, needs) = match strategy {
+            Strategy::Uuid | Strategy::UuidV7 => (k == IdKind::Uuid, "`Uuid`"),
+            Strategy::ObjectId => (k == IdKind::ObjectId, "`ObjectId`"),
+            _ => (
+                integer || k == IdKind::String,
+                "an integer type or `String`",
+            ),
+        };
+        if !fits {
+            v.push(
+                At::IdType,
+                format!(
+                "ID field type `{}` does not match strategy \"{strategy}\", which needs {needs}",
+                k.name()
+            ),
+            );
+        }
+    }
+    let mut shards = Some(u64::from(defaults::SHARDS));
+    if let Some(n) = spec.shards.filter(|_| on(Key::Shards)) {
+        if !(1..=u64::from(MAX_SHARDS)).contains(&n) {
+            v.at(
+                Key::Shards,
+                format!("`shards` must be between 1 and {MAX_SHARDS}, got {n}"),
+            );
+            shards = None;
+        } else {
+            shards = Some(n);
+        }
+    }
+    if let Some(n) = spec.retries.filter(|_| on(Key::Retries)) {
+        if n > u64::from(MAX_RETRIES) {
+            v.at(
+                Key::Retries,
+                format!("`retries` must be at most {MAX_RETRIES}, got {n}"),
+            );
+        }
+    }
+    if strategy == Strategy::Random && id.is_some_and(|i| !i.is_document_id) {
+        v.push(
+            At::IdType,
+            "strategy \"random\" needs the ID field to be stored as `_id`, whose unique index \
+             rejects a colliding draw: add `#[serde(rename = \"_id\")]` to it",
+        );
+    }
+    if matches!(strategy, Strategy::Sharded | Strategy::Random) && space_ok {
+        if let (Some(t), Some(k)) = (type_max, kind) {
+            if hi > t && digits.is_none() {
+                v.push(
+                    At::IdType,
+                    format!(
+                    "`{}` cannot hold the IDs of strategy \"{strategy}\" up to {hi}; set `digits` \
+                     or `max` to fit, or use `i64`",
+                    k.name()
+                ),
+                );
+            } else if lo < 0 && k.is_unsigned() {
+                v.push(
+                    At::IdType,
+                    format!(
+                        "`{}` cannot hold the negative IDs from `start` = {lo}",
+                        k.name()
+                    ),
+                );
+            }
+        }
+        if let Some(n) = shards.filter(|_| strategy == Strategy::Sharded) {
+            let size = u128::from(hi.abs_diff(lo)) + 1;
+            if u128::from(n) > size {
+                let at = [Key::Shards, Key::Max, Key::Start, Key::Digits]
+                    .into_iter()
+                    .find(|&k| on(k))
+                    .unwrap_or(Key::Shards);
+                v.at(
+                    at,
+                    format!(
+                    "{n} shards cannot share the {size} IDs of {lo}..={hi}: every shard needs at \
+                     least one"
+                ),
+                );
+            }
+        }
+    }
+    if strategy == Strategy::Sharded {
+        if let Some(field) = spec
+            .counter_field
+            .filter(|f| SHARD_BOUND_FIELDS.contains(f))
+        {
+            v.at(
+                Key::Layout,
+                format!(
+                "the counter field `{field}` of a sharded sequence would clash with the bounds \
+                 fields `lo` and `hi` of its counter documents; choose another field"
+            ),
+            );
+        }
+    }
+
+    let cached =
+        matches!(spec.batch, Some(Batch::Fixed(n)) if n > 1) || spec.batch == Some(Batch::Auto);
+    if on(Key::Scope) {
+        if id.is_some_and(|i| i.is_document_id) {
+            v.at(
+                Key::Scope,
+                "`scope` numbers every scope from `start`, so its IDs repeat across scopes and \
+                 cannot be the `_id`: put `#[seq(id)]` on another field",
+            );
+        }
+        for (i, &field) in spec.scope.iter().enumerate() {
+            if id.is_some_and(|id| id.name == field) {
+                v.push(
+                    At::ScopeField(i),
+                    format!(
+                    "`scope` cannot name the ID field `{field}`: its value is not known before \
+                     the ID is"
+                ),
+                );
+            } else if spec.scope[..i].contains(&field) {
+                v.push(At::ScopeField(i), format!("`scope` names `{field}` twice"));
+            } else {
+                v.name(At::ScopeField(i), NameKind::Field, field);
+            }
+        }
+        if cached && on(Key::Batch) {
+            v.at(
+                Key::Batch,
+                "`batch` cannot be combined with `scope`: scoped counters are reserved per call, \
+                 not cached",
+            );
+        }
+    }
+    if on(Key::Layout) && spec.layout == Some(LayoutConfig::Mongoose) && periodic {
+        v.at(
+            Key::Layout,
+            "the mongoose layout has no periods: remove the date tokens from `prefix` or use the \
+             default layout",
+        );
+    }
+    let gapless = on(Key::Gapless) && spec.gapless == Some(true);
+    if gapless && cached && on(Key::Batch) {
+        v.at(
+            Key::Batch,
+            "`gapless` takes each number inside the insert's transaction, so it cannot be \
+             combined with `batch` other than 1",
+        );
+    }
+    if let Some(ms) = spec.timeout_ms.filter(|_| on(Key::TimeoutMs)) {
+        if !gapless {
+            v.at(Key::TimeoutMs, "`timeout_ms` needs `gapless`");
+        } else if ms == 0 {
+            v.at(Key::TimeoutMs, "`timeout_ms` must be at least 1");
+        }
+    }
+
+    if !v.0.is_empty() {
+        return Err(v.0);
+    }
+    Ok(Checked {
+        strategy,
+        start: lo,
+        max: hi,
+        width: padded,
+        pattern,
+        tz: zone,
+        batch,
+    })
+}
+
+/// `batch`, `batch_min` and `batch_max`; returns the resolved batch.
+fn check_batch(spec: &Spec<'_>, on: &dyn Fn(Key) -> bool, v: &mut Violations) -> BatchConfig {
+    let auto = spec.batch == Some(Batch::Auto);
+    if on(Key::Batch) && spec.batch == Some(Batch::Fixed(0)) {
+        v.at(Key::Batch, "`batch` must be at least 1");
+    }
+    let mut bounds_ok = true;
+    for (key, bound) in [
+        (Key::BatchMin, spec.batch_min),
+        (Key::BatchMax, spec.batch_max),
+    ] {
+        let Some(bound) = bound.filter(|_| on(key)) else {
+            continue;
+        };
+        if !auto {
+            v.at(key, "`batch_min` and `batch_max` need `batch = \"auto\"`");
+            bounds_ok = false;
+        } else if bound == 0 {
+            v.at(key, format!("`{key}` must be at least 1"));
+            bounds_ok = false;
+        }
+    }
+    if let (true, true, Some(min), Some(max)) = (auto, bounds_ok, spec.batch_min, spec.batch_max) {
+        if min > max {
+            v.at(
+                Key::BatchMin,
+                format!("`batch_min` ({min}) is greater than `batch_max` ({max})"),
+            );
+        }
+    }
+    match spec.batch {
+        Some(Batch::Fixed(n)) => BatchConfig::Fixed(n),
+        Some(Batch::Auto) => BatchConfig::auto(spec.batch_min, spec.batch_max),
+        None => BatchConfig::Fixed(defaults::BATCH),
+    }
+}
+
+/// The violations found so far.
+struct Violations(Vec<Violation>);
+
+impl Violations {
+    fn push(&mut self, at: At, message: impl Into<String>) {
+        self.0.push(Violation::invalid(at, message));
+    }
+
+    fn at(&mut self, key: Key, message: impl Into<String>) {
+        self.push(At::Key(key), message);
+    }
+
+    fn name(&mut self, at: At, kind: NameKind, name: &str) {
+        if let Err(e) = names::check(kind, name) {
+            self.0.push(Violation {
+                at,
+                problem: Problem::Name(e),
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn errors(spec: Spec<'_>) -> Vec<String> {
+        match check(&spec) {
+            Ok(_) => Vec::new(),
+            Err(v) => v.iter().map(ToString::to_string).collect(),
+        }
+    }
+
+    fn id(kind: IdKind) -> Option<IdField<'static>> {
+        Some(IdField {
+            name: "id",
+            kind,
+            is_document_id: true,
+        })
+    }
+
+    #[test]
+    fn spaces_of_digits_and_widths() {
+        let c = check(&Spec {
+            digits: Some(12),
+            ..Spec::new("a")
+        })
+        .unwrap();
+        assert_eq!((c.start, c.max), (100_000_000_000, 999_999_999_999));
+        let c = check(&Spec {
+            digits: Some(3),
+            start: Some(500),
+            max: Some(600),
+            ..Spec::new("a")
+        })
+        .unwrap();
+        assert_eq!((c.start, c.max), (500, 600));
+        let c = check(&Spec {
+            prefix: Some("YYMMDD"),
+            ..Spec::new("a")
+        })
+        .unwrap();
+        assert_eq!((c.start, c.max, c.width), (1, 999_999, Some(6)));
+        let c = check(&Spec {
+            prefix: Some("YY"),
+            width: Some(2),
+            max: Some(50),
+            ..Spec::new("a")
+        })
+        .unwrap();
+        assert_eq!((c.start, c.max), (1, 50));
+        let c = check(&Spec {
+            width: Some(4),
+            ..Spec::new("a")
+        })
+        .unwrap();
+        assert_eq!((c.max, c.width), (9_999, Some(4)));
+    }
+
+    #[test]
+    fn one_error_per_mistake() {
+        // A key that does not apply to the strategy: that error alone.
+        for (spec, key) in [
+            (
+                Spec {
+                    strategy: Some(Strategy::Random),
+                    scope: vec!["tenant", "tenant"],
+                    ..Spec::new("a")
+                },
+                "scope",
+            ),
+            (
+                Spec {
+                    strategy: Some(Strategy::Sharded),
+                    scope: vec!["tenant"],
+                    ..Spec::new("a")
+                },
+                "scope",
+            ),
+            (
+                Spec {
+                    strategy: Some(Strategy::Uuid),
+                    layout: Some(LayoutConfig::Mongoose),
+                    ..Spec::new("a")
+                },
+                "layout",
+            ),
+            (
+                Spec {
+                    strategy: Some(Strategy::ObjectId),
+                    gapless: Some(true),
+                    ..Spec::new("a")
+                },
+                "gapless",
+            ),
+        ] {
+            let e = errors(spec);
+            assert_eq!(e.len(), 1, "{e:?}");
+            assert!(
+                e[0].starts_with(&format!("`{key}` does not apply")),
+                "{e:?}"
+            );
+        }
+        // `max` outside the digits: not also "start greater than max".
+        let e = errors(Spec {
+            digits: Some(3),
+            max: Some(99),
+            ..Spec::new("a")
+        });
+        assert_eq!(
+            e,
+            ["`max` (99) is outside the 3-digit range 100..=999 of `digits`"]
+        );
+        assert_eq!(
+            errors(Spec {
+                max: Some(0),
+                ..Spec::new("a")
+            }),
+            ["`start` (1) is greater than `max` (0)"]
+        );
+    }
+
+    #[test]
+    fn sharded_takes_the_mongoose_layout_and_limits_its_shards() {
+        assert!(errors(Spec {
+            strategy: Some(Strategy::Sharded),
+            layout: Some(LayoutConfig::Mongoose),
+            ..Spec::new("a")
+        })
+        .is_empty());
+        assert_eq!(
+            errors(Spec {
+                strategy: Some(Strategy::Sharded),
+                max: Some(10),
+                ..Spec::new("a")
+            }),
+            ["16 shards cannot share the 10 IDs of 1..=10: every shard needs at least one"]
+        );
+        assert_eq!(
+            errors(Spec {
+                strategy: Some(Strategy::Sharded),
+                shards: Some(0),
+                ..Spec::new("a")
+            }),
+            ["`shards` must be between 1 and 100000, got 0"]
+        );
+        assert_eq!(
+            errors(Spec {
+                strategy: Some(Strategy::Sharded),
+                counter_field: Some("hi"),
+                ..Spec::new("a")
+            })
+            .len(),
+            1
+        );
+    }
+
+    #[test]
+    fn retries_names_and_types() {
+        assert_eq!(
+            errors(Spec {
+                strategy: Some(Strategy::Random),
+                retries: Some(10_001),
+                ..Spec::new("a")
+            }),
+            ["`retries` must be at most 10000, got 10001"]
+        );
+        assert_eq!(
+            errors(Spec::new("user.id")),
+            ["invalid counter name `user.id`: it contains `.`"]
+        );
+        assert_eq!(
+            errors(Spec {
+                strategy: Some(Strategy::Uuid),
+                id: id(IdKind::I64),
+                ..Spec::new("a")
+            }),
+            ["ID field type `i64` does not match strategy \"uuid\", which needs `Uuid`"]
+        );
+        assert_eq!(
+            errors(Spec { prefix: Some("YYMMDD"), id: id(IdKind::I32), ..Spec::new("a") }),
+            ["`i32` cannot hold IDs of 12 digits (prefix plus `width`); use `i64` or a smaller `width`"]
+        );
+    }
+
+    #[test]
+    fn batches() {
+        let c = check(&Spec {
+            batch: Some(Batch::Auto),
+            batch_max: Some(500),
+            ..Spec::new("a")
+        })
+        .unwrap();
+        assert_eq!(c.batch, BatchConfig::Auto { min: 10, max: 500 });
+        assert_eq!(
+            errors(Spec {
+                batch: Some(Batch::Fixed(5)),
+                batch_min: Some(2),
+                ..Spec::new("a")
+            }),
+            ["`batch_min` and `batch_max` need `batch = \"auto\"`"]
+        );
+        assert_eq!(
+            errors(Spec {
+                batch: Some(Batch::Auto),
+                batch_min: Some(20),
+                batch_max: Some(5),
+                ..Spec::new("a")
+            }),
+            ["`batch_min` (20) is greater than `batch_max` (5)"]
+        );
+        assert_eq!(
+            errors(Spec {
+                gapless: Some(true),
+                batch: Some(Batch::Fixed(5)),
+                ..Spec::new("a")
+            })
+            .len(),
+            1
+        );
+    }
+}

@@ -1,0 +1,167 @@
+//! The values of the keys that choose a behaviour: `strategy`, `layout` and `batch`.
+
+use std::fmt;
+
+use crate::defaults::{AUTO_BATCH_MAX, AUTO_BATCH_MIN};
+
+/// `strategy = "..."`: how IDs are made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum Strategy {
+    /// One counter document, optionally with cached batches.
+    #[default]
+    Counter,
+    /// Several counter documents, each owning a slice of the ID space.
+    Sharded,
+    /// Random IDs, uniqueness enforced by the database.
+    Random,
+    /// UUID version 4.
+    Uuid,
+    /// UUID version 7.
+    UuidV7,
+    /// ObjectId.
+    ObjectId,
+}
+
+impl Strategy {
+    /// Every strategy, in the order messages list them.
+    pub const ALL: [Strategy; 6] = [
+        Strategy::Counter,
+        Strategy::Sharded,
+        Strategy::Random,
+        Strategy::Uuid,
+        Strategy::UuidV7,
+        Strategy::ObjectId,
+    ];
+
+    /// The name, as written in `#[seq(strategy = "...")]`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Strategy::Counter => "counter",
+            Strategy::Sharded => "sharded",
+            Strategy::Random => "random",
+            Strategy::Uuid => "uuid",
+            Strategy::UuidV7 => "uuid_v7",
+            Strategy::ObjectId => "object_id",
+        }
+    }
+
+    /// The name of the Rust variant (`Counter`, `UuidV7`…), for generated code.
+    pub const fn variant(self) -> &'static str {
+        match self {
+            Strategy::Counter => "Counter",
+            Strategy::Sharded => "Sharded",
+            Strategy::Random => "Random",
+            Strategy::Uuid => "Uuid",
+            Strategy::UuidV7 => "UuidV7",
+            Strategy::ObjectId => "ObjectId",
+        }
+    }
+
+    /// The strategy named `name`, as written in `#[seq(strategy = "...")]`.
+    ///
+    /// ```
+    /// use mongo_sequence_rules::Strategy;
+    /// assert_eq!(Strategy::from_name("uuid_v7"), Some(Strategy::UuidV7));
+    /// assert_eq!(Strategy::from_name("serial"), None);
+    /// ```
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    /// Whether IDs come from counter documents (`counter`, `sharded`).
+    pub const fn uses_counters(self) -> bool {
+        matches!(self, Strategy::Counter | Strategy::Sharded)
+    }
+
+    /// Whether IDs are numbers (`counter`, `sharded`, `random`).
+    pub const fn is_numeric(self) -> bool {
+        matches!(
+            self,
+            Strategy::Counter | Strategy::Sharded | Strategy::Random
+        )
+    }
+}
+
+impl fmt::Display for Strategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// `layout = "..."`: the shape of the counter documents.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum LayoutConfig {
+    /// `{ _id: <key>, seq: <last issued> }`.
+    #[default]
+    Default,
+    /// mongoose-sequence's `{ id, reference_value, seq }`.
+    Mongoose,
+}
+
+impl LayoutConfig {
+    /// Every layout, in the order messages list them.
+    pub const ALL: [LayoutConfig; 2] = [LayoutConfig::Default, LayoutConfig::Mongoose];
+
+    /// The name, as written in `#[seq(layout = "...")]`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            LayoutConfig::Default => "default",
+            LayoutConfig::Mongoose => "mongoose",
+        }
+    }
+
+    /// The name of the Rust variant (`Default`, `Mongoose`), for generated code.
+    pub const fn variant(self) -> &'static str {
+        match self {
+            LayoutConfig::Default => "Default",
+            LayoutConfig::Mongoose => "Mongoose",
+        }
+    }
+
+    /// The layout named `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|l| l.name() == name)
+    }
+}
+
+/// `batch = N` or `batch = "auto"`, resolved: how many values a round trip reserves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BatchConfig {
+    /// Always this many.
+    Fixed(u64),
+    /// Adaptive between `min` and `max`.
+    Auto {
+        /// Smallest, and first, size.
+        min: u64,
+        /// Largest size.
+        max: u64,
+    },
+}
+
+impl BatchConfig {
+    /// `batch = "auto"` with the given bounds, each defaulting: `min` to
+    /// [`AUTO_BATCH_MIN`], `max` to [`AUTO_BATCH_MAX`] or `min` if that is larger.
+    ///
+    /// ```
+    /// use mongo_sequence_rules::BatchConfig;
+    /// assert_eq!(BatchConfig::auto(None, None), BatchConfig::Auto { min: 10, max: 10_000 });
+    /// assert_eq!(BatchConfig::auto(Some(50_000), None), BatchConfig::Auto { min: 50_000, max: 50_000 });
+    /// ```
+    pub const fn auto(min: Option<u64>, max: Option<u64>) -> Self {
+        let min = match min {
+            Some(min) => min,
+            None => AUTO_BATCH_MIN,
+        };
+        let max = match max {
+            Some(max) => max,
+            None if min > AUTO_BATCH_MAX => min,
+            None => AUTO_BATCH_MAX,
+        };
+        BatchConfig::Auto { min, max }
+    }
+}
+
+/// The fields of a shard's counter document that hold the bounds of its slice.
+pub const SHARD_BOUND_FIELDS: [&str; 2] = ["lo", "hi"];
