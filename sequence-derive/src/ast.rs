@@ -1,71 +1,17 @@
 //! The checked model of the input: the struct, its ID field and its configuration.
 
+use mongo_sequence_rules::{defaults, IdField as RuleIdField, IdKind, Spec};
 use proc_macro2::{Ident, Span};
 use syn::spanned::Spanned;
-use syn::{Data, DeriveInput, Fields, GenericArgument, Member, PathArguments, Type};
+use syn::{Data, DeriveInput, Fields, GenericArgument, LitStr, Member, PathArguments, Type};
 
 use crate::attr::{self, Errors, StructAttrs};
-
-/// The Rust type of the ID field (for `Option<T>`, of `T`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum IdKind {
-    I64,
-    I32,
-    U32,
-    U64,
-    String,
-    Uuid,
-    ObjectId,
-}
-
-impl IdKind {
-    /// The ID field types accepted, for messages.
-    pub const EXPECTED: &'static str =
-        "`i64`, `i32`, `u32`, `u64`, `String`, `Uuid`, `ObjectId`, or `Option` of one of them";
-
-    fn from_ident(ident: &str) -> Option<Self> {
-        Some(match ident {
-            "i64" => IdKind::I64,
-            "i32" => IdKind::I32,
-            "u32" => IdKind::U32,
-            "u64" => IdKind::U64,
-            "String" => IdKind::String,
-            "Uuid" => IdKind::Uuid,
-            "ObjectId" => IdKind::ObjectId,
-            _ => return None,
-        })
-    }
-
-    pub fn is_integer(self) -> bool {
-        matches!(self, IdKind::I64 | IdKind::I32 | IdKind::U32 | IdKind::U64)
-    }
-
-    /// The largest value the type holds, for integer kinds (capped at `i64::MAX`).
-    pub fn integer_max(self) -> Option<i128> {
-        Some(match self {
-            IdKind::I64 | IdKind::U64 => i128::from(i64::MAX),
-            IdKind::I32 => i128::from(i32::MAX),
-            IdKind::U32 => i128::from(u32::MAX),
-            _ => return None,
-        })
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            IdKind::I64 => "i64",
-            IdKind::I32 => "i32",
-            IdKind::U32 => "u32",
-            IdKind::U64 => "u64",
-            IdKind::String => "String",
-            IdKind::Uuid => "Uuid",
-            IdKind::ObjectId => "ObjectId",
-        }
-    }
-}
 
 /// The field that receives the ID.
 pub struct IdField {
     pub member: Member,
+    /// The field's name.
+    pub name: String,
     /// The ID type (inside `Option` if the field is optional).
     pub ty: Type,
     pub optional: bool,
@@ -92,6 +38,45 @@ pub struct Model {
     pub attrs: StructAttrs,
     pub id: IdField,
     pub scope: Vec<ScopeField>,
+    /// The counter name: `name`, or the type name in snake case.
+    pub name: String,
+    /// The names written in `scope`, in order (fields or not).
+    pub scope_names: Vec<String>,
+}
+
+impl Model {
+    /// The configuration as the rules see it.
+    pub fn spec(&self) -> Spec<'_> {
+        let a = &self.attrs;
+        fn value(v: &Option<attr::Sp<String>>) -> Option<&str> {
+            v.as_ref().map(|v| v.value.as_str())
+        }
+        Spec {
+            counters: value(&a.counters),
+            batch: a.batch.as_ref().map(|b| b.value),
+            batch_min: a.batch_min.as_ref().map(|v| v.value),
+            batch_max: a.batch_max.as_ref().map(|v| v.value),
+            prefix: value(&a.prefix),
+            tz: value(&a.tz),
+            width: a.width.as_ref().map(|v| v.value),
+            digits: a.digits.as_ref().map(|v| v.value),
+            start: a.start.as_ref().map(|v| v.value),
+            max: a.max.as_ref().map(|v| v.value),
+            strategy: a.strategy.as_ref().map(|v| v.value),
+            shards: a.shards.as_ref().map(|v| v.value),
+            retries: a.retries.as_ref().map(|v| v.value),
+            scope: self.scope_names.iter().map(String::as_str).collect(),
+            layout: a.layout.as_ref().map(|v| v.value),
+            gapless: a.gapless.as_ref().map(|v| v.value),
+            timeout_ms: a.timeout_ms.as_ref().map(|v| v.value),
+            id: Some(RuleIdField {
+                name: &self.id.name,
+                kind: self.id.kind,
+                is_document_id: self.id.is_doc_id,
+            }),
+            ..Spec::new(&self.name)
+        }
+    }
 }
 
 /// Builds the model; reports every problem to `errors`. `None` when no model can be built.
@@ -193,11 +178,22 @@ pub fn model(input: &DeriveInput, errors: &mut Errors) -> Option<Model> {
         }
     }
 
+    let name = attrs.name.as_ref().map_or_else(
+        || defaults::counter_name(&input.ident.to_string()),
+        |n| n.value.clone(),
+    );
+    let scope_names = attrs
+        .scope
+        .as_ref()
+        .map(|s| s.value.iter().map(LitStr::value).collect())
+        .unwrap_or_default();
     Some(Model {
         ident: input.ident.clone(),
         attrs,
         id,
         scope,
+        name,
+        scope_names,
     })
 }
 
@@ -242,13 +238,14 @@ fn id_field_of(field: &syn::Field, errors: &mut Errors) -> Option<IdField> {
     };
     let kind = last_segment(&inner)
         .filter(|seg| seg.arguments.is_none())
-        .and_then(|seg| IdKind::from_ident(&seg.ident.to_string()));
+        .and_then(|seg| IdKind::from_type_name(&seg.ident.to_string()));
     let Some(kind) = kind else {
         unsupported(errors, &inner);
         return None;
     };
     Some(IdField {
         member,
+        name: field.ident.as_ref().expect("named").to_string(),
         ty: inner,
         optional,
         kind,
@@ -256,175 +253,4 @@ fn id_field_of(field: &syn::Field, errors: &mut Errors) -> Option<IdField> {
         serde_with: attr::serde_has_with(&field.attrs),
         is_doc_id,
     })
-}
-
-/// One piece of a `prefix` pattern.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Piece {
-    Literal(String),
-    Year4,
-    Year2,
-    Month,
-    Day,
-    Hour,
-}
-
-impl Piece {
-    pub fn is_literal(&self) -> bool {
-        matches!(self, Piece::Literal(_))
-    }
-
-    /// How many digits the piece renders to (literals: their length).
-    pub fn width(&self) -> usize {
-        match self {
-            Piece::Literal(s) => s.len(),
-            Piece::Year4 => 4,
-            Piece::Year2 | Piece::Month | Piece::Day | Piece::Hour => 2,
-        }
-    }
-}
-
-/// Parses a `prefix` pattern: runs of `Y`, `M`, `D`, `H` must be one of the tokens `YYYY`, `YY`,
-/// `MM`, `DD`, `HH`; text between single quotes, and every other character, is literal.
-pub fn parse_prefix(pattern: &str) -> Result<Vec<Piece>, String> {
-    if pattern.is_empty() {
-        return Err(
-            "`prefix` is empty: give a pattern such as \"YYMMDD\" or remove the key".into(),
-        );
-    }
-    let mut pieces: Vec<Piece> = Vec::new();
-    let mut literal = String::new();
-    let chars: Vec<char> = pattern.chars().collect();
-    let mut i = 0;
-    let mut quoted = false;
-    while i < chars.len() {
-        let c = chars[i];
-        if c == '\'' {
-            quoted = !quoted;
-            i += 1;
-            continue;
-        }
-        if quoted || !matches!(c, 'Y' | 'M' | 'D' | 'H') {
-            literal.push(c);
-            i += 1;
-            continue;
-        }
-        let run = chars[i..].iter().take_while(|&&d| d == c).count();
-        let token: String = chars[i..i + run].iter().collect();
-        let piece = match token.as_str() {
-            "YYYY" => Piece::Year4,
-            "YY" => Piece::Year2,
-            "MM" => Piece::Month,
-            "DD" => Piece::Day,
-            "HH" => Piece::Hour,
-            _ => {
-                return Err(format!(
-                    "unknown prefix token `{token}`, expected one of: `YYYY`, `YY`, `MM`, `DD`, `HH` (quote literal text: `'{token}'`)"
-                ))
-            }
-        };
-        if !literal.is_empty() {
-            pieces.push(Piece::Literal(std::mem::take(&mut literal)));
-        }
-        pieces.push(piece);
-        i += run;
-    }
-    if quoted {
-        return Err("unclosed `'` in `prefix`".into());
-    }
-    if !literal.is_empty() {
-        pieces.push(Piece::Literal(literal));
-    }
-    check_periods(&pieces)?;
-    Ok(pieces)
-}
-
-/// The rank of a date token (year 1 to hour 4); 0 for literals.
-pub fn rank(piece: &Piece) -> u8 {
-    match piece {
-        Piece::Literal(_) => 0,
-        Piece::Year4 | Piece::Year2 => 1,
-        Piece::Month => 2,
-        Piece::Day => 3,
-        Piece::Hour => 4,
-    }
-}
-
-/// A pattern with a date token must name every coarser unit too (`DD` needs `MM` and a year),
-/// or its IDs would repeat.
-fn check_periods(pieces: &[Piece]) -> Result<(), String> {
-    let Some(finest) = pieces
-        .iter()
-        .max_by_key(|p| rank(p))
-        .filter(|p| rank(p) > 0)
-    else {
-        return Ok(());
-    };
-    let has = |r: u8| pieces.iter().any(|p| rank(p) == r);
-    let mut missing = Vec::new();
-    if !has(1) {
-        missing.push(("a year (`YY` or `YYYY`)", "year"));
-    }
-    if rank(finest) > 2 && !has(2) {
-        missing.push(("a month (`MM`)", "month"));
-    }
-    if rank(finest) > 3 && !has(3) {
-        missing.push(("a day (`DD`)", "day"));
-    }
-    match missing.first() {
-        None => Ok(()),
-        Some((_, every)) => {
-            let token = match finest {
-                Piece::Year4 => "YYYY",
-                Piece::Year2 => "YY",
-                Piece::Month => "MM",
-                Piece::Day => "DD",
-                _ => "HH",
-            };
-            let what = missing
-                .iter()
-                .map(|m| m.0)
-                .collect::<Vec<_>>()
-                .join(" and ");
-            Err(format!(
-                "prefix token `{token}` needs {what} in the prefix too, or the same IDs would come back every {every}"
-            ))
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn prefix_patterns() {
-        assert_eq!(
-            parse_prefix("YYMMDD").unwrap(),
-            vec![Piece::Year2, Piece::Month, Piece::Day]
-        );
-        assert_eq!(
-            parse_prefix("INV-YYYYMM-").unwrap(),
-            vec![
-                Piece::Literal("INV-".into()),
-                Piece::Year4,
-                Piece::Month,
-                Piece::Literal("-".into())
-            ]
-        );
-        assert_eq!(
-            parse_prefix("'DAY'YYYY").unwrap(),
-            vec![Piece::Literal("DAY".into()), Piece::Year4]
-        );
-        assert!(parse_prefix("YYY").unwrap_err().contains("`YYY`"));
-        assert!(parse_prefix("MMDD")
-            .unwrap_err()
-            .contains("`DD` needs a year"));
-        assert!(parse_prefix("YYDDHH")
-            .unwrap_err()
-            .contains("`HH` needs a month (`MM`)"));
-        assert!(parse_prefix("DD.MM.YY").is_ok());
-        assert!(parse_prefix("").is_err());
-        assert!(parse_prefix("'open").is_err());
-    }
 }

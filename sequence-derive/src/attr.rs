@@ -1,33 +1,12 @@
-//! Parsing of `#[seq(...)]` attributes into raw, spanned values. Every error is collected; none
-//! stops the parse of the other keys.
+//! Parsing of `#[seq(...)]` attributes into typed, spanned values. Every error is collected;
+//! none stops the parse of the other keys. An unknown key, or an unknown value of a key that
+//! takes one of a set (`strategy`, `layout`, `batch`), is an error at its token.
 
+use mongo_sequence_rules::{Batch, Key, LayoutConfig, Strategy};
 use proc_macro2::Span;
 use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
 use syn::{Attribute, Expr, ExprLit, ExprUnary, Lit, LitStr, UnOp};
-
-/// Keys accepted in a struct-level `#[seq(...)]`, in the order error messages list them.
-pub const STRUCT_KEYS: &[&str] = &[
-    "name",
-    "batch",
-    "batch_min",
-    "batch_max",
-    "prefix",
-    "tz",
-    "width",
-    "digits",
-    "start",
-    "max",
-    "strategy",
-    "shards",
-    "retries",
-    "scope",
-    "counters",
-    "layout",
-    "gapless",
-    "timeout_ms",
-    "crate",
-];
 
 /// Keys accepted in a field-level `#[seq(...)]`.
 pub const FIELD_KEYS: &[&str] = &["id"];
@@ -45,35 +24,60 @@ impl<T> Sp<T> {
     }
 }
 
-/// `batch = N` or `batch = "auto"`.
-#[derive(Clone, Debug)]
-pub enum BatchAttr {
-    Fixed(u64),
-    Auto,
+/// Declares the struct-level keys: for each [`Key`], the field of [`StructAttrs`] that holds
+/// its value, the value's type and its parser. This is the one list of the derive's keys.
+macro_rules! struct_keys {
+    ($($key:ident => $field:ident: $ty:ty = $parse:ident,)*) => {
+        /// The struct-level keys, as written, with their typed values.
+        #[derive(Default)]
+        pub struct StructAttrs {
+            $(pub $field: Option<Sp<$ty>>,)*
+        }
+
+        impl StructAttrs {
+            /// Parses the value of `key` and stores it; a second occurrence is an error.
+            fn parse(
+                &mut self,
+                key: Key,
+                meta: &ParseNestedMeta<'_>,
+                errors: &mut Errors,
+            ) -> syn::Result<()> {
+                match key {
+                    $(Key::$key => set_once(&mut self.$field, key, $parse(meta, key)?, errors),)*
+                }
+                Ok(())
+            }
+
+            /// Where `key` was written, if it was.
+            pub fn span_of(&self, key: Key) -> Option<Span> {
+                match key {
+                    $(Key::$key => self.$field.as_ref().map(|v| v.span),)*
+                }
+            }
+        }
+    };
 }
 
-/// The struct-level keys, as written.
-#[derive(Default)]
-pub struct StructAttrs {
-    pub name: Option<Sp<String>>,
-    pub batch: Option<Sp<BatchAttr>>,
-    pub batch_min: Option<Sp<u64>>,
-    pub batch_max: Option<Sp<u64>>,
-    pub prefix: Option<Sp<String>>,
-    pub tz: Option<Sp<String>>,
-    pub width: Option<Sp<u64>>,
-    pub digits: Option<Sp<u64>>,
-    pub start: Option<Sp<i64>>,
-    pub max: Option<Sp<i64>>,
-    pub strategy: Option<Sp<String>>,
-    pub shards: Option<Sp<u64>>,
-    pub retries: Option<Sp<u64>>,
-    pub scope: Option<Sp<Vec<LitStr>>>,
-    pub counters: Option<Sp<String>>,
-    pub layout: Option<Sp<String>>,
-    pub gapless: Option<Sp<bool>>,
-    pub timeout_ms: Option<Sp<u64>>,
-    pub krate: Option<Sp<syn::Path>>,
+struct_keys! {
+    Name => name: String = string,
+    Batch => batch: Batch = batch,
+    BatchMin => batch_min: u64 = unsigned,
+    BatchMax => batch_max: u64 = unsigned,
+    Prefix => prefix: String = string,
+    Tz => tz: String = string,
+    Width => width: u64 = unsigned,
+    Digits => digits: u64 = unsigned,
+    Start => start: i64 = signed,
+    Max => max: i64 = signed,
+    Strategy => strategy: Strategy = strategy,
+    Shards => shards: u64 = unsigned,
+    Retries => retries: u64 = unsigned,
+    Scope => scope: Vec<LitStr> = scope,
+    Counters => counters: String = string,
+    Layout => layout: LayoutConfig = layout,
+    Gapless => gapless: bool = flag,
+    TimeoutMs => timeout_ms: u64 = unsigned,
+    Crate => krate: syn::Path = path,
 }
 
 /// Collects errors so that all of them are reported together.
@@ -105,7 +109,7 @@ fn expected_one_of(keys: &[&str]) -> String {
 }
 
 /// Sets a key once; a second occurrence is an error at the second one.
-fn set_once<T>(slot: &mut Option<Sp<T>>, key: &str, value: Sp<T>, errors: &mut Errors) {
+fn set_once<T>(slot: &mut Option<Sp<T>>, key: Key, value: Sp<T>, errors: &mut Errors) {
     if slot.is_some() {
         errors.at(value.span, format!("duplicate `seq` key `{key}`"));
     } else {
@@ -118,13 +122,22 @@ pub fn struct_attrs(attrs: &[Attribute], errors: &mut Errors) -> StructAttrs {
     let mut out = StructAttrs::default();
     for attr in attrs.iter().filter(|a| a.path().is_ident("seq")) {
         let parsed = attr.parse_nested_meta(|meta| {
-            let Some(ident) = meta.path.get_ident().map(ToString::to_string) else {
-                return Err(meta.error(format!(
-                    "unknown `seq` key, expected one of: {}",
-                    expected_one_of(STRUCT_KEYS)
-                )));
+            let written = meta.path.get_ident().map(ToString::to_string);
+            let Some(key) = written.as_deref().and_then(Key::from_name) else {
+                errors.at(
+                    meta.path.span(),
+                    match written {
+                        Some(w) => format!(
+                            "unknown `seq` key `{w}`, expected one of: {}",
+                            Key::expected()
+                        ),
+                        None => format!("unknown `seq` key, expected one of: {}", Key::expected()),
+                    },
+                );
+                skip_value(&meta);
+                return Ok(());
             };
-            if let Err(e) = struct_key(&ident, &meta, &mut out, errors) {
+            if let Err(e) = out.parse(key, &meta, errors) {
                 errors.push(e);
                 skip_value(&meta);
             }
@@ -135,52 +148,6 @@ pub fn struct_attrs(attrs: &[Attribute], errors: &mut Errors) -> StructAttrs {
         }
     }
     out
-}
-
-fn struct_key(
-    key: &str,
-    meta: &ParseNestedMeta<'_>,
-    out: &mut StructAttrs,
-    errors: &mut Errors,
-) -> syn::Result<()> {
-    let span = meta.path.span();
-    match key {
-        "name" => set_once(&mut out.name, key, string(meta)?, errors),
-        "prefix" => set_once(&mut out.prefix, key, string(meta)?, errors),
-        "tz" => set_once(&mut out.tz, key, string(meta)?, errors),
-        "strategy" => set_once(&mut out.strategy, key, string(meta)?, errors),
-        "counters" => set_once(&mut out.counters, key, string(meta)?, errors),
-        "layout" => set_once(&mut out.layout, key, string(meta)?, errors),
-        "batch" => set_once(&mut out.batch, key, batch(meta)?, errors),
-        "batch_min" => set_once(&mut out.batch_min, key, unsigned(meta, key)?, errors),
-        "batch_max" => set_once(&mut out.batch_max, key, unsigned(meta, key)?, errors),
-        "width" => set_once(&mut out.width, key, unsigned(meta, key)?, errors),
-        "digits" => set_once(&mut out.digits, key, unsigned(meta, key)?, errors),
-        "shards" => set_once(&mut out.shards, key, unsigned(meta, key)?, errors),
-        "retries" => set_once(&mut out.retries, key, unsigned(meta, key)?, errors),
-        "start" => set_once(&mut out.start, key, signed(meta, key)?, errors),
-        "max" => set_once(&mut out.max, key, signed(meta, key)?, errors),
-        "scope" => set_once(&mut out.scope, key, scope(meta)?, errors),
-        "gapless" => set_once(&mut out.gapless, key, flag(meta, key)?, errors),
-        "timeout_ms" => set_once(&mut out.timeout_ms, key, unsigned(meta, key)?, errors),
-        "crate" => {
-            let s = string(meta)?;
-            let path = syn::parse_str::<syn::Path>(&s.value).map_err(|_| {
-                syn::Error::new(s.span, format!("`crate` must be a path, got `{}`", s.value))
-            })?;
-            set_once(&mut out.krate, key, Sp::new(path, s.span), errors)
-        }
-        _ => {
-            return Err(syn::Error::new(
-                span,
-                format!(
-                    "unknown `seq` key `{key}`, expected one of: {}",
-                    expected_one_of(STRUCT_KEYS)
-                ),
-            ))
-        }
-    }
-    Ok(())
 }
 
 /// Whether a field carries `#[seq(id)]`; misuse is reported to `errors`.
@@ -282,23 +249,15 @@ fn skip_value(meta: &ParseNestedMeta<'_>) {
     }
 }
 
-fn value_expr(meta: &ParseNestedMeta<'_>) -> syn::Result<Expr> {
-    let key = meta
-        .path
-        .get_ident()
-        .map_or_else(String::new, ToString::to_string);
+fn value_expr(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<Expr> {
     if !meta.input.peek(syn::Token![=]) {
         return Err(meta.error(format!("`{key}` needs a value: `{key} = ...`")));
     }
     meta.value()?.parse()
 }
 
-fn string(meta: &ParseNestedMeta<'_>) -> syn::Result<Sp<String>> {
-    let key = meta
-        .path
-        .get_ident()
-        .map_or_else(String::new, ToString::to_string);
-    match value_expr(meta)? {
+fn string(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<Sp<String>> {
+    match value_expr(meta, key)? {
         Expr::Lit(ExprLit {
             lit: Lit::Str(s), ..
         }) => Ok(Sp::new(s.value(), s.span())),
@@ -339,8 +298,8 @@ fn integer(expr: &Expr) -> Option<syn::Result<i128>> {
     }
 }
 
-fn unsigned(meta: &ParseNestedMeta<'_>, key: &str) -> syn::Result<Sp<u64>> {
-    let expr = value_expr(meta)?;
+fn unsigned(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<Sp<u64>> {
+    let expr = value_expr(meta, key)?;
     let msg = format!("`{key}` must be a positive integer");
     match integer(&expr) {
         Some(Ok(v)) if v >= 0 && v <= i128::from(u64::MAX) => Ok(Sp::new(v as u64, spanned(&expr))),
@@ -348,8 +307,8 @@ fn unsigned(meta: &ParseNestedMeta<'_>, key: &str) -> syn::Result<Sp<u64>> {
     }
 }
 
-fn signed(meta: &ParseNestedMeta<'_>, key: &str) -> syn::Result<Sp<i64>> {
-    let expr = value_expr(meta)?;
+fn signed(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<Sp<i64>> {
+    let expr = value_expr(meta, key)?;
     match integer(&expr) {
         Some(Ok(v)) if i64::try_from(v).is_ok() => Ok(Sp::new(v as i64, spanned(&expr))),
         _ => Err(syn::Error::new_spanned(
@@ -359,37 +318,75 @@ fn signed(meta: &ParseNestedMeta<'_>, key: &str) -> syn::Result<Sp<i64>> {
     }
 }
 
-fn batch(meta: &ParseNestedMeta<'_>) -> syn::Result<Sp<BatchAttr>> {
-    let expr = value_expr(meta)?;
+fn batch(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<Sp<Batch>> {
+    let expr = value_expr(meta, key)?;
     let span = spanned(&expr);
-    let wrong = || {
-        syn::Error::new_spanned(
-            &expr,
-            "`batch` must be an integer of at least 1 or \"auto\"",
-        )
-    };
     if let Expr::Lit(ExprLit {
         lit: Lit::Str(s), ..
     }) = &expr
     {
         return match s.value().as_str() {
-            "auto" => Ok(Sp::new(BatchAttr::Auto, span)),
+            "auto" => Ok(Sp::new(Batch::Auto, span)),
             other => Err(syn::Error::new(
                 span,
-                format!("unknown `batch` value \"{other}\", expected an integer of at least 1 or \"auto\""),
+                format!(
+                    "unknown `batch` value \"{other}\", expected an integer of at least 1 or \"auto\""
+                ),
             )),
         };
     }
     match integer(&expr) {
-        Some(Ok(v)) if v >= 1 && v <= i128::from(u64::MAX) => {
-            Ok(Sp::new(BatchAttr::Fixed(v as u64), span))
+        Some(Ok(v)) if v >= 0 && v <= i128::from(u64::MAX) => {
+            Ok(Sp::new(Batch::Fixed(v as u64), span))
         }
-        Some(Ok(_)) => Err(syn::Error::new_spanned(&expr, "`batch` must be at least 1")),
-        _ => Err(wrong()),
+        _ => Err(syn::Error::new_spanned(
+            &expr,
+            "`batch` must be an integer of at least 1 or \"auto\"",
+        )),
     }
 }
 
-fn flag(meta: &ParseNestedMeta<'_>, key: &str) -> syn::Result<Sp<bool>> {
+/// A string literal naming one of `names`, turned into its value by `from_name`.
+fn one_of<T>(
+    meta: &ParseNestedMeta<'_>,
+    key: Key,
+    what: &str,
+    names: &[&str],
+    from_name: impl Fn(&str) -> Option<T>,
+) -> syn::Result<Sp<T>> {
+    let s = string(meta, key)?;
+    match from_name(&s.value) {
+        Some(value) => Ok(Sp::new(value, s.span)),
+        None => Err(syn::Error::new(
+            s.span,
+            format!(
+                "unknown {what} \"{}\", expected one of: {}",
+                s.value,
+                expected_one_of(names)
+            ),
+        )),
+    }
+}
+
+fn strategy(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<Sp<Strategy>> {
+    let names = Strategy::ALL.map(Strategy::name);
+    one_of(meta, key, "strategy", &names, Strategy::from_name)
+}
+
+fn layout(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<Sp<LayoutConfig>> {
+    let names = LayoutConfig::ALL.map(LayoutConfig::name);
+    one_of(meta, key, "layout", &names, LayoutConfig::from_name)
+}
+
+fn path(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<Sp<syn::Path>> {
+    let s = string(meta, key)?;
+    let path = syn::parse_str::<syn::Path>(&s.value).map_err(|_| {
+        syn::Error::new(s.span, format!("`crate` must be a path, got `{}`", s.value))
+    })?;
+    Ok(Sp::new(path, s.span))
+}
+
+fn flag(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<Sp<bool>> {
     let span = meta.path.span();
     if !meta.input.peek(syn::Token![=]) {
         return Ok(Sp::new(true, span));
@@ -405,8 +402,8 @@ fn flag(meta: &ParseNestedMeta<'_>, key: &str) -> syn::Result<Sp<bool>> {
     }
 }
 
-fn scope(meta: &ParseNestedMeta<'_>) -> syn::Result<Sp<Vec<LitStr>>> {
-    let expr = value_expr(meta)?;
+fn scope(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<Sp<Vec<LitStr>>> {
+    let expr = value_expr(meta, key)?;
     let span = spanned(&expr);
     let wrong = || {
         syn::Error::new_spanned(
@@ -433,36 +430,5 @@ fn scope(meta: &ParseNestedMeta<'_>) -> syn::Result<Sp<Vec<LitStr>>> {
             Ok(Sp::new(fields, span))
         }
         e => Ok(Sp::new(vec![lit_str(e).ok_or_else(wrong)?], span)),
-    }
-}
-
-impl StructAttrs {
-    /// Where a key was written, if it was.
-    pub fn span_of(&self, key: &str) -> Option<Span> {
-        fn s<T>(v: &Option<Sp<T>>) -> Option<Span> {
-            v.as_ref().map(|v| v.span)
-        }
-        match key {
-            "name" => s(&self.name),
-            "batch" => s(&self.batch),
-            "batch_min" => s(&self.batch_min),
-            "batch_max" => s(&self.batch_max),
-            "prefix" => s(&self.prefix),
-            "tz" => s(&self.tz),
-            "width" => s(&self.width),
-            "digits" => s(&self.digits),
-            "start" => s(&self.start),
-            "max" => s(&self.max),
-            "strategy" => s(&self.strategy),
-            "shards" => s(&self.shards),
-            "retries" => s(&self.retries),
-            "scope" => s(&self.scope),
-            "counters" => s(&self.counters),
-            "layout" => s(&self.layout),
-            "gapless" => s(&self.gapless),
-            "timeout_ms" => s(&self.timeout_ms),
-            "crate" => s(&self.krate),
-            _ => None,
-        }
     }
 }

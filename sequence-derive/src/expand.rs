@@ -1,27 +1,22 @@
 //! Code generation: the `SequentialId` impl and the inherent methods users call.
 
+use mongo_sequence_rules::{BatchConfig, Checked, IdKind, Strategy};
 use proc_macro2::{Ident, TokenStream};
-use quote::quote;
+use quote::{format_ident, quote};
 use syn::DeriveInput;
 
 use crate::ast::{self, Model};
-use crate::attr::{BatchAttr, Errors};
+use crate::attr::Errors;
 use crate::check;
-
-/// Default bounds of `batch = "auto"`.
-const AUTO_MIN: u64 = 10;
-const AUTO_MAX: u64 = 10_000;
 
 /// Expands the derive, or its errors plus a stub that keeps further errors away.
 pub fn derive(input: &DeriveInput) -> TokenStream {
     let mut errors = Errors::default();
     let model = ast::model(input, &mut errors);
-    if let Some(model) = &model {
-        check::check(model, &mut errors);
-    }
-    match (model, errors.finish()) {
-        (Some(model), Ok(())) => generate(&model),
-        (model, result) => {
+    let checked = model.as_ref().and_then(|m| check::check(m, &mut errors));
+    match (model, checked, errors.finish()) {
+        (Some(model), Some(checked), Ok(())) => generate(&model, &checked),
+        (model, _, result) => {
             let err = result.err().unwrap_or_else(|| {
                 syn::Error::new(
                     input.ident.span(),
@@ -46,31 +41,8 @@ fn default_crate() -> TokenStream {
     quote!(::mongo_sequence)
 }
 
-/// `UserAccount` → `user_account`.
-pub fn snake_case(ident: &str) -> String {
-    let chars: Vec<char> = ident.chars().collect();
-    let mut out = String::new();
-    for (i, &c) in chars.iter().enumerate() {
-        if c.is_uppercase() {
-            let prev = i.checked_sub(1).map(|p| chars[p]);
-            let next = chars.get(i + 1);
-            let boundary = match prev {
-                Some(p) if p.is_lowercase() || p.is_ascii_digit() => true,
-                Some(p) if p.is_uppercase() => next.is_some_and(|n| n.is_lowercase()),
-                _ => false,
-            };
-            if boundary && !out.ends_with('_') {
-                out.push('_');
-            }
-            out.extend(c.to_lowercase());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-fn generate(model: &Model) -> TokenStream {
+/// The generated code of a valid model, as the rules `checked` it.
+fn generate(model: &Model, checked: &Checked) -> TokenStream {
     let a = &model.attrs;
     let ident = &model.ident;
     let krate = a.krate.as_ref().map_or_else(default_crate, |k| {
@@ -78,93 +50,72 @@ fn generate(model: &Model) -> TokenStream {
         quote!(#p)
     });
     let p = quote!(#krate::__private);
-    let name = a
-        .name
-        .as_ref()
-        .map_or_else(|| snake_case(&ident.to_string()), |n| n.value.clone());
+    let name = &model.name;
 
     let mut config = quote!(#p::SequenceConfig::new(#name));
-    if let Some(c) = &a.counters {
-        let c = &c.value;
-        config = quote!(#config.counters(#c));
+    let mut set = |method: &str, value: TokenStream| {
+        let method = format_ident!("{method}");
+        config = quote!(#config.#method(#value));
+    };
+    let spec = model.spec();
+    if let Some(c) = spec.counters {
+        set("counters", quote!(#c));
     }
-    match a.batch.as_ref().map(|b| &b.value) {
-        Some(BatchAttr::Fixed(n)) => config = quote!(#config.batch(#n)),
-        Some(BatchAttr::Auto) => {
-            let min = a.batch_min.as_ref().map_or(AUTO_MIN, |v| v.value);
-            let max = a.batch_max.as_ref().map_or(AUTO_MAX.max(min), |v| v.value);
-            config = quote!(#config.batch_auto(#min, #max));
-        }
-        None => {}
+    match (spec.batch, checked.batch) {
+        (None, _) => {}
+        (Some(_), BatchConfig::Fixed(n)) => set("batch", quote!(#n)),
+        (Some(_), BatchConfig::Auto { min, max }) => set("batch_auto", quote!(#min, #max)),
     }
-    // With `digits`, the defaults of `start` and `max` are the first and last value of that
-    // many digits.
-    let digit_range = a.digits.as_ref().map(|d| {
-        let d = d.value as u32;
-        (10_i64.pow(d - 1), 10_i64.pow(d) - 1)
-    });
-    if let Some(s) = a
-        .start
-        .as_ref()
-        .map(|s| s.value)
-        .or(digit_range.map(|r| r.0))
-    {
-        config = quote!(#config.start(#s));
+    // With `digits`, `start` and `max` default to the first and last value of that many digits.
+    let (start, max) = match spec.digits {
+        Some(_) => (Some(checked.start), Some(checked.max)),
+        None => (spec.start, spec.max),
+    };
+    if let Some(v) = start {
+        set("start", quote!(#v));
     }
-    if let Some(m) = a.max.as_ref().map(|m| m.value).or(digit_range.map(|r| r.1)) {
-        config = quote!(#config.max(#m));
+    if let Some(v) = max {
+        set("max", quote!(#v));
     }
-    if let Some(v) = &a.prefix {
-        let v = &v.value;
-        config = quote!(#config.prefix(#v));
+    if let Some(v) = spec.prefix {
+        set("prefix", quote!(#v));
     }
-    if let Some(v) = &a.tz {
-        let v = &v.value;
-        config = quote!(#config.tz(#v));
+    if let Some(v) = spec.tz {
+        set("tz", quote!(#v));
     }
-    if let Some(v) = &a.width {
-        let v = v.value as u8;
-        config = quote!(#config.width(#v));
+    if let Some(v) = spec.width {
+        let v = v as u8;
+        set("width", quote!(#v));
     }
-    if let Some(v) = &a.digits {
-        let v = v.value as u8;
-        config = quote!(#config.digits(#v));
+    if let Some(v) = spec.digits {
+        let v = v as u8;
+        set("digits", quote!(#v));
     }
-    if let Some(v) = &a.strategy {
-        let variant = match v.value.as_str() {
-            "sharded" => quote!(Sharded),
-            "random" => quote!(Random),
-            "uuid" => quote!(Uuid),
-            "uuid_v7" => quote!(UuidV7),
-            "object_id" => quote!(ObjectId),
-            _ => quote!(Counter),
-        };
-        config = quote!(#config.strategy(#p::Strategy::#variant));
+    if let Some(v) = spec.strategy {
+        let variant = format_ident!("{}", v.variant());
+        set("strategy", quote!(#p::Strategy::#variant));
     }
-    if let Some(v) = &a.shards {
-        let v = v.value as u32;
-        config = quote!(#config.shards(#v));
+    if let Some(v) = spec.shards {
+        let v = v as u32;
+        set("shards", quote!(#v));
     }
-    if let Some(v) = &a.retries {
-        let v = v.value as u32;
-        config = quote!(#config.retries(#v));
+    if let Some(v) = spec.retries {
+        let v = v as u32;
+        set("retries", quote!(#v));
     }
     if !model.scope.is_empty() {
         let names = model.scope.iter().map(|f| &f.name);
-        config = quote!(#config.scope(&[#(#names),*]));
+        set("scope", quote!(&[#(#names),*]));
     }
-    if let Some(v) = &a.layout {
-        if v.value == "mongoose" {
-            config = quote!(#config.layout(#p::LayoutConfig::Mongoose));
-        }
+    if let Some(v) = spec.layout {
+        let variant = format_ident!("{}", v.variant());
+        set("layout", quote!(#p::LayoutConfig::#variant));
     }
-    if let Some(v) = &a.gapless {
-        let v = v.value;
-        config = quote!(#config.gapless(#v));
+    if let Some(v) = spec.gapless {
+        set("gapless", quote!(#v));
     }
-    if let Some(v) = &a.timeout_ms {
-        let v = v.value;
-        config = quote!(#config.timeout_ms(#v));
+    if let Some(v) = spec.timeout_ms {
+        set("timeout_ms", quote!(#v));
     }
 
     let id = &model.id;
@@ -179,11 +130,12 @@ fn generate(model: &Model) -> TokenStream {
         syn::Member::Named(n) => n.to_string(),
         syn::Member::Unnamed(i) => i.index.to_string(),
     };
-    let strategy = a.strategy.as_ref().map_or("counter", |s| s.value.as_str());
-    let takes = match strategy {
-        "random" => "Draws a random ID (again on a collision with an existing `_id`)".to_owned(),
-        "uuid" | "uuid_v7" => "Makes a new UUID".to_owned(),
-        "object_id" => "Makes a new ObjectId".to_owned(),
+    let takes = match spec.strategy.unwrap_or_default() {
+        Strategy::Random => {
+            "Draws a random ID (again on a collision with an existing `_id`)".to_owned()
+        }
+        Strategy::Uuid | Strategy::UuidV7 => "Makes a new UUID".to_owned(),
+        Strategy::ObjectId => "Makes a new ObjectId".to_owned(),
         _ => format!("Takes the next ID of the `{name}` sequence"),
     };
     let insert_doc = format!(
@@ -192,7 +144,7 @@ fn generate(model: &Model) -> TokenStream {
 
     // serde stores a `uuid::Uuid` as generic binary: require a type it stores as a BSON UUID,
     // unless the field has a serializer of its own.
-    let uuid_check = (id.kind == ast::IdKind::Uuid && !id.serde_with).then(|| {
+    let uuid_check = (id.kind == IdKind::Uuid && !id.serde_with).then(|| {
         let call = quote::quote_spanned!(id.ty_span=> stored_as_bson_uuid::<#id_ty>());
         quote! {
             #[allow(dead_code)]
@@ -314,18 +266,5 @@ fn stub(ident: &Ident, krate: &TokenStream) -> TokenStream {
                 #p::Result::Ok(0)
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::snake_case;
-
-    #[test]
-    fn snake_case_names() {
-        assert_eq!(snake_case("User"), "user");
-        assert_eq!(snake_case("UserAccount"), "user_account");
-        assert_eq!(snake_case("HTTPRequest"), "http_request");
-        assert_eq!(snake_case("Invoice2024Line"), "invoice2024_line");
     }
 }

@@ -6,7 +6,6 @@ mod ast;
 mod attr;
 mod check;
 mod expand;
-mod strategy;
 
 use proc_macro::TokenStream;
 use syn::{parse_macro_input, DeriveInput};

@@ -3,56 +3,41 @@
 //!
 //! Most users depend on `mongo-sequence` and use `#[derive(SequentialId)]`; this crate holds the
 //! machinery it expands to, and the [`Sequence`] handle for direct use.
+//!
+//! The modules are layers, each using only the ones before it: `error` (the one error type and
+//! the one mapping of driver errors), `values` (IDs, keys, scopes, periods), `options` (what
+//! users choose; its rules come from `mongo-sequence-rules`), `store` (where counters live and
+//! the one mechanism: reserve a range), `engine` (how each strategy makes values, and the
+//! per-process state), [`Sequence`], and `model` (the trait the derive implements and the
+//! insert paths). `ARCHITECTURE.md` in the repository tells the whole story.
 
-mod bounds;
-mod cache;
-mod clock;
-mod config;
+mod engine;
 mod error;
-mod gapless;
-mod generated;
-mod id;
-mod key;
-mod layout;
-mod memory;
 mod model;
-mod mongo_store;
-mod names;
 mod options;
-mod pattern;
-mod period;
-mod random;
-mod range;
-mod registry;
-mod render;
-mod retry;
-mod scope;
 mod sequence;
-mod sharded;
-mod stats;
 mod store;
-mod strategy;
 pub mod uuid_as_binary;
+mod values;
 
-pub use bounds::Bounds;
-pub use clock::{Clock, ManualClock, SystemClock};
-pub use config::{BatchConfig, LayoutConfig, SequenceConfig, Strategy};
+pub use engine::Stats;
 pub use error::{is_duplicate_key, Error, Result, DUPLICATE_KEY_CODES};
-pub use gapless::DEFAULT_TRANSACTION_TIMEOUT;
-pub use generated::{BsonUuid, Generated};
-pub use id::IdValue;
-pub use key::CounterKey;
-pub use layout::{CounterLayout, Stores};
-pub use memory::MemoryStore;
 pub use model::SequentialId;
-pub use mongo_store::MongoStore;
-pub use options::{AdaptiveBatch, Batch, SequenceOptions, SequenceOptionsBuilder};
-pub use range::IdRange;
-pub use render::Rendering;
-pub use scope::Scope;
+pub use mongo_sequence_rules::{BatchConfig, LayoutConfig, Strategy};
+pub use options::{
+    AdaptiveBatch, Batch, CounterLayout, SequenceConfig, SequenceOptions, SequenceOptionsBuilder,
+    Stores,
+};
 pub use sequence::{Sequence, SetNext};
-pub use stats::Stats;
-pub use store::{BoxFuture, CounterStore, Reservation};
+pub use store::{BoxFuture, CounterStore, MemoryStore, MongoStore, Reservation};
+pub use values::{
+    Bounds, BsonUuid, Clock, CounterKey, Generated, IdRange, IdValue, ManualClock, Rendering,
+    Scope, SystemClock,
+};
+
+/// How long a gapless insert retries transient transaction errors by default.
+pub const DEFAULT_TRANSACTION_TIMEOUT: std::time::Duration =
+    std::time::Duration::from_millis(mongo_sequence_rules::defaults::TRANSACTION_TIMEOUT_MS);
 
 /// The date and time library of periods and clocks, re-exported so that callers use the same
 /// version (for example `jiff::Timestamp` for a [`ManualClock`], `jiff::civil::date` for

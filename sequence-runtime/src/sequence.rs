@@ -5,25 +5,13 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use jiff::civil::DateTime;
-use mongodb::Database;
+use mongodb::{ClientSession, Database};
 
-use crate::bounds::Bounds;
-use crate::cache::{Request, Shared};
-use crate::clock::Clock;
+use crate::engine::{self, Kind, Request, Shared, Stats};
 use crate::error::{Error, Result};
-use crate::id::IdValue;
-use crate::key::CounterKey;
-use crate::memory::MemoryStore;
-use crate::mongo_store::MongoStore;
-use crate::options::{Batch, SequenceOptions};
-use crate::period::{Format, Slot};
-use crate::random;
-use crate::range::IdRange;
-use crate::registry;
-use crate::scope::Scope;
-use crate::stats::Stats;
-use crate::store::{BoxFuture, CounterStore, Reservation};
-use crate::strategy::Kind;
+use crate::options::{Batch, SequenceConfig, SequenceOptions};
+use crate::store::{CounterStore, MemoryStore, MongoStore, Reservation};
+use crate::values::{Bounds, Clock, CounterKey, Format, IdRange, IdValue, Scope, Slot};
 
 /// A handle on one sequence: cheap to clone, safe to share between tasks and threads.
 ///
@@ -40,6 +28,10 @@ use crate::strategy::Kind;
 /// strategies also `reserve` contiguous ranges, and the random strategy draws a value (unique
 /// only once inserted: see [`SequentialId`](crate::SequentialId)). Operations a strategy does
 /// not have fail with [`Error::Unsupported`].
+///
+/// A handle built from an invalid [`SequenceConfig`] (see [`SequenceConfig::sequence`]) holds
+/// the configuration's error: every operation that can fail returns it, and nothing is sent to
+/// the server.
 #[derive(Clone, Debug)]
 pub struct Sequence {
     inner: Arc<Inner>,
@@ -47,19 +39,34 @@ pub struct Sequence {
 
 #[derive(Debug)]
 struct Inner {
-    store: Arc<dyn CounterStore>,
-    shared: Arc<Shared>,
+    options: SequenceOptions,
     /// The key of the sequence without period or scope.
     key: CounterKey,
-    bounds: Bounds,
-    options: SequenceOptions,
-    format: Arc<Format>,
     /// The scope values this handle is bound to.
     scope: Option<Scope>,
-    /// Why the options were invalid, for a sequence that fails every operation.
-    failure: Option<Error>,
-    /// How the values are made.
+    /// What makes the values, or why the options cannot make any.
+    engine: std::result::Result<Engine, Error>,
+}
+
+/// What a sequence with valid options makes its values with.
+#[derive(Clone, Debug)]
+struct Engine {
+    store: Arc<dyn CounterStore>,
+    /// The cache and statistics, shared with the other handles of the sequence.
+    shared: Arc<Shared>,
+    bounds: Bounds,
+    format: Arc<Format>,
     kind: Arc<Kind>,
+}
+
+/// The refusal of `operation` outside a session on a gapless sequence.
+fn gapless_refusal(operation: &'static str) -> Error {
+    Error::Unsupported {
+        operation,
+        strategy: "gapless",
+        hint: "; a number taken outside the insert's transaction would leave a gap if it \
+               were not used: use `insert_with_id` or `insert_with_id_in_session`",
+    }
 }
 
 impl Sequence {
@@ -68,21 +75,32 @@ impl Sequence {
     /// Fails with [`Error::InvalidName`] or [`Error::InvalidOptions`] before anything is sent
     /// to the server.
     pub fn new(db: &Database, options: SequenceOptions) -> Result<Self> {
-        let (bounds, format) = options.checked()?;
-        let store = MongoStore::new(
-            db,
-            &options.counters,
-            options.layout.clone(),
-            options.write_concern.clone(),
-        )?;
-        let key = CounterKey::named(options.name.clone());
+        let seq = Self::build(db, options);
+        seq.engine()?;
+        Ok(seq)
+    }
+
+    /// The sequence of `options` in `db`: one that holds the error if they are invalid.
+    fn build(db: &Database, options: SequenceOptions) -> Self {
+        let checked = options.checked().and_then(|(bounds, format)| {
+            let store = MongoStore::new(
+                db,
+                &options.counters,
+                options.layout.clone(),
+                options.write_concern.clone(),
+            )?;
+            Ok((bounds, format, store))
+        });
+        let (bounds, format, store) = match checked {
+            Ok(parts) => parts,
+            Err(e) => return Self::invalid(options, e),
+        };
         let store: Arc<dyn CounterStore> = Arc::new(store);
+        let key = CounterKey::named(options.name.clone());
         let registry = Some((db.name(), options.counters.as_str()));
         let kind = Kind::new(&options, &store, &key, bounds, registry);
-        let shared = registry::shared(db.name(), &options.counters, &kind.cache_id(&key, bounds));
-        Ok(Self::assemble(
-            store, shared, key, bounds, format, options, kind,
-        ))
+        let shared = engine::shared(db.name(), &options.counters, &kind.cache_id(&key));
+        Self::assemble(options, key, store, shared, bounds, format, kind)
     }
 
     /// A sequence whose counter lives in process memory (see [`MemoryStore`]): for unit tests.
@@ -96,57 +114,58 @@ impl Sequence {
         let key = CounterKey::named(options.name.clone());
         let kind = Kind::new(&options, &store, &key, bounds, None);
         Ok(Self::assemble(
+            options,
+            key,
             store,
             Arc::default(),
-            key,
             bounds,
             format,
-            options,
             kind,
         ))
     }
 
-    /// A sequence whose every operation fails with `error`.
-    pub(crate) fn failing(error: Error) -> Self {
-        let options = SequenceOptions::builder("invalid").build();
-        let (bounds, format) = options.checked().expect("valid options");
-        let mut seq = Self::assemble(
-            Arc::new(FailingStore(error.clone())),
-            Arc::default(),
-            CounterKey::named("invalid"),
-            bounds,
-            format,
-            options,
-            Kind::Counter,
-        );
-        Arc::get_mut(&mut seq.inner)
-            .expect("not shared yet")
-            .failure = Some(error);
-        seq
-    }
-
     fn assemble(
+        options: SequenceOptions,
+        key: CounterKey,
         store: Arc<dyn CounterStore>,
         shared: Arc<Shared>,
-        key: CounterKey,
         bounds: Bounds,
         format: Format,
-        options: SequenceOptions,
         kind: Kind,
     ) -> Self {
+        let engine = Engine {
+            store,
+            shared,
+            bounds,
+            format: Arc::new(format),
+            kind: Arc::new(kind),
+        };
         Sequence {
             inner: Arc::new(Inner {
-                store,
-                shared,
-                key,
-                bounds,
                 options,
-                format: Arc::new(format),
+                key,
                 scope: None,
-                failure: None,
-                kind: Arc::new(kind),
+                engine: Ok(engine),
             }),
         }
+    }
+
+    /// The sequence of `options`, which `error` says are invalid: every fallible operation
+    /// returns `error`.
+    fn invalid(options: SequenceOptions, error: Error) -> Self {
+        Sequence {
+            inner: Arc::new(Inner {
+                key: CounterKey::named(options.name.clone()),
+                options,
+                scope: None,
+                engine: Err(error),
+            }),
+        }
+    }
+
+    /// The engine, or the error of invalid options.
+    fn engine(&self) -> Result<&Engine> {
+        self.inner.engine.as_ref().map_err(Clone::clone)
     }
 
     /// The options of this sequence.
@@ -162,18 +181,20 @@ impl Sequence {
     }
 
     /// The values this sequence issues: `start..=max`, or the `digits` range.
-    pub(crate) fn space(&self) -> Bounds {
-        self.inner.bounds
+    pub(crate) fn space(&self) -> Result<Bounds> {
+        Ok(self.engine()?.bounds)
     }
 
     /// Counts `n` random draws that collided with existing IDs.
     pub(crate) fn record_collisions(&self, n: u64) {
-        self.inner.shared.stats.collided(n);
+        if let Ok(engine) = self.engine() {
+            engine.shared.stats.collided(n);
+        }
     }
 
     /// The key of the counter in use now: the current period's, in this handle's scope.
     pub fn current_key(&self) -> Result<CounterKey> {
-        Ok(self.inner.slot()?.key.clone())
+        Ok(self.slot()?.key.clone())
     }
 
     /// This sequence in the scope `scope`: a handle whose operations (`next`, `reserve`,
@@ -196,22 +217,15 @@ impl Sequence {
     /// # Ok::<(), mongo_sequence_runtime::Error>(()) }).unwrap();
     /// ```
     pub fn in_scope(&self, scope: Scope) -> Result<Sequence> {
-        let inner = &*self.inner;
-        if let Some(e) = &inner.failure {
-            return Err(e.clone());
-        }
-        scope.check(&inner.options.name, &inner.options.scope)?;
+        let engine = self.engine()?;
+        let options = &self.inner.options;
+        scope.check(&options.name, &options.scope)?;
         Ok(Sequence {
             inner: Arc::new(Inner {
-                store: inner.store.clone(),
-                shared: inner.shared.clone(),
-                key: inner.key.clone(),
-                bounds: inner.bounds,
-                options: inner.options.clone(),
-                format: inner.format.clone(),
+                options: options.clone(),
+                key: self.inner.key.clone(),
                 scope: Some(scope),
-                failure: None,
-                kind: inner.kind.clone(),
+                engine: Ok(engine.clone()),
             }),
         })
     }
@@ -225,32 +239,35 @@ impl Sequence {
     /// usually comes from memory; with the random strategy it is a draw, made without a round
     /// trip. For a formatted ID (prefix, padding) use [`next_id`](Self::next_id).
     pub async fn next(&self) -> Result<i64> {
-        Ok(self.inner.issue().await?.0)
+        Ok(self.issue().await?.0)
     }
 
     /// The next ID, rendered as `T`: `"{prefix}{counter zero-padded to width}"` for `String`,
     /// the same digits as a number for integer types.
     pub async fn next_id<T: IdValue>(&self) -> Result<T> {
-        let (value, slot) = self.inner.issue().await?;
+        let (value, slot) = self.issue().await?;
         T::render(value, &slot.rendering)
     }
 
     /// Reserves `n` contiguous IDs in one round trip (bypassing the cache), for bulk inserts. A
     /// sharded sequence takes them from one shard (skipping the shards with fewer left).
     pub async fn reserve(&self, n: u64) -> Result<IdRange> {
-        Ok(self.inner.reserve(n).await?.0)
+        Ok(self.reserve_range(n, None).await?.0)
+    }
+
+    /// Reserves `n` contiguous IDs in one round trip and renders them as `T` (see
+    /// [`next_id`](Self::next_id)).
+    pub async fn reserve_ids<T: IdValue>(&self, n: u64) -> Result<Vec<T>> {
+        let (range, slot) = self.reserve_range(n, None).await?;
+        render_all(range, &slot)
     }
 
     /// Reserves `n` contiguous IDs in `session`, bypassing the cache: inside the session's
     /// transaction, if one is started, so that the numbers are consumed only if it commits
     /// (this is how gapless numbering and `insert_with_id_in_session` work); otherwise as a
     /// causally consistent operation of the session. Counter strategy only.
-    pub async fn reserve_in_session(
-        &self,
-        n: u64,
-        session: &mut mongodb::ClientSession,
-    ) -> Result<IdRange> {
-        Ok(self.inner.reserve_in_session(n, session).await?.0)
+    pub async fn reserve_in_session(&self, n: u64, session: &mut ClientSession) -> Result<IdRange> {
+        Ok(self.reserve_range(n, Some(session)).await?.0)
     }
 
     /// Like [`reserve_in_session`](Self::reserve_in_session), with the values rendered as `T`
@@ -258,32 +275,18 @@ impl Sequence {
     pub async fn reserve_ids_in_session<T: IdValue>(
         &self,
         n: u64,
-        session: &mut mongodb::ClientSession,
+        session: &mut ClientSession,
     ) -> Result<Vec<T>> {
-        let (range, slot) = self.inner.reserve_in_session(n, session).await?;
-        range
-            .iter()
-            .map(|value| T::render(value, &slot.rendering))
-            .collect()
-    }
-
-    /// Reserves `n` contiguous IDs in one round trip and renders them as `T` (see
-    /// [`next_id`](Self::next_id)).
-    pub async fn reserve_ids<T: IdValue>(&self, n: u64) -> Result<Vec<T>> {
-        let (range, slot) = self.inner.reserve(n).await?;
-        range
-            .iter()
-            .map(|value| T::render(value, &slot.rendering))
-            .collect()
+        let (range, slot) = self.reserve_range(n, Some(session)).await?;
+        render_all(range, &slot)
     }
 
     /// The last value issued according to the counter document (`None`: no counter yet).
     /// Values cached by processes are counted as issued.
     pub async fn current(&self) -> Result<Option<i64>> {
-        let inner = &*self.inner;
-        inner.counter_only("current")?;
-        let slot = inner.slot()?;
-        inner.store.last_issued(&slot.key, inner.bounds).await
+        let engine = self.counter_only("current")?;
+        let slot = self.slot()?;
+        engine.store.last_issued(&slot.key, engine.bounds).await
     }
 
     /// Makes `next` the next value issued. Refuses to move the counter backwards unless
@@ -308,26 +311,27 @@ impl Sequence {
     /// shard back to the start of its slice, one round trip per shard). Invalidates cached
     /// values.
     pub async fn reset(&self) -> Result<()> {
-        if let Kind::Sharded(shards) = &*self.inner.kind {
-            self.inner.shared.invalidate().await;
+        let engine = self.engine()?;
+        if let Kind::Sharded(shards) = &*engine.kind {
+            engine.shared.invalidate().await;
             return shards.reset().await;
         }
-        self.set_next(self.inner.bounds.start).force(true).await
+        self.set_next(engine.bounds.start).force(true).await
     }
 
     /// Deletes the counter document (of a sharded sequence: those of all its shards, one round
     /// trip per shard); the next use starts again at `start`. Returns whether it existed.
     /// Invalidates cached values.
     pub async fn delete(&self) -> Result<bool> {
-        let inner = &*self.inner;
-        if let Kind::Sharded(shards) = &*inner.kind {
-            inner.shared.invalidate().await;
+        let engine = self.engine()?;
+        if let Kind::Sharded(shards) = &*engine.kind {
+            engine.shared.invalidate().await;
             return shards.delete().await;
         }
-        inner.counter_only("delete")?;
-        let slot = inner.slot()?;
-        inner.shared.invalidate().await;
-        inner.store.delete(&slot.key).await
+        self.counter_only("delete")?;
+        let slot = self.slot()?;
+        engine.shared.invalidate().await;
+        engine.store.delete(&slot.key).await
     }
 
     /// Gives the unused values cached in this process back to the counter, where nobody has
@@ -335,34 +339,34 @@ impl Sequence {
     /// wasted. Returns how many values were given back. Call it on graceful shutdown: a process
     /// that stops without it loses at most the ranges it holds (one, plus one prefetched).
     pub async fn release(&self) -> Result<u64> {
-        let inner = &*self.inner;
-        let (current, standby, slot) = inner.shared.take_all().await;
+        let engine = self.engine()?;
+        let (current, standby, slot) = engine.shared.take_all().await;
         let Some(slot) = slot else {
             return Ok(0);
         };
         let mut given_back = 0;
         // The standby range is the later one: give it back first, then the current one.
         for range in [standby, current].into_iter().flatten() {
-            let key = match &*inner.kind {
+            let key = match &*engine.kind {
                 Kind::Sharded(shards) => shards.key_of(range),
                 _ => Some(slot.key.clone()),
             };
             let Some(key) = key else {
-                inner.shared.stats.wasted(range.len());
+                engine.shared.stats.wasted(range.len());
                 continue;
             };
-            let back = inner
+            let back = engine
                 .store
                 .compare_and_set(&key, range.last(), range.first() - 1)
                 .await?;
             if back {
-                if let Kind::Sharded(shards) = &*inner.kind {
+                if let Kind::Sharded(shards) = &*engine.kind {
                     shards.gave_back(range.first());
                 }
                 given_back += range.len();
-                inner.shared.stats.released(range.len());
+                engine.shared.stats.released(range.len());
             } else {
-                inner.shared.stats.wasted(range.len());
+                engine.shared.stats.wasted(range.len());
             }
         }
         Ok(given_back)
@@ -381,13 +385,13 @@ impl Sequence {
     /// Purge only periods the clock will not return to: a deleted period's counter would start
     /// again at `start`.
     pub async fn purge_periods_before(&self, before: impl Into<DateTime>) -> Result<u64> {
-        let inner = &*self.inner;
-        let name = &inner.options.name;
-        let format = &inner.format;
+        let engine = self.engine()?;
+        let name = &self.inner.options.name;
+        let format = &engine.format;
         let before = before.into();
         let (Some(given), Some(current)) = (
             format.period_of(before),
-            format.period_at(inner.shared.now(&inner.options.clock)),
+            format.period_at(engine.shared.now(&self.inner.options.clock)),
         ) else {
             return Err(Error::InvalidOptions(format!(
                 "sequence `{name}` has no date tokens in its `prefix`, so it has no periods to purge"
@@ -401,7 +405,7 @@ impl Sequence {
                 format.canonical(current)
             )));
         }
-        inner
+        engine
             .store
             .delete_periods_before(name, &format.canonical(given))
             .await
@@ -423,32 +427,38 @@ impl Sequence {
     /// seq.clear_clock_override();
     /// # }
     /// ```
+    ///
+    /// A sequence with invalid options reads no clock: this does nothing.
     pub fn override_clock(&self, clock: Arc<dyn Clock>) {
-        self.inner.shared.set_clock(Some(clock));
+        if let Ok(engine) = self.engine() {
+            engine.shared.set_clock(Some(clock));
+        }
     }
 
     /// Removes the clock set by [`override_clock`](Self::override_clock).
     pub fn clear_clock_override(&self) {
-        self.inner.shared.set_clock(None);
+        if let Ok(engine) = self.engine() {
+            engine.shared.set_clock(None);
+        }
     }
 
     /// What this sequence did in this process (shared by all handles of the same sequence).
+    /// A sequence with invalid options did nothing: all zeros.
     pub fn stats(&self) -> Stats {
-        self.inner.shared.stats.snapshot()
+        self.engine()
+            .map(|engine| engine.shared.stats.snapshot())
+            .unwrap_or_default()
     }
-}
 
-impl Inner {
-    /// Fails for a scoped sequence without scope values.
-    fn check_scope(&self) -> Result<()> {
-        if let Some(e) = &self.failure {
-            return Err(e.clone());
-        }
-        if self.scope.is_none() && !self.options.scope.is_empty() {
+    /// The engine, for a handle that may take values: not a scoped sequence without scope
+    /// values.
+    fn scoped_engine(&self) -> Result<&Engine> {
+        let engine = self.engine()?;
+        let options = &self.inner.options;
+        if self.inner.scope.is_none() && !options.scope.is_empty() {
             return Err(Error::ScopeRequired {
-                counter: self.options.name.clone(),
-                fields: self
-                    .options
+                counter: options.name.clone(),
+                fields: options
                     .scope
                     .iter()
                     .map(|f| format!("`{f}`"))
@@ -456,105 +466,131 @@ impl Inner {
                     .join(", "),
             });
         }
-        Ok(())
+        Ok(engine)
     }
 
     /// The slot in use now, for the calls that bypass the cache.
     fn slot(&self) -> Result<Arc<Slot>> {
-        self.check_scope()?;
-        let slot = self.shared.direct_slot(&self.format, &self.options.clock);
-        Ok(match &self.scope {
-            Some(scope) => self.format.scoped(&slot, scope),
+        let engine = self.scoped_engine()?;
+        let slot = engine
+            .shared
+            .direct_slot(&engine.format, &self.inner.options.clock);
+        Ok(match &self.inner.scope {
+            Some(scope) => engine.format.scoped(&slot, scope),
             None => slot,
         })
     }
 
-    /// Fails unless the sequence is one counter (per period and scope).
-    fn counter_only(&self, operation: &'static str) -> Result<()> {
-        match *self.kind {
-            Kind::Counter => Ok(()),
-            _ => Err(self.kind.unsupported(operation)),
-        }
-    }
-
-    /// Reserves exactly `n` contiguous values of `slot`: from its counter, or from one shard.
-    async fn reserve_exact(&self, slot: &Slot, n: u64) -> Result<Reservation> {
-        match &*self.kind {
-            Kind::Counter => self.store.reserve(&slot.key, n, self.bounds).await,
-            Kind::Sharded(shards) => shards.reserve(n, false).await,
-            other => Err(other.unsupported("reserve")),
+    /// The engine, unless the sequence is something else than one counter (per period and
+    /// scope).
+    fn counter_only(&self, operation: &'static str) -> Result<&Engine> {
+        let engine = self.engine()?;
+        match *engine.kind {
+            Kind::Counter => Ok(engine),
+            _ => Err(engine.kind.unsupported(operation)),
         }
     }
 
     /// The next value and the slot it belongs to.
     async fn issue(&self) -> Result<(i64, Arc<Slot>)> {
-        self.check_scope()?;
-        match &*self.kind {
+        let engine = self.scoped_engine()?;
+        let options = &self.inner.options;
+        if options.gapless {
+            return Err(gapless_refusal("next"));
+        }
+        match &*engine.kind {
             Kind::Counter | Kind::Sharded(_) => {}
             Kind::Random => {
-                let value = random::draw(self.bounds)?;
-                self.shared.stats.issued(1);
+                let value = engine::draw(engine.bounds)?;
+                engine.shared.stats.issued(1);
                 return Ok((value, self.slot()?));
             }
             other => return Err(other.unsupported("next")),
         }
-        if self.options.batch == Batch::Fixed(1) || self.scope.is_some() {
+        if options.batch == Batch::Fixed(1) || self.inner.scope.is_some() {
             let slot = self.slot()?;
-            let r = self.reserve_exact(&slot, 1).await?;
-            self.shared.stats.reserved(1, r.retries);
-            self.shared.stats.issued(1);
-            self.shared.stats.waited();
+            let r = self.reserve_exact(engine, &slot, 1).await?;
+            self.record(engine, 1, r);
+            engine.shared.stats.waited();
             return Ok((r.range.first(), slot));
         }
         let req = Request {
-            store: &self.store,
-            format: &self.format,
-            clock: &self.options.clock,
-            bounds: self.bounds,
-            batch: self.options.batch,
-            prefetch_at: self.options.prefetch_at,
-            shards: match &*self.kind {
+            store: &engine.store,
+            format: &engine.format,
+            clock: &options.clock,
+            bounds: engine.bounds,
+            batch: options.batch,
+            prefetch_at: options.prefetch_at,
+            shards: match &*engine.kind {
                 Kind::Sharded(shards) => Some(shards),
                 _ => None,
             },
         };
-        self.shared.next(&req).await
+        engine.shared.next(&req).await
     }
 
-    /// `n` values in one round trip and the slot they belong to.
-    async fn reserve(&self, n: u64) -> Result<(IdRange, Arc<Slot>)> {
-        if n == 0 {
-            return Err(Error::InvalidOptions(
-                "cannot reserve 0 IDs; ask for at least 1".into(),
-            ));
+    /// Reserves exactly `n` contiguous values of `slot`: from its counter, or from one shard.
+    async fn reserve_exact(&self, engine: &Engine, slot: &Slot, n: u64) -> Result<Reservation> {
+        match &*engine.kind {
+            Kind::Counter => engine.store.reserve(&slot.key, n, engine.bounds).await,
+            Kind::Sharded(shards) => shards.reserve(n, false).await,
+            other => Err(other.unsupported("reserve")),
         }
-        let slot = self.slot()?;
-        let r = self.reserve_exact(&slot, n).await?;
-        self.shared.stats.reserved(n, r.retries);
-        self.shared.stats.issued(n);
-        Ok((r.range, slot))
     }
 
-    /// `n` values reserved in `session` and the slot they belong to.
-    async fn reserve_in_session(
+    /// `n` values in one round trip, in `session` if given, and the slot they belong to.
+    async fn reserve_range(
         &self,
         n: u64,
-        session: &mut mongodb::ClientSession,
+        session: Option<&mut ClientSession>,
     ) -> Result<(IdRange, Arc<Slot>)> {
+        let engine = self.engine()?;
         if n == 0 {
             return Err(Error::InvalidOptions(
                 "cannot reserve 0 IDs; ask for at least 1".into(),
             ));
         }
-        self.counter_only("reserve_in_session")?;
-        let slot = self.slot()?;
-        let r = self
-            .store
-            .reserve_in_session(&slot.key, n, self.bounds, session)
-            .await?;
-        self.shared.stats.reserved(n, r.retries);
-        self.shared.stats.issued(n);
-        Ok((r.range, slot))
+        let r = match session {
+            Some(session) => {
+                let engine = self.counter_only("reserve_in_session")?;
+                let slot = self.slot()?;
+                let r = engine
+                    .store
+                    .reserve_in_session(&slot.key, n, engine.bounds, session)
+                    .await?;
+                (r, slot)
+            }
+            None if self.inner.options.gapless => return Err(gapless_refusal("reserve")),
+            None => {
+                let slot = self.slot()?;
+                (self.reserve_exact(engine, &slot, n).await?, slot)
+            }
+        };
+        self.record(engine, n, r.0);
+        Ok((r.0.range, r.1))
+    }
+
+    /// Counts a reservation of `n` values, all handed out.
+    fn record(&self, engine: &Engine, n: u64, r: Reservation) {
+        engine.shared.stats.reserved(n, r.retries);
+        engine.shared.stats.issued(n);
+    }
+}
+
+/// The values of `range`, rendered as the IDs of `slot`.
+fn render_all<T: IdValue>(range: IdRange, slot: &Slot) -> Result<Vec<T>> {
+    range
+        .iter()
+        .map(|value| T::render(value, &slot.rendering))
+        .collect()
+}
+
+impl SequenceConfig {
+    /// The sequence of this configuration in `db`. An invalid configuration (which the derive
+    /// rules out at compile time) yields a sequence whose every fallible operation returns the
+    /// configuration's error.
+    pub fn sequence(&self, db: &Database) -> Sequence {
+        Sequence::build(db, self.options())
     }
 }
 
@@ -580,78 +616,22 @@ impl<'a> IntoFuture for SetNext<'a> {
 
     fn into_future(self) -> Self::IntoFuture {
         Box::pin(async move {
-            let inner = &*self.seq.inner;
-            let bounds = inner.bounds;
+            let seq = self.seq;
+            let engine = seq.engine()?;
+            let bounds = engine.bounds;
             if self.next < bounds.start || self.next > bounds.max {
                 return Err(Error::InvalidOptions(format!(
                     "next value {} is outside start..=max ({}..={})",
                     self.next, bounds.start, bounds.max
                 )));
             }
-            inner.counter_only("set_next")?;
-            let slot = inner.slot()?;
-            inner.shared.invalidate().await;
-            inner
+            seq.counter_only("set_next")?;
+            let slot = seq.slot()?;
+            engine.shared.invalidate().await;
+            engine
                 .store
                 .set_last_issued(&slot.key, self.next - 1, self.force, bounds)
                 .await
         })
-    }
-}
-
-/// The store of a sequence whose options were invalid: every operation returns the error.
-#[derive(Debug)]
-struct FailingStore(Error);
-
-impl FailingStore {
-    fn fail<'a, T: Send + 'a>(&self) -> BoxFuture<'a, Result<T>> {
-        let e = self.0.clone();
-        Box::pin(async move { Err(e) })
-    }
-}
-
-impl CounterStore for FailingStore {
-    fn reserve<'a>(
-        &'a self,
-        _: &'a CounterKey,
-        _: u64,
-        _: Bounds,
-    ) -> BoxFuture<'a, Result<Reservation>> {
-        self.fail()
-    }
-
-    fn last_issued<'a>(
-        &'a self,
-        _: &'a CounterKey,
-        _: Bounds,
-    ) -> BoxFuture<'a, Result<Option<i64>>> {
-        self.fail()
-    }
-
-    fn set_last_issued<'a>(
-        &'a self,
-        _: &'a CounterKey,
-        _: i64,
-        _: bool,
-        _: Bounds,
-    ) -> BoxFuture<'a, Result<()>> {
-        self.fail()
-    }
-
-    fn compare_and_set<'a>(
-        &'a self,
-        _: &'a CounterKey,
-        _: i64,
-        _: i64,
-    ) -> BoxFuture<'a, Result<bool>> {
-        self.fail()
-    }
-
-    fn delete<'a>(&'a self, _: &'a CounterKey) -> BoxFuture<'a, Result<bool>> {
-        self.fail()
-    }
-
-    fn location(&self) -> String {
-        "nowhere (invalid options)".to_owned()
     }
 }

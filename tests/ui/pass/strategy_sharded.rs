@@ -20,6 +20,14 @@ pub struct Order {
     pub id: Option<u32>,
 }
 
+/// Shards that a Node service using mongoose-sequence's layout can read too.
+#[derive(Debug, Serialize, Deserialize, SequentialId)]
+#[seq(strategy = "sharded", shards = 4, layout = "mongoose", counters = "identitycounters")]
+pub struct Ticket {
+    #[serde(rename = "_id")]
+    pub id: i64,
+}
+
 fn main() {
     let config = <Account as SequentialId>::SEQUENCE;
     assert_eq!(config.strategy, Strategy::Sharded);
@@ -28,4 +36,7 @@ fn main() {
     assert_eq!(options.shards, 1000);
     assert_eq!(options.validate().unwrap().start, 100_000_000_000);
     assert_eq!(<Order as SequentialId>::SEQUENCE.options().shards, 16);
+    let ticket = <Ticket as SequentialId>::SEQUENCE.options();
+    assert!(ticket.layout.is_mongoose());
+    assert!(ticket.validate().is_ok());
 }

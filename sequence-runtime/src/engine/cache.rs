@@ -1,0 +1,417 @@
+//! The in-process cache of reserved ranges, with a background prefetch of the next range
+//! (Meituan Leaf's double buffer) and an optional adaptive reservation size.
+//!
+//! One cache exists per sequence per process (see the registry) and is shared by every caller of
+//! that sequence. The lock is never held across an `.await`; a refill is one reservation from the
+//! [`CounterStore`], at most one in flight per sequence.
+//!
+//! For a sequence with periods, the cache remembers which period's counter (the [`Slot`]) its
+//! ranges belong to. The clock is read under the lock on every call, so IDs are handed out in the
+//! order of the clock readings: once a caller got an ID of a new period, no later caller gets one
+//! of the previous period. When the period changes, the cached ranges of the old one are dropped
+//! (counted as wasted) and the next ID comes from the new period's counter.
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
+
+use jiff::Timestamp;
+use tokio::sync::Notify;
+
+use super::sharded::Shards;
+use super::stats::StatsCell;
+use crate::error::{Error, Result};
+use crate::options::Batch;
+use crate::store::{CounterStore, Reservation};
+use crate::values::{Bounds, Clock, CounterKey, Format, IdRange, Slot};
+
+/// What one call of the cache needs to know about its sequence.
+pub(crate) struct Request<'a> {
+    pub(crate) store: &'a Arc<dyn CounterStore>,
+    pub(crate) format: &'a Format,
+    /// The handle's clock, unless the cache has one that overrides it.
+    pub(crate) clock: &'a Arc<dyn Clock>,
+    pub(crate) bounds: Bounds,
+    pub(crate) batch: Batch,
+    pub(crate) prefetch_at: f64,
+    /// For a sharded sequence: its shards, which ranges then come from instead of `key`.
+    pub(crate) shards: Option<&'a Arc<Shards>>,
+}
+
+/// The cache and the statistics of one sequence.
+#[derive(Debug, Default)]
+pub(crate) struct Shared {
+    pub(crate) stats: StatsCell,
+    state: Mutex<State>,
+    refilled: Notify,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// What is left of the range in use.
+    current: Option<IdRange>,
+    /// Size of the range in use when it was installed.
+    current_len: u64,
+    /// When the range in use was installed (for the adaptive size).
+    current_since: Option<Instant>,
+    /// The prefetched next range.
+    standby: Option<IdRange>,
+    /// Ticket of the refill in flight.
+    refill: Option<u64>,
+    last_ticket: u64,
+    /// The error of the last failed refill, for the callers that waited for it.
+    failure: Option<(u64, Error)>,
+    /// Bumped when cached ranges are invalidated; refills of an older epoch are dropped.
+    epoch: u64,
+    /// Current adaptive reservation size (0 until the first refill).
+    adaptive_size: u64,
+    /// The counter (period) that the cached ranges belong to.
+    slot: Option<Arc<Slot>>,
+    /// The slot last used by the calls that bypass the cache (one ID per round trip, bulk
+    /// reservations), kept so that it is only rebuilt when the period changes.
+    direct: Option<Arc<Slot>>,
+    /// A clock that replaces the handles' own clocks for this sequence.
+    clock: Option<Arc<dyn Clock>>,
+}
+
+enum Step<'a> {
+    Got(i64, Arc<Slot>, Option<Refill>),
+    Refill(Refill),
+    Wait(u64, tokio::sync::futures::Notified<'a>),
+}
+
+/// A refill to start once the lock is released.
+struct Refill {
+    ticket: u64,
+    epoch: u64,
+    size: u64,
+    slot: Arc<Slot>,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The next ID from the cache and the slot it belongs to, refilling the cache from the
+    /// store when it is empty.
+    pub(crate) async fn next(self: &Arc<Self>, req: &Request<'_>) -> Result<(i64, Arc<Slot>)> {
+        let mut waited = false;
+        loop {
+            match self.step(req) {
+                Step::Got(id, slot, prefetch) => {
+                    if waited {
+                        self.stats.waited();
+                    }
+                    if let Some(job) = prefetch {
+                        if self.spawn_refill(job, req) {
+                            // A task spawned from this one may wait until this one yields
+                            // (tokio runs it next on this thread), which a caller taking cached
+                            // IDs in a loop does only once the cache is empty: the prefetch
+                            // would then overlap nothing. Let it send its command now.
+                            tokio::task::yield_now().await;
+                        }
+                    }
+                    return Ok((id, slot));
+                }
+                Step::Refill(job) => {
+                    waited = true;
+                    tracing::debug!(counter = %job.slot.key, size = job.size, "refilling, callers wait");
+                    let guard = RefillGuard {
+                        shared: self.clone(),
+                        ticket: job.ticket,
+                    };
+                    let result =
+                        refill(req.store, &job.slot.key, req.shards, job.size, req.bounds).await;
+                    guard.finish(job.epoch, result, req.batch)?;
+                }
+                Step::Wait(ticket, refilled) => {
+                    waited = true;
+                    refilled.await;
+                    if let Some(e) = self.failure_of(ticket) {
+                        return Err(e);
+                    }
+                }
+            }
+        }
+    }
+
+    /// What the caller of `next` does now, decided under the lock.
+    fn step(&self, req: &Request<'_>) -> Step<'_> {
+        let mut st = self.lock();
+        let slot = self.align(&mut st, req);
+        if let Some((id, prefetch)) = self.take(&mut st, req) {
+            return Step::Got(id, slot, prefetch);
+        }
+        match st.refill {
+            // Registered under the lock, so the refill's wake-up cannot be missed.
+            Some(ticket) => Step::Wait(ticket, self.refilled.notified()),
+            None => Step::Refill(self.begin_refill(&mut st, req.batch)),
+        }
+    }
+
+    /// Reads the clock and makes the cache serve the slot of the current period: the ranges of
+    /// another period are dropped (counted as wasted) and refills still in flight for it are
+    /// discarded when they land.
+    fn align(&self, st: &mut State, req: &Request<'_>) -> Arc<Slot> {
+        let clock = st.clock.as_ref().unwrap_or(req.clock);
+        let slot = req.format.slot(|| clock.now(), st.slot.as_ref());
+        if st.slot.as_ref().is_some_and(|s| Arc::ptr_eq(s, &slot)) {
+            return slot;
+        }
+        let dropped =
+            st.current.take().map_or(0, |r| r.len()) + st.standby.take().map_or(0, |r| r.len());
+        if dropped > 0 {
+            self.stats.wasted(dropped);
+            tracing::debug!(counter = %slot.key, dropped, "period changed; cached values of the previous one dropped");
+        }
+        st.epoch += 1;
+        st.current_since = None;
+        st.slot = Some(slot.clone());
+        slot
+    }
+
+    /// The slot in use now, for calls that bypass the cache.
+    pub(crate) fn direct_slot(&self, format: &Format, clock: &Arc<dyn Clock>) -> Arc<Slot> {
+        if let Some(constant) = format.constant() {
+            return constant.clone();
+        }
+        let mut st = self.lock();
+        let slot = {
+            let clock = st.clock.as_ref().unwrap_or(clock);
+            format.slot(|| clock.now(), st.direct.as_ref())
+        };
+        st.direct = Some(slot.clone());
+        slot
+    }
+
+    /// The current instant, from the overriding clock or else `clock`.
+    pub(crate) fn now(&self, clock: &Arc<dyn Clock>) -> Timestamp {
+        let st = self.lock();
+        st.clock.as_ref().unwrap_or(clock).now()
+    }
+
+    /// Sets (or with `None` removes) the clock that overrides the handles' own.
+    pub(crate) fn set_clock(&self, clock: Option<Arc<dyn Clock>>) {
+        self.lock().clock = clock;
+    }
+
+    fn failure_of(&self, ticket: u64) -> Option<Error> {
+        match &self.lock().failure {
+            Some((t, e)) if *t == ticket => Some(e.clone()),
+            _ => None,
+        }
+    }
+
+    /// Takes one ID if the cache has one; says whether a prefetch should start.
+    fn take(&self, st: &mut State, req: &Request<'_>) -> Option<(i64, Option<Refill>)> {
+        if !ensure_current(st, req.batch) {
+            return None;
+        }
+        let prefetch = prefetch_due(st, req.prefetch_at).then(|| self.begin_refill(st, req.batch));
+        Some((self.take_one(st), prefetch))
+    }
+
+    /// The next ID, if the cache has one and taking it does not make a refill due: the path of
+    /// callers that have no [`CounterStore`] at hand. `None` sends the caller to
+    /// [`next`](Self::next), which refills.
+    pub(crate) fn next_cached(&self, batch: Batch, prefetch_at: f64) -> Option<i64> {
+        let mut st = self.lock();
+        if !ensure_current(&mut st, batch) || prefetch_due(&st, prefetch_at) {
+            return None;
+        }
+        Some(self.take_one(&mut st))
+    }
+
+    /// Takes the first ID of the range in use, which must exist.
+    fn take_one(&self, st: &mut State) -> i64 {
+        let current = st.current.take().expect("a range in use");
+        let (head, rest) = current.split_first(1);
+        st.current = rest;
+        self.stats.issued(1);
+        head.first()
+    }
+
+    fn begin_refill(&self, st: &mut State, batch: Batch) -> Refill {
+        st.last_ticket += 1;
+        st.refill = Some(st.last_ticket);
+        let size = match batch {
+            Batch::Fixed(n) => n,
+            Batch::Adaptive(a) => {
+                if st.adaptive_size == 0 {
+                    st.adaptive_size = a.min;
+                }
+                st.adaptive_size
+            }
+        };
+        Refill {
+            ticket: st.last_ticket,
+            epoch: st.epoch,
+            size,
+            slot: st
+                .slot
+                .clone()
+                .expect("a refill starts after the slot is aligned"),
+        }
+    }
+
+    /// Reserves the next range in the background; false if there is no runtime to do it on.
+    fn spawn_refill(self: &Arc<Self>, job: Refill, req: &Request<'_>) -> bool {
+        let guard = RefillGuard {
+            shared: self.clone(),
+            ticket: job.ticket,
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return false; // dropping the guard ends the refill; the next caller refills inline
+        };
+        let store = req.store.clone();
+        let shards = req.shards.cloned();
+        let (bounds, batch) = (req.bounds, req.batch);
+        tracing::debug!(counter = %job.slot.key, size = job.size, "prefetching the next range");
+        runtime.spawn(async move {
+            let key = &job.slot.key;
+            let result = refill(&store, key, shards.as_ref(), job.size, bounds).await;
+            if let Err(e) = &result {
+                tracing::warn!(counter = %key, error = %e, "prefetch of the next range failed");
+            }
+            let _ = guard.finish(job.epoch, result, batch);
+        });
+        true
+    }
+
+    /// Drops every cached range (after an admin operation); they count as wasted.
+    pub(crate) async fn invalidate(&self) {
+        let (current, standby, _) = self.take_all().await;
+        let wasted = current.map_or(0, |r| r.len()) + standby.map_or(0, |r| r.len());
+        self.stats.wasted(wasted);
+    }
+
+    /// Waits for the refill in flight, if any, then removes and returns the cached ranges
+    /// (current, standby) and the slot they belong to. A refill that starts later belongs to the
+    /// new epoch.
+    pub(crate) async fn take_all(&self) -> (Option<IdRange>, Option<IdRange>, Option<Arc<Slot>>) {
+        loop {
+            let refilled = {
+                let mut st = self.lock();
+                if st.refill.is_none() {
+                    st.epoch += 1;
+                    st.current_since = None;
+                    return (st.current.take(), st.standby.take(), st.slot.clone());
+                }
+                self.refilled.notified()
+            };
+            refilled.await;
+        }
+    }
+}
+
+/// Makes sure there is a range in use, installing the prefetched one if needed; false if the
+/// cache is empty.
+fn ensure_current(st: &mut State, batch: Batch) -> bool {
+    if st.current.is_none() {
+        match st.standby.take() {
+            Some(standby) => install(st, standby, batch),
+            None => return false,
+        }
+    }
+    true
+}
+
+/// Whether taking the next ID from the range in use should start a prefetch of the next range:
+/// none is in flight or waiting, and `prefetch_at` of the range will have been used.
+fn prefetch_due(st: &State, prefetch_at: f64) -> bool {
+    let remaining_after = st.current.map_or(0, |r| r.len() - 1);
+    let used = st.current_len - remaining_after;
+    st.refill.is_none()
+        && st.standby.is_none()
+        && used as f64 >= prefetch_at * st.current_len as f64
+}
+
+/// Installs `range` as the range in use, updating the adaptive size from how long the previous
+/// range lasted.
+fn install(st: &mut State, range: IdRange, batch: Batch) {
+    if let (Batch::Adaptive(a), Some(since)) = (batch, st.current_since) {
+        st.adaptive_size = a.next_size(st.adaptive_size.max(a.min), since.elapsed());
+    }
+    st.current = Some(range);
+    st.current_len = range.len();
+    st.current_since = Some(Instant::now());
+}
+
+/// The next range of the cache: from the counter, or from one of the shards.
+async fn refill(
+    store: &Arc<dyn CounterStore>,
+    key: &CounterKey,
+    shards: Option<&Arc<Shards>>,
+    size: u64,
+    bounds: Bounds,
+) -> Result<Reservation> {
+    match shards {
+        Some(shards) => shards.reserve(size, true).await,
+        None => reserve_up_to(store, key, size, bounds).await,
+    }
+}
+
+/// Reserves `size` values, or all that are left if fewer than `size` but at least one are.
+async fn reserve_up_to(
+    store: &Arc<dyn CounterStore>,
+    key: &CounterKey,
+    size: u64,
+    bounds: Bounds,
+) -> Result<Reservation> {
+    match store.reserve(key, size, bounds).await {
+        Err(Error::Exhausted { last, max, .. }) if size > 1 && last < max => {
+            let left = max.abs_diff(last).min(size);
+            store.reserve(key, left, bounds).await
+        }
+        other => other,
+    }
+}
+
+/// Ends a refill: on `finish` with its result, or on drop if the refill was cancelled (so that a
+/// dropped task or caller never leaves the cache waiting forever).
+struct RefillGuard {
+    shared: Arc<Shared>,
+    ticket: u64,
+}
+
+impl RefillGuard {
+    fn finish(self, epoch: u64, result: Result<Reservation>, batch: Batch) -> Result<()> {
+        let shared = self.shared.clone();
+        let outcome = {
+            let mut st = shared.lock();
+            match result {
+                Ok(r) => {
+                    shared.stats.reserved(r.range.len(), r.retries);
+                    if st.epoch != epoch {
+                        shared.stats.wasted(r.range.len());
+                    } else if st.current.is_none() {
+                        install(&mut st, r.range, batch);
+                    } else if st.standby.is_none() {
+                        st.standby = Some(r.range);
+                    } else {
+                        shared.stats.wasted(r.range.len());
+                    }
+                    Ok(())
+                }
+                Err(e) => {
+                    st.failure = Some((self.ticket, e.clone()));
+                    Err(e)
+                }
+            }
+        };
+        drop(self); // clears the refill and wakes the waiters
+        outcome
+    }
+}
+
+impl Drop for RefillGuard {
+    fn drop(&mut self) {
+        {
+            let mut st = self.shared.lock();
+            if st.refill == Some(self.ticket) {
+                st.refill = None;
+            }
+        }
+        self.shared.refilled.notify_waiters();
+    }
+}

@@ -1,0 +1,93 @@
+//! What a [`Sequence`](crate::Sequence) holds for its strategy: how its values are made.
+
+use std::sync::Arc;
+
+use mongo_sequence_rules::Strategy;
+
+use super::registry;
+use super::sharded::{FullShards, Shards};
+use crate::error::Error;
+use crate::options::SequenceOptions;
+use crate::store::CounterStore;
+use crate::values::{Bounds, CounterKey};
+
+/// How a sequence makes its values.
+#[derive(Debug)]
+pub(crate) enum Kind {
+    /// One counter document (per period and scope).
+    Counter,
+    /// Several counter documents with disjoint slices.
+    Sharded(Arc<Shards>),
+    /// Random draws.
+    Random,
+    /// UUIDs or ObjectIds: no number at all.
+    Generated(Strategy),
+}
+
+impl Kind {
+    /// The kind of `options`, whose space of values is `space`. `registry` (database, counters
+    /// collection) shares the per-process state with the other handles of the sequence; `None`
+    /// gives the handle a state of its own.
+    pub(crate) fn new(
+        options: &SequenceOptions,
+        store: &Arc<dyn CounterStore>,
+        key: &CounterKey,
+        space: Bounds,
+        registry: Option<(&str, &str)>,
+    ) -> Self {
+        match options.strategy {
+            Strategy::Counter => Kind::Counter,
+            Strategy::Sharded => {
+                let count = options.shards;
+                let full = registry.map(|(db, counters)| {
+                    let id = format!(
+                        "full-shards\0{db}\0{counters}\0{}\0{}",
+                        key.canonical(),
+                        Shards::identity(space, count)
+                    );
+                    registry::entry(id, || FullShards::new(count))
+                });
+                let shards = Shards::new(store.clone(), &options.name, space, count, full);
+                Kind::Sharded(Arc::new(shards))
+            }
+            Strategy::Random => Kind::Random,
+            other => Kind::Generated(other),
+        }
+    }
+
+    pub(crate) fn strategy(&self) -> Strategy {
+        match self {
+            Kind::Counter => Strategy::Counter,
+            Kind::Sharded(_) => Strategy::Sharded,
+            Kind::Random => Strategy::Random,
+            Kind::Generated(s) => *s,
+        }
+    }
+
+    /// The error of `operation` on a strategy that does not have it.
+    pub(crate) fn unsupported(&self, operation: &'static str) -> Error {
+        let strategy = self.strategy();
+        let hint = match strategy {
+            Strategy::Sharded => {
+                "; it needs a single counter, and a sharded sequence has one per shard"
+            }
+            Strategy::Random => "; random IDs use no counter",
+            _ => "; this strategy makes no numbers",
+        };
+        Error::Unsupported {
+            operation,
+            strategy: strategy.name(),
+            hint,
+        }
+    }
+
+    /// The id, in the registry, of the cache and statistics of the sequence with `key`.
+    pub(crate) fn cache_id(&self, key: &CounterKey) -> String {
+        match self {
+            Kind::Counter => key.canonical().to_owned(),
+            Kind::Sharded(s) => format!("{}\0{}", key.canonical(), s.configuration()),
+            Kind::Random => format!("{}\0random", key.canonical()),
+            Kind::Generated(s) => format!("{}\0{}", key.canonical(), s.name()),
+        }
+    }
+}

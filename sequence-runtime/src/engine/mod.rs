@@ -1,0 +1,22 @@
+//! The engine: how each strategy makes its values from the one mechanism of the stores
+//! (reserve a contiguous range), and the state a process keeps per sequence.
+//!
+//! - `kind.rs`: what a sequence holds for its strategy;
+//! - `cache.rs`: the cached ranges of a counter, with the prefetch of the next one;
+//! - `sharded.rs`: the slices of a sharded sequence;
+//! - `random.rs`: uniform draws;
+//! - `registry.rs`: the per-process state shared by the handles of one sequence;
+//! - `stats.rs`: what a sequence did in this process.
+
+mod cache;
+mod kind;
+mod random;
+mod registry;
+mod sharded;
+mod stats;
+
+pub(crate) use cache::{Request, Shared};
+pub(crate) use kind::Kind;
+pub(crate) use random::draw;
+pub(crate) use registry::{shared, with_model_shared};
+pub use stats::Stats;

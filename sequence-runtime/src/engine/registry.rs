@@ -1,0 +1,116 @@
+//! The process-wide registry: one cache per (database, counters collection, counter), and the
+//! other per-process state of a sequence (such as the full shards of a sharded one).
+
+use std::any::{Any, TypeId};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, PoisonError, RwLock};
+
+use super::cache::Shared;
+
+type Entry = Arc<dyn Any + Send + Sync>;
+
+static REGISTRY: LazyLock<RwLock<HashMap<String, Entry>>> =
+    LazyLock::new(|| RwLock::new(HashMap::new()));
+
+/// The shared cache of a counter, created on first use.
+///
+/// Every handle of the same counter in this process, however it was created, shares one cache,
+/// so that many model instances or tasks do not each hold a reserved range.
+pub(crate) fn shared(db: &str, counters: &str, key: &str) -> Arc<Shared> {
+    entry(format!("{db}\0{counters}\0{key}"), Shared::default)
+}
+
+/// The state of type `T` registered under `id`, created with `make` on first use. Callers give
+/// each type ids of its own (a prefix), so that an id never holds another type.
+pub(crate) fn entry<T: Any + Send + Sync>(id: String, make: impl FnOnce() -> T) -> Arc<T> {
+    let get = |map: &HashMap<String, Entry>| map.get(&id).cloned().map(Arc::downcast::<T>);
+    if let Some(Ok(found)) = get(&REGISTRY.read().unwrap_or_else(PoisonError::into_inner)) {
+        return found;
+    }
+    let mut map = REGISTRY.write().unwrap_or_else(PoisonError::into_inner);
+    if let Some(Ok(found)) = get(&map) {
+        return found;
+    }
+    let fresh = Arc::new(make());
+    map.insert(id, fresh.clone());
+    fresh
+}
+
+/// How many (model, database) pairs each thread remembers.
+const RECENT_CAPACITY: usize = 16;
+
+/// A model type and the database it is used in.
+type ModelKey = (TypeId, Box<str>);
+
+thread_local! {
+    /// The caches this thread used last, by model and database: a lookup here neither formats a
+    /// key nor touches the registry's lock. Most recently used last.
+    static RECENT: RefCell<Vec<(ModelKey, Arc<Shared>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Calls `f` with the shared cache of the counter of a model in `db`: the same cache as
+/// [`shared`]`(db, counters, key())`, remembered per thread under the model's type, whose
+/// configuration fixes `counters` and `key`.
+pub(crate) fn with_model_shared<R>(
+    model: TypeId,
+    db: &str,
+    counters: &str,
+    key: impl FnOnce() -> String,
+    f: impl FnOnce(&Shared) -> R,
+) -> R {
+    RECENT.with(|recent| {
+        let mut recent = recent.borrow_mut();
+        let last = match recent
+            .iter()
+            .rposition(|((t, d), _)| *t == model && **d == *db)
+        {
+            Some(i) => {
+                let last = recent.len() - 1;
+                recent.swap(i, last);
+                last
+            }
+            None => {
+                if recent.len() == RECENT_CAPACITY {
+                    recent.remove(0);
+                }
+                recent.push(((model, db.into()), shared(db, counters, &key())));
+                recent.len() - 1
+            }
+        };
+        // `f` gets a reference: no reference count is touched on the way.
+        f(&recent[last].1)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct ModelA;
+    struct ModelB;
+
+    #[test]
+    fn model_lookups_find_the_registry_entry() {
+        let a = TypeId::of::<ModelA>();
+        let b = TypeId::of::<ModelB>();
+        // More databases than a thread remembers, twice over: hits and misses alike must give
+        // the registry's cache of the counter.
+        for _ in 0..2 {
+            for i in 0..RECENT_CAPACITY + 4 {
+                let db = format!("registry_test_{i}");
+                for (model, key) in [(a, "s:a"), (b, "s:b")] {
+                    let expected = shared(&db, "counters", key);
+                    let same = with_model_shared(
+                        model,
+                        &db,
+                        "counters",
+                        || key.to_owned(),
+                        |s| std::ptr::eq(s, &*expected),
+                    );
+                    assert!(same, "model {key} in {db}");
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,294 @@
+//! The one place where the driver's errors become this crate's.
+//!
+//! Every path that talks to the server maps its errors with [`Error::from_driver_on`], naming
+//! the collection and what the operation needed ([`Access`]), so that one cause gives one error
+//! whichever path meets it: a missing privilege is [`Error::Unauthorized`], a duplicate key
+//! [`Error::DuplicateKey`], a transaction on a server without transactions
+//! [`Error::TransactionsUnsupported`]. The paths that retry ask the predicates below what kind
+//! of failure they met (an unknown outcome, a transient transaction error, a collision on
+//! `_id`) before they map it.
+
+use std::fmt::Display;
+
+use mongodb::error::{
+    ErrorKind, WriteFailure, RETRYABLE_WRITE_ERROR, TRANSIENT_TRANSACTION_ERROR,
+    UNKNOWN_TRANSACTION_COMMIT_RESULT,
+};
+
+use super::Error;
+
+/// Duplicate-key error codes the server uses (11000, its legacy twin 11001, and 12582 from
+/// older `mongos` versions).
+pub const DUPLICATE_KEY_CODES: [i32; 3] = [11000, 11001, 12582];
+
+/// The server's error code for a missing privilege (`Unauthorized`).
+const UNAUTHORIZED: i32 = 13;
+
+/// The server's `IllegalOperation` error code, which it gives to a transaction on a server that
+/// is not a replica set member or `mongos`.
+const ILLEGAL_OPERATION: i32 = 20;
+
+/// What an operation needed of its collection: [`Error::Unauthorized`] names it when the
+/// server refuses the operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Access {
+    /// Reserving IDs from a counter.
+    Reserve,
+    /// Reading a counter.
+    Read,
+    /// Setting a counter (`set_next`, `reset`).
+    Set,
+    /// Giving values back to a counter (`release`).
+    Release,
+    /// Deleting counters (`delete`, `purge_periods_before`).
+    Delete,
+    /// Creating the unique index of mongoose-sequence's layout.
+    Index,
+    /// Inserting documents.
+    Insert,
+    /// Reading back a document whose insert had an unknown outcome.
+    Confirm,
+}
+
+impl Access {
+    /// The privileges the operation needs on its collection, and what for.
+    pub(crate) const fn needs(self) -> &'static str {
+        match self {
+            Access::Reserve => "the `find`, `update` and `insert` actions on it to reserve IDs",
+            Access::Read => "the `find` action on it to read a counter",
+            Access::Set => "the `update` and `insert` actions on it to set a counter",
+            Access::Release => "the `update` action on it to give values back",
+            Access::Delete => "the `remove` action on it to delete counters",
+            Access::Index => {
+                "the `createIndex` action on it for the unique index of the mongoose layout"
+            }
+            Access::Insert => "the `insert` action on it to insert documents",
+            Access::Confirm => {
+                "the `find` action on it to confirm an insert whose outcome was unknown"
+            }
+        }
+    }
+}
+
+impl Error {
+    /// Whether this error is (or wraps) a duplicate-key error.
+    pub fn is_duplicate_key(&self) -> bool {
+        match self {
+            Error::DuplicateKey { .. } => true,
+            Error::Mongo(e) => is_duplicate_key(e),
+            _ => false,
+        }
+    }
+
+    /// Turns a driver error into [`Error::DuplicateKey`] when it is one, else [`Error::Mongo`].
+    pub fn from_driver(err: mongodb::error::Error) -> Self {
+        match duplicate_key_message(&err) {
+            Some(message) => Error::DuplicateKey {
+                message,
+                source: err,
+            },
+            None => Error::Mongo(err),
+        }
+    }
+
+    /// The error of an operation on `namespace` that needed `access`: the server's
+    /// `Unauthorized` becomes [`Error::Unauthorized`] naming the collection and the
+    /// privileges, its refusal of a transaction [`Error::TransactionsUnsupported`], and the
+    /// rest is as [`from_driver`](Self::from_driver) makes it.
+    pub(crate) fn from_driver_on(
+        err: mongodb::error::Error,
+        namespace: impl Display,
+        access: Access,
+    ) -> Self {
+        match code(&err) {
+            Some(UNAUTHORIZED) => Error::Unauthorized {
+                namespace: namespace.to_string(),
+                needs: access.needs(),
+                source: err,
+            },
+            Some(ILLEGAL_OPERATION) => Error::TransactionsUnsupported {
+                detail: err.to_string(),
+            },
+            _ => Error::from_driver(err),
+        }
+    }
+}
+
+/// The server's error code of a command or write error.
+fn code(err: &mongodb::error::Error) -> Option<i32> {
+    match &*err.kind {
+        ErrorKind::Command(e) => Some(e.code),
+        ErrorKind::Write(WriteFailure::WriteError(e)) => Some(e.code),
+        _ => None,
+    }
+}
+
+/// Whether a driver error is a duplicate-key error (codes 11000, 11001, 12582), in any of the
+/// forms the driver reports it: a write error, a command error (`findAndModify`), or inside the
+/// errors of `insert_many` and `bulk_write`.
+pub fn is_duplicate_key(err: &mongodb::error::Error) -> bool {
+    duplicate_key_message(err).is_some()
+}
+
+fn duplicate_key_message(err: &mongodb::error::Error) -> Option<String> {
+    let dup = |code: i32| DUPLICATE_KEY_CODES.contains(&code);
+    match &*err.kind {
+        ErrorKind::Write(WriteFailure::WriteError(e)) if dup(e.code) => Some(e.message.clone()),
+        ErrorKind::Command(e) if dup(e.code) => Some(e.message.clone()),
+        ErrorKind::InsertMany(e) => e
+            .write_errors
+            .iter()
+            .flatten()
+            .find(|w| dup(w.code))
+            .map(|w| w.message.clone()),
+        ErrorKind::BulkWrite(e) => e
+            .write_errors
+            .values()
+            .find(|w| dup(w.code))
+            .map(|w| w.message.clone()),
+        _ => None,
+    }
+}
+
+/// Whether a write error is a duplicate key on the `_id` index. The server names the index in
+/// its message (`E11000 duplicate key error collection: db.c index: _id_ dup key: { _id: 42 }`);
+/// the driver exposes no `keyPattern`. The `_id` index is always named `_id_`, and no other
+/// index of a collection can have that name.
+fn is_id_collision(code: i32, message: &str) -> bool {
+    DUPLICATE_KEY_CODES.contains(&code) && message.contains(" index: _id_ ")
+}
+
+/// Whether the error of an `insert_one` is a duplicate key on `_id`.
+pub(crate) fn collided_on_id(err: &mongodb::error::Error) -> bool {
+    matches!(&*err.kind, ErrorKind::Write(WriteFailure::WriteError(e)) if is_id_collision(e.code, &e.message))
+}
+
+/// The positions of the documents of an `insert_many` that collided on `_id`, if that is all
+/// that went wrong.
+pub(crate) fn collisions_on_id(err: &mongodb::error::Error) -> Option<Vec<usize>> {
+    match &*err.kind {
+        ErrorKind::InsertMany(e) if e.write_concern_error.is_none() => e
+            .write_errors
+            .as_ref()?
+            .iter()
+            .map(|w| is_id_collision(w.code, &w.message).then_some(w.index))
+            .collect(),
+        _ => None,
+    }
+}
+
+/// Whether a failed write may nevertheless have been applied, or was not applied for a reason
+/// that goes away (a connection dropped, an election, an unconfirmed write concern).
+pub(crate) fn outcome_unknown(err: &mongodb::error::Error) -> bool {
+    err.contains_label(RETRYABLE_WRITE_ERROR)
+        || matches!(
+            &*err.kind,
+            ErrorKind::Io(_)
+                | ErrorKind::ConnectionPoolCleared { .. }
+                | ErrorKind::Write(WriteFailure::WriteConcernError(_))
+        )
+}
+
+/// Whether a transaction failed in a way that retrying the whole transaction may get past.
+pub(crate) fn transaction_transient(err: &mongodb::error::Error) -> bool {
+    err.contains_label(TRANSIENT_TRANSACTION_ERROR)
+}
+
+/// Whether the result of a commit is unknown, so that the commit alone may be retried.
+pub(crate) fn commit_unknown(err: &mongodb::error::Error) -> bool {
+    err.contains_label(UNKNOWN_TRANSACTION_COMMIT_RESULT)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use mongodb::bson::{doc, from_document};
+    use mongodb::error::CommandError;
+
+    use super::*;
+
+    fn command(code: i32, message: &str) -> mongodb::error::Error {
+        let e: CommandError =
+            from_document(doc! { "code": code, "codeName": "X", "errmsg": message }).unwrap();
+        ErrorKind::Command(e).into()
+    }
+
+    #[test]
+    fn unauthorized_names_the_collection_and_the_privileges() {
+        let refused = command(
+            13,
+            "not authorized on shop to execute command { findAndModify: \"counters\" }",
+        );
+        let e = Error::from_driver_on(refused, "shop.counters", Access::Reserve);
+        let text = e.to_string();
+        assert!(
+            text.starts_with("not authorized on `shop.counters`: the user needs"),
+            "{text}"
+        );
+        assert!(
+            text.contains("`find`, `update` and `insert` actions on it to reserve IDs"),
+            "{text}"
+        );
+        let source = std::error::Error::source(&e).unwrap().to_string();
+        assert!(source.contains("not authorized"), "{source}");
+    }
+
+    #[test]
+    fn every_cause_has_its_error() {
+        let dup = command(
+            11000,
+            "E11000 duplicate key error collection: a.b index: _id_",
+        );
+        assert!(matches!(
+            Error::from_driver_on(dup, "a.b", Access::Insert),
+            Error::DuplicateKey { .. }
+        ));
+        let illegal = command(
+            20,
+            "Transaction numbers are only allowed on a replica set member or mongos",
+        );
+        assert!(matches!(
+            Error::from_driver_on(illegal, "a.b", Access::Insert),
+            Error::TransactionsUnsupported { .. }
+        ));
+        let other = mongodb::error::Error::custom("nope");
+        assert!(!is_duplicate_key(&other));
+        assert!(matches!(
+            Error::from_driver_on(other, "a.b", Access::Insert),
+            Error::Mongo(_)
+        ));
+    }
+
+    #[test]
+    fn only_the_id_index_counts_as_a_collision() {
+        assert!(is_id_collision(
+            11000,
+            "E11000 duplicate key error collection: db.c index: _id_ dup key: { _id: 42 }"
+        ));
+        assert!(!is_id_collision(
+            11000,
+            "E11000 duplicate key error collection: db.c index: email_1 dup key: { email: \"a\" }"
+        ));
+        assert!(!is_id_collision(
+            11000,
+            "E11000 duplicate key error collection: db.c index: my_id_1 dup key: { my_id: 1 }"
+        ));
+        assert!(!is_id_collision(121, "index: _id_ "));
+    }
+
+    #[test]
+    fn unknown_outcomes_are_told_apart_from_final_errors() {
+        let io: mongodb::error::Error =
+            ErrorKind::Io(Arc::new(std::io::ErrorKind::ConnectionReset.into())).into();
+        assert!(outcome_unknown(&io));
+        let wce: mongodb::error::WriteConcernError =
+            from_document(doc! { "code": 64, "errmsg": "waiting for replication timed out" })
+                .unwrap();
+        let wce: mongodb::error::Error =
+            ErrorKind::Write(WriteFailure::WriteConcernError(wce)).into();
+        assert!(outcome_unknown(&wce));
+        assert!(!outcome_unknown(&command(11000, "dup")));
+        assert!(!transaction_transient(&io) && !commit_unknown(&io));
+    }
+}

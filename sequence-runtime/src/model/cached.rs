@@ -1,0 +1,30 @@
+//! The hot path of a model whose sequence is a plain counter with a batch: its next ID straight
+//! from this process's cache of the counter, without building a [`Sequence`] per call.
+//!
+//! [`Sequence`]: crate::Sequence
+
+use std::any::TypeId;
+
+use mongo_sequence_rules::defaults;
+use mongodb::Collection;
+
+use super::doc::Doc;
+use crate::engine::{self, Kind};
+use crate::values::CounterKey;
+
+/// The next ID of `M`'s counter from the cache a [`Sequence`](crate::Sequence) of `M` uses,
+/// when that cache holds one and taking it does not make a refill due; `None` otherwise, and
+/// for configurations without such a cache ([`SequenceConfig`](crate::SequenceConfig)
+/// decides which have one). The cache is found under the same registry id a `Sequence` uses.
+pub(crate) fn cached_id<M: Doc>(coll: &Collection<M>) -> Option<i64> {
+    let config = &M::CONFIG;
+    let batch = config.cached_batch()?;
+    let db = coll.namespace().db;
+    engine::with_model_shared(
+        TypeId::of::<M>(),
+        &db,
+        config.counters,
+        || Kind::Counter.cache_id(&CounterKey::named(config.name)),
+        |shared| shared.next_cached(batch, defaults::PREFETCH_AT),
+    )
+}

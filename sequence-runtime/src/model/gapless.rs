@@ -1,0 +1,207 @@
+//! Gapless numbering: the counter update and the insert in one multi-document transaction.
+//!
+//! If the insert fails for any reason the transaction aborts and the number is not consumed, so
+//! the issued IDs are exactly `start, start + 1, …`. Transient transaction errors (write
+//! conflicts between callers racing for the counter, network errors, elections) retry the whole
+//! transaction with jittered backoff until the deadline; an unknown commit result retries the
+//! commit only; errors that are the caller's (a duplicate on another unique index, validation)
+//! abort and are returned unchanged.
+
+use std::time::{Duration, Instant};
+
+use mongodb::options::WriteConcern;
+use mongodb::{ClientSession, Collection, Namespace};
+
+use super::doc::Doc;
+use super::scope;
+use crate::error::{commit_unknown, transaction_transient, Access, Error, Result};
+use crate::sequence::Sequence;
+
+/// Upper bound of the backoff between two attempts.
+const MAX_BACKOFF: Duration = Duration::from_millis(100);
+
+/// The documents of one gapless insert.
+pub(crate) enum Docs<'a, T> {
+    One(&'a mut T),
+    Many(&'a mut [T]),
+}
+
+impl<T> Docs<'_, T> {
+    fn len(&self) -> usize {
+        match self {
+            Docs::One(_) => 1,
+            Docs::Many(docs) => docs.len(),
+        }
+    }
+}
+
+/// Why one attempt failed.
+enum Failure {
+    /// Retry the whole transaction.
+    Transient(mongodb::error::Error),
+    /// Give up: the error goes to the caller.
+    Fatal(Error),
+}
+
+/// How a driver error of the transaction on `namespace` is handled.
+fn classify(e: mongodb::error::Error, namespace: &Namespace) -> Failure {
+    if transaction_transient(&e) {
+        Failure::Transient(e)
+    } else {
+        Failure::Fatal(Error::from_driver_on(e, namespace, Access::Insert))
+    }
+}
+
+/// Inserts `docs` with IDs taken from `seq` inside one transaction, retried until the
+/// sequence's transaction timeout.
+pub(crate) async fn insert<T: Doc>(
+    mut docs: Docs<'_, T>,
+    coll: &Collection<T>,
+    seq: &Sequence,
+) -> Result<Vec<T::Id>> {
+    if docs.len() == 0 {
+        return Ok(Vec::new());
+    }
+    let timeout = seq.options().transaction_timeout;
+    let namespace = coll.namespace();
+    let mapped = |e| Error::from_driver_on(e, &namespace, Access::Insert);
+    let mut session = coll.client().start_session().await.map_err(mapped)?;
+    let started = Instant::now();
+    let mut attempts = 0_u32;
+    loop {
+        attempts += 1;
+        session
+            .start_transaction()
+            .write_concern(WriteConcern::majority())
+            .await
+            .map_err(mapped)?;
+        let failure = match attempt(&mut docs, coll, seq, &mut session).await {
+            Ok(ids) => match commit(&mut session, &namespace, started, timeout).await {
+                Ok(()) => return Ok(ids),
+                Err(e) => e,
+            },
+            Err(e) => {
+                // Best effort: the server aborts an unfinished transaction on its own too.
+                let _ = session.abort_transaction().await;
+                e
+            }
+        };
+        match failure {
+            Failure::Fatal(e) => return Err(e),
+            Failure::Transient(e) if started.elapsed() >= timeout => {
+                return Err(Error::TransactionTimeout {
+                    counter: seq.key().to_string(),
+                    attempts,
+                    elapsed_ms: started.elapsed().as_millis() as u64,
+                    source: e,
+                })
+            }
+            Failure::Transient(e) => {
+                tracing::debug!(counter = %seq.key(), attempts, error = %e, "retrying gapless transaction");
+                tokio::time::sleep(backoff(attempts)).await;
+            }
+        }
+    }
+}
+
+/// How a failed counter update in the transaction is handled.
+fn counter_failure(e: Error) -> Failure {
+    match e {
+        Error::Mongo(e) if transaction_transient(&e) => Failure::Transient(e),
+        // A duplicate key from racing first upserts aborted the transaction: try again.
+        Error::DuplicateKey { source, .. } => Failure::Transient(source),
+        e => Failure::Fatal(e),
+    }
+}
+
+/// One transaction body: reserve the numbers, set them, insert.
+async fn attempt<T: Doc>(
+    docs: &mut Docs<'_, T>,
+    coll: &Collection<T>,
+    seq: &Sequence,
+    session: &mut ClientSession,
+) -> std::result::Result<Vec<T::Id>, Failure> {
+    let reserved = match docs {
+        Docs::One(doc) => match scope::for_document(seq.clone(), &**doc) {
+            Ok(seq) => seq.reserve_ids_in_session::<T::Id>(1, session).await,
+            Err(e) => Err(e),
+        },
+        Docs::Many(_) if T::CONFIG.scope.is_empty() => {
+            seq.reserve_ids_in_session::<T::Id>(docs.len() as u64, session)
+                .await
+        }
+        // Documents of several scopes: one reservation each, all in the transaction.
+        Docs::Many(many) => {
+            let mut ids = Vec::with_capacity(many.len());
+            for doc in many.iter() {
+                let scoped = scope::for_document(seq.clone(), doc).map_err(Failure::Fatal)?;
+                match scoped.reserve_ids_in_session::<T::Id>(1, session).await {
+                    Ok(mut one) => ids.append(&mut one),
+                    Err(e) => return Err(counter_failure(e)),
+                }
+            }
+            Ok(ids)
+        }
+    };
+    let ids = reserved.map_err(counter_failure)?;
+    let inserted = match docs {
+        Docs::One(doc) => {
+            doc.put_id(ids[0].clone());
+            coll.insert_one(&**doc)
+                .session(&mut *session)
+                .await
+                .map(drop)
+        }
+        Docs::Many(many) => {
+            for (doc, id) in many.iter_mut().zip(&ids) {
+                doc.put_id(id.clone());
+            }
+            coll.insert_many(&**many)
+                .session(&mut *session)
+                .await
+                .map(drop)
+        }
+    };
+    inserted.map_err(|e| classify(e, &coll.namespace()))?;
+    Ok(ids)
+}
+
+/// Commits, retrying the commit alone while its result is unknown.
+async fn commit(
+    session: &mut ClientSession,
+    namespace: &Namespace,
+    started: Instant,
+    timeout: Duration,
+) -> std::result::Result<(), Failure> {
+    loop {
+        match session.commit_transaction().await {
+            Ok(()) => return Ok(()),
+            Err(e) if commit_unknown(&e) && started.elapsed() < timeout => {
+                tracing::debug!(error = %e, "retrying commit with unknown result");
+            }
+            Err(e) => return Err(classify(e, namespace)),
+        }
+    }
+}
+
+/// Full jitter: a random pause up to an exponentially growing bound.
+fn backoff(attempt: u32) -> Duration {
+    let bound = Duration::from_millis(2)
+        .saturating_mul(1 << attempt.min(10))
+        .min(MAX_BACKOFF);
+    // Any source of spread will do; without one, the full bound.
+    let share = getrandom::u32().map_or(1.0, |r| f64::from(r) / f64::from(u32::MAX));
+    bound.mul_f64(share)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_is_bounded() {
+        for attempt in 0..50 {
+            assert!(backoff(attempt) <= MAX_BACKOFF);
+        }
+    }
+}

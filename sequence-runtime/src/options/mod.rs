@@ -1,0 +1,14 @@
+//! The options of a sequence: what users choose, with a builder in the driver's fluent style,
+//! and the `const` form a derived model carries ([`SequenceConfig`]). Every default and every
+//! rule comes from `mongo-sequence-rules`, which the derive checks at compile time too.
+
+mod batch;
+mod config;
+mod layout;
+mod sequence_options;
+
+pub use batch::{AdaptiveBatch, Batch};
+pub use config::SequenceConfig;
+pub(crate) use layout::Keys;
+pub use layout::{CounterLayout, Stores};
+pub use sequence_options::{SequenceOptions, SequenceOptionsBuilder};

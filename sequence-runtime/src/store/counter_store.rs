@@ -1,0 +1,117 @@
+//! The trait of the stores, and what one reservation returns.
+
+use std::fmt::Debug;
+use std::future::Future;
+use std::pin::Pin;
+
+use mongodb::ClientSession;
+
+use crate::error::{Error, Result};
+use crate::values::{Bounds, CounterKey, IdRange};
+
+/// The outcome of one reservation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Reservation {
+    /// The reserved values.
+    pub range: IdRange,
+    /// How many times the reservation was retried after a concurrent first upsert.
+    pub retries: u32,
+}
+
+impl Reservation {
+    /// A reservation of `range` after `retries` retries.
+    pub fn new(range: IdRange, retries: u32) -> Self {
+        Reservation { range, retries }
+    }
+}
+
+/// A boxed, sendable future, as returned by [`CounterStore`] methods.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Where counters live. [`MongoStore`](crate::MongoStore) keeps them in a MongoDB collection;
+/// [`MemoryStore`](crate::MemoryStore) keeps them in process memory for unit tests, with the same
+/// semantics (ranges, `start`, `max`, exhaustion, corrupt values).
+pub trait CounterStore: Debug + Send + Sync + 'static {
+    /// Atomically reserves the next `n` values (`n >= 1`) of `key`, creating the counter at
+    /// `bounds.start` if it does not exist. Fails with
+    /// [`Error::Exhausted`](crate::Error::Exhausted) when fewer than `n` values are left, and
+    /// with [`Error::CorruptCounter`](crate::Error::CorruptCounter) when the stored value is
+    /// unusable; in both cases nothing is written.
+    fn reserve<'a>(
+        &'a self,
+        key: &'a CounterKey,
+        n: u64,
+        bounds: Bounds,
+    ) -> BoxFuture<'a, Result<Reservation>>;
+
+    /// Like [`reserve`](Self::reserve), in `session`: inside its transaction if one is
+    /// started, so that the reservation commits or aborts with it. Stores that cannot take
+    /// part in a MongoDB transaction return
+    /// [`Error::TransactionsUnsupported`](crate::Error::TransactionsUnsupported).
+    fn reserve_in_session<'a>(
+        &'a self,
+        key: &'a CounterKey,
+        n: u64,
+        bounds: Bounds,
+        session: &'a mut ClientSession,
+    ) -> BoxFuture<'a, Result<Reservation>> {
+        let _ = (key, n, bounds, session);
+        let location = self.location();
+        Box::pin(async move {
+            Err(Error::TransactionsUnsupported {
+                detail: format!("the counter store `{location}` cannot join a MongoDB transaction"),
+            })
+        })
+    }
+
+    /// The last value issued, or `None` if the counter does not exist.
+    fn last_issued<'a>(
+        &'a self,
+        key: &'a CounterKey,
+        bounds: Bounds,
+    ) -> BoxFuture<'a, Result<Option<i64>>>;
+
+    /// Sets the last issued value. Unless `force`, refuses with
+    /// [`Error::WouldMoveBackwards`](crate::Error::WouldMoveBackwards) to go below the stored value.
+    fn set_last_issued<'a>(
+        &'a self,
+        key: &'a CounterKey,
+        last: i64,
+        force: bool,
+        bounds: Bounds,
+    ) -> BoxFuture<'a, Result<()>>;
+
+    /// Compare-and-set: moves the last issued value from `expected` to `new` only if it is still
+    /// `expected`. Returns whether it did.
+    fn compare_and_set<'a>(
+        &'a self,
+        key: &'a CounterKey,
+        expected: i64,
+        new: i64,
+    ) -> BoxFuture<'a, Result<bool>>;
+
+    /// Deletes the counter. Returns whether it existed.
+    fn delete<'a>(&'a self, key: &'a CounterKey) -> BoxFuture<'a, Result<bool>>;
+
+    /// Deletes the counters of sequence `name` whose canonical period sorts before `period`
+    /// (keys made by [`CounterKey::of`]), in every scope, and returns how many it deleted.
+    /// Counters of other sequences, unscoped plain counters and later periods are left alone.
+    ///
+    /// The provided implementation refuses with [`Error::InvalidOptions`].
+    fn delete_periods_before<'a>(
+        &'a self,
+        name: &'a str,
+        period: &'a str,
+    ) -> BoxFuture<'a, Result<u64>> {
+        let _ = (name, period);
+        let e = Error::InvalidOptions(format!(
+            "the counter store `{}` cannot delete old periods",
+            self.location()
+        ));
+        Box::pin(async move { Err(e) })
+    }
+
+    /// Where the counters are kept, for messages (for example `app.counters`).
+    fn location(&self) -> String;
+}

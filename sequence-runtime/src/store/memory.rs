@@ -1,0 +1,195 @@
+//! Counters in process memory, for unit tests of code that allocates IDs.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use mongodb::bson::Document;
+
+use super::counter_store::{BoxFuture, CounterStore, Reservation};
+use crate::error::{Error, Result};
+use crate::values::{Bounds, CounterKey};
+
+/// Counters kept in memory, with the same semantics as [`MongoStore`](crate::MongoStore):
+/// contiguous ranges, `start`, `max`, [`Error::Exhausted`] with nothing written, refusal to move
+/// backwards. Meant for the unit tests of code that takes IDs from a
+/// [`Sequence`](crate::Sequence); it shares nothing between processes and is never a substitute
+/// for tests against a real server.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// use mongo_sequence_runtime::{Sequence, SequenceOptions};
+/// let seq = Sequence::in_memory(SequenceOptions::builder("invoice").start(1000).build()).unwrap();
+/// assert_eq!(seq.next().await.unwrap(), 1000);
+/// assert_eq!(seq.next().await.unwrap(), 1001);
+/// # });
+/// ```
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    /// Last issued value by key (canonical form), with the key itself.
+    counters: Mutex<HashMap<String, (CounterKey, i64)>>,
+    /// The fixed fields of each counter (see [`CounterKey::with_fields`]).
+    fields: Mutex<HashMap<String, Document>>,
+}
+
+impl MemoryStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut HashMap<String, (CounterKey, i64)>) -> T) -> T {
+        let mut map = self
+            .counters
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        f(&mut map)
+    }
+
+    fn checked(&self, key: &CounterKey, last: i64, bounds: Bounds) -> Result<i64> {
+        match bounds.corruption(last) {
+            Some(reason) => Err(Error::CorruptCounter {
+                counter: key.to_string(),
+                collection: self.location(),
+                reason,
+            }),
+            None => Ok(last),
+        }
+    }
+
+    /// Checks `key`'s fixed fields against those the counter was created with, recording them
+    /// if `create` and the counter has none yet.
+    fn check_fields(&self, key: &CounterKey, create: bool) -> Result<()> {
+        let mut fields = self
+            .fields
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match fields.get(key.canonical()) {
+            Some(stored) => match key.fields_mismatch(stored) {
+                Some(found) => Err(Error::CounterMismatch {
+                    counter: key.to_string(),
+                    collection: self.location(),
+                    expected: key.fields().to_string(),
+                    found,
+                }),
+                None => Ok(()),
+            },
+            None => {
+                if create {
+                    fields.insert(key.canonical().to_owned(), key.fields().clone());
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl CounterStore for MemoryStore {
+    fn reserve<'a>(
+        &'a self,
+        key: &'a CounterKey,
+        n: u64,
+        bounds: Bounds,
+    ) -> BoxFuture<'a, Result<Reservation>> {
+        let result = self.with(|m| {
+            self.check_fields(key, false)?;
+            let last = match m.get(key.canonical()) {
+                Some(&(_, last)) => self.checked(key, last, bounds)?,
+                None => bounds.before_start(),
+            };
+            let range = bounds.range_after(&key.to_string(), last, n)?;
+            m.insert(key.canonical().to_owned(), (key.clone(), range.last()));
+            self.check_fields(key, true)?;
+            Ok(Reservation::new(range, 0))
+        });
+        Box::pin(async move { result })
+    }
+
+    fn last_issued<'a>(
+        &'a self,
+        key: &'a CounterKey,
+        bounds: Bounds,
+    ) -> BoxFuture<'a, Result<Option<i64>>> {
+        let result = self.with(|m| m.get(key.canonical()).map(|e| e.1));
+        let result = result
+            .map(|v| {
+                self.check_fields(key, false)?;
+                self.checked(key, v, bounds)
+            })
+            .transpose();
+        Box::pin(async move { result })
+    }
+
+    fn set_last_issued<'a>(
+        &'a self,
+        key: &'a CounterKey,
+        last: i64,
+        force: bool,
+        bounds: Bounds,
+    ) -> BoxFuture<'a, Result<()>> {
+        let result = self.with(|m| {
+            self.check_fields(key, false)?;
+            if !force {
+                if let Some(&(_, current)) = m.get(key.canonical()) {
+                    let current = self.checked(key, current, bounds)?;
+                    if current > last {
+                        return Err(Error::WouldMoveBackwards {
+                            counter: key.to_string(),
+                            current,
+                            requested: last.saturating_add(1),
+                        });
+                    }
+                }
+            }
+            m.insert(key.canonical().to_owned(), (key.clone(), last));
+            self.check_fields(key, true)
+        });
+        Box::pin(async move { result })
+    }
+
+    fn compare_and_set<'a>(
+        &'a self,
+        key: &'a CounterKey,
+        expected: i64,
+        new: i64,
+    ) -> BoxFuture<'a, Result<bool>> {
+        let swapped = self.with(|m| match m.get_mut(key.canonical()) {
+            Some((_, v)) if *v == expected && self.check_fields(key, false).is_ok() => {
+                *v = new;
+                true
+            }
+            _ => false,
+        });
+        Box::pin(async move { Ok(swapped) })
+    }
+
+    fn delete<'a>(&'a self, key: &'a CounterKey) -> BoxFuture<'a, Result<bool>> {
+        let existed = self.with(|m| {
+            let mut fields = self
+                .fields
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            fields.remove(key.canonical());
+            m.remove(key.canonical()).is_some()
+        });
+        Box::pin(async move { Ok(existed) })
+    }
+
+    fn delete_periods_before<'a>(
+        &'a self,
+        name: &'a str,
+        period: &'a str,
+    ) -> BoxFuture<'a, Result<u64>> {
+        let deleted = self.with(|m| {
+            let before = m.len();
+            m.retain(|_, (key, _)| {
+                !(key.name() == Some(name) && key.period().is_some_and(|p| p < period))
+            });
+            (before - m.len()) as u64
+        });
+        Box::pin(async move { Ok(deleted) })
+    }
+
+    fn location(&self) -> String {
+        "memory".to_owned()
+    }
+}

@@ -1,0 +1,11 @@
+//! Where counters live, behind the one mechanism every strategy, cache and bulk path uses:
+//! reserve a contiguous range of values from a counter, atomically.
+
+mod counter_store;
+mod layout;
+mod memory;
+mod mongo;
+
+pub use counter_store::{BoxFuture, CounterStore, Reservation};
+pub use memory::MemoryStore;
+pub use mongo::MongoStore;

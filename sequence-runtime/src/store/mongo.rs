@@ -1,0 +1,488 @@
+//! Counters in a MongoDB collection: one `findAndModify` per reservation.
+
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+
+use mongodb::bson::{doc, Bson, Document};
+use mongodb::options::{CollectionOptions, IndexOptions, ReturnDocument, WriteConcern};
+use mongodb::{ClientSession, Collection, Database, IndexModel};
+use tokio::sync::OnceCell;
+use tracing::Instrument;
+
+use mongo_sequence_rules::limits::MAX_EXACT_DOUBLE;
+use mongo_sequence_rules::names::{self, NameKind};
+
+use super::counter_store::{BoxFuture, CounterStore, Reservation};
+use crate::error::{is_duplicate_key, Access, Error, Result};
+use crate::options::CounterLayout;
+use crate::values::{Bounds, CounterKey, IdRange};
+
+/// How often a reservation is retried after a duplicate-key error from a concurrent first
+/// upsert of the same counter.
+const UPSERT_RETRIES: u32 = 5;
+
+/// Counters kept in a collection (by default `counters`) of a MongoDB database.
+///
+/// A reservation of `n` values is one `findAndModify` on the counter document: an atomic add of
+/// `n` to the counter field (created at `start - 1` by upsert when missing), guarded by a filter
+/// that only matches while `n` more values fit below `max`, with write concern `majority` unless
+/// configured otherwise, and returning the document after the update. The reserved range is
+/// `[seq - n + 1, seq]`, so other writers that `$inc` the same counter by one stay safe.
+#[derive(Clone, Debug)]
+pub struct MongoStore {
+    collection: Collection<Document>,
+    layout: CounterLayout,
+}
+
+impl MongoStore {
+    /// Counters in `collection` of `db`, with the given layout and write concern (`None`: the
+    /// collection's own).
+    pub fn new(
+        db: &Database,
+        collection: &str,
+        layout: CounterLayout,
+        write_concern: Option<WriteConcern>,
+    ) -> Result<Self> {
+        names::check(NameKind::Collection, collection)?;
+        names::check(NameKind::Field, layout.field_name())?;
+        // The write concern is the collection's, so that operations inherit it outside a
+        // transaction and leave it to the commit inside one.
+        let options = CollectionOptions::builder()
+            .write_concern(write_concern)
+            .build();
+        Ok(MongoStore {
+            collection: db.collection_with_options(collection, options),
+            layout,
+        })
+    }
+
+    fn corrupt(&self, key: &CounterKey, reason: String) -> Error {
+        Error::CorruptCounter {
+            counter: key.to_string(),
+            collection: self.location(),
+            reason,
+        }
+    }
+
+    /// Reads the counter and checks its fixed fields and its value; `None` if it does not exist.
+    async fn read_checked(&self, key: &CounterKey, bounds: Bounds) -> Result<Option<i64>> {
+        Ok(self.read_stored(key, bounds).await?.map(|(last, _)| last))
+    }
+
+    /// Like `read_checked`, also saying whether the value is stored as a double.
+    async fn read_stored(&self, key: &CounterKey, bounds: Bounds) -> Result<Option<(i64, bool)>> {
+        let Some(doc) = self
+            .collection
+            .find_one(self.layout.id_filter(key))
+            .await
+            .map_err(|e| self.error(e, Access::Read))?
+        else {
+            return Ok(None);
+        };
+        if let Some(found) = key.fields_mismatch(&doc) {
+            return Err(Error::CounterMismatch {
+                counter: key.to_string(),
+                collection: self.location(),
+                expected: key.fields().to_string(),
+                found,
+            });
+        }
+        let last = self
+            .layout
+            .read_last(&doc)
+            .map_err(|reason| self.corrupt(key, reason))?;
+        let double = matches!(doc.get(self.layout.field_name()), Some(Bson::Double(_)));
+        match bounds.corruption(last) {
+            Some(reason) => Err(self.corrupt(key, reason)),
+            None => Ok(Some((last, double))),
+        }
+    }
+
+    /// Bounds as this layout can store them without overflowing the counter field.
+    fn storable(&self, bounds: Bounds) -> Bounds {
+        Bounds {
+            max: bounds.max.min(i64::MAX - self.layout.offset()),
+            ..bounds
+        }
+    }
+
+    /// With mongoose-sequence's layout, makes sure the unique index on `{ id, reference_value }`
+    /// exists before the first upsert, so that two concurrent first upserts cannot create two
+    /// counters. Done once per collection per process; an index mongoose already created is
+    /// left as it is.
+    async fn ensure_key_index(&self) -> Result<()> {
+        if !self.layout.is_mongoose() {
+            return Ok(());
+        }
+        static DONE: LazyLock<Mutex<HashMap<String, Arc<OnceCell<()>>>>> =
+            LazyLock::new(Default::default);
+        let cell = DONE
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(self.location())
+            .or_default()
+            .clone();
+        cell.get_or_try_init(|| async {
+            let index = IndexModel::builder()
+                .keys(doc! { "id": 1, "reference_value": 1 })
+                .options(IndexOptions::builder().unique(true).build())
+                .build();
+            self.collection.create_index(index).await.map_err(|e| {
+                if is_duplicate_key(&e) {
+                    Error::InvalidOptions(format!(
+                        "cannot create the unique index on {{ id, reference_value }} that \
+                         mongoose-sequence's layout needs in `{}`: the collection holds \
+                         documents that are not mongoose-sequence counters (such as counters of \
+                         the default layout); keep the two layouts in separate collections \
+                         (`counters = \"...\"`): {e}",
+                        self.location()
+                    ))
+                } else {
+                    self.error(e, Access::Index)
+                }
+            })?;
+            tracing::debug!(collection = %self.location(), "unique index on {{ id, reference_value }} ensured");
+            Ok::<(), Error>(())
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// The one reservation: a guarded findAndModify, in `session` (and its transaction) if
+    /// given.
+    async fn reserve_impl(
+        &self,
+        key: &CounterKey,
+        n: u64,
+        bounds: Bounds,
+        mut session: Option<&mut ClientSession>,
+    ) -> Result<Reservation> {
+        self.ensure_key_index().await?;
+        let bounds = self.storable(bounds);
+        let exhausted = |last: i64| Error::Exhausted {
+            counter: key.to_string(),
+            requested: n,
+            last,
+            max: bounds.max,
+        };
+        let Some(highest_last) = bounds.highest_last_for(n) else {
+            let last = self.read_checked(key, bounds).await?;
+            return Err(exhausted(last.unwrap_or(bounds.before_start())));
+        };
+        let off = self.layout.offset();
+        let field = self.layout.field_name();
+        let (filter, update) = reservation(&self.layout, key, n, bounds, highest_last);
+        let mut attempt = 0;
+        loop {
+            let action = self
+                .collection
+                .find_one_and_update(filter.clone(), update.clone())
+                .upsert(true)
+                .return_document(ReturnDocument::After);
+            let outcome = match session.as_deref_mut() {
+                Some(s) => action.session(s).await,
+                None => action.await,
+            };
+            match outcome {
+                Ok(Some(doc)) => {
+                    let last = self
+                        .layout
+                        .read_last(&doc)
+                        .map_err(|reason| self.corrupt(key, reason))?;
+                    tracing::debug!(counter = %key, n, last, "reserved range");
+                    let range = IdRange::new(last - (n as i64 - 1), last)
+                        .ok_or_else(|| self.corrupt(key, format!("unexpected value {last}")))?;
+                    return Ok(Reservation {
+                        range,
+                        retries: attempt,
+                    });
+                }
+                Ok(None) => {
+                    return Err(self.corrupt(key, "the upsert returned no document".into()));
+                }
+                Err(e) if is_duplicate_key(&e) => {
+                    // Either a concurrent first upsert won the race, or the filter did not match
+                    // an existing document (exhausted or corrupt): find out which.
+                    // Inside a transaction the server has aborted it, and the retry fails as
+                    // transient: the caller retries the whole transaction.
+                    match self.read_stored(key, bounds).await? {
+                        Some((last, _)) if last > highest_last => return Err(exhausted(last)),
+                        Some((last, true)) if last + off > MAX_EXACT_DOUBLE - n as i64 => {
+                            return Err(self.corrupt(
+                                key,
+                                format!(
+                                    "the field `{field}` holds {} as a double, which cannot count \
+                                     {n} further exactly; store it as a 64-bit integer",
+                                    last + off
+                                ),
+                            ));
+                        }
+                        _ if attempt < UPSERT_RETRIES => {
+                            attempt += 1;
+                            tracing::debug!(counter = %key, attempt, "retrying after duplicate key");
+                        }
+                        _ => return Err(self.error(e, Access::Reserve)),
+                    }
+                }
+                Err(e) => return Err(self.error(e, Access::Reserve)),
+            }
+        }
+    }
+
+    /// The error of an operation on the counters collection that needed `access`.
+    fn error(&self, e: mongodb::error::Error, access: Access) -> Error {
+        Error::from_driver_on(e, self.location(), access)
+    }
+
+    async fn set_impl(
+        &self,
+        key: &CounterKey,
+        last: i64,
+        force: bool,
+        bounds: Bounds,
+    ) -> Result<()> {
+        self.ensure_key_index().await?;
+        let off = self.layout.offset();
+        let field = self.layout.field_name();
+        let stored = last + off;
+        let mut filter = self.layout.key_filter(key);
+        if !force {
+            filter.insert(field, doc! { "$lte": stored });
+        }
+        let action = self
+            .collection
+            .update_one(filter, doc! { "$set": { field: stored } })
+            .upsert(true);
+        match action.await {
+            Ok(_) => Ok(()),
+            Err(e) if is_duplicate_key(&e) => match self.read_checked(key, bounds).await? {
+                Some(current) if !force && current > last => Err(Error::WouldMoveBackwards {
+                    counter: key.to_string(),
+                    current,
+                    requested: last.saturating_add(1),
+                }),
+                _ => Err(self.error(e, Access::Set)),
+            },
+            Err(e) => Err(self.error(e, Access::Set)),
+        }
+    }
+
+    async fn cas_impl(&self, key: &CounterKey, expected: i64, new: i64) -> Result<bool> {
+        let off = self.layout.offset();
+        let field = self.layout.field_name();
+        let mut filter = self.layout.key_filter(key);
+        filter.insert(field, expected + off);
+        let action = self
+            .collection
+            .update_one(filter, doc! { "$set": { field: new + off } });
+        let result = action.await.map_err(|e| self.error(e, Access::Release))?;
+        Ok(result.modified_count == 1)
+    }
+
+    async fn delete_periods_impl(&self, name: &str, period: &str) -> Result<u64> {
+        let deleted = self
+            .collection
+            .delete_many(self.layout.periods_before_filter(name, period))
+            .await
+            .map_err(|e| self.error(e, Access::Delete))?
+            .deleted_count;
+        tracing::info!(
+            sequence = name,
+            before = period,
+            deleted,
+            "deleted old period counters"
+        );
+        Ok(deleted)
+    }
+
+    async fn delete_impl(&self, key: &CounterKey) -> Result<bool> {
+        let action = self.collection.delete_one(self.layout.id_filter(key));
+        let result = action.await.map_err(|e| self.error(e, Access::Delete))?;
+        Ok(result.deleted_count == 1)
+    }
+}
+
+/// The filter and the update of a reservation of `n` values of `key` whose last issued value
+/// may be at most `highest_last`.
+///
+/// Only a number in range matches; anything else (a string, a missing field, a value too close
+/// to `max`) makes the upsert collide with the existing document, and the duplicate key is
+/// classified afterwards. A fractional number matches but is left as it is by the update, and
+/// reported as corrupt. In every failing case nothing is written. Arrays are excluded
+/// explicitly, since a query on an array field matches any of its elements, and a double only
+/// matches while the sum stays an exact integer, so it is never rounded.
+fn reservation(
+    layout: &CounterLayout,
+    key: &CounterKey,
+    n: u64,
+    bounds: Bounds,
+    highest_last: i64,
+) -> (Document, Vec<Document>) {
+    let off = layout.offset();
+    let field = layout.field_name();
+    let mut filter = layout.key_filter(key);
+    let (low, high) = (bounds.before_start() + off, highest_last + off);
+    filter.insert(
+        "$or",
+        vec![
+            doc! { field: {
+                "$type": ["int", "long"],
+                "$gte": low,
+                "$lte": high,
+                "$not": { "$type": "array" },
+            } },
+            doc! { field: {
+                "$type": "double",
+                "$gte": low.max(-MAX_EXACT_DOUBLE),
+                "$lte": high.min(MAX_EXACT_DOUBLE.saturating_sub(n as i64)),
+                "$not": { "$type": "array" },
+            } },
+        ],
+    );
+    let update = vec![doc! { "$set": { field: { "$let": {
+        "vars": { "v": { "$ifNull": [format!("${field}"), Bson::Int64(bounds.before_start() + off)] } },
+        "in": { "$cond": [
+            { "$eq": ["$$v", { "$trunc": "$$v" }] },
+            { "$add": ["$$v", Bson::Int64(n as i64)] },
+            "$$v",
+        ] },
+    } } } }];
+    (filter, update)
+}
+
+impl CounterStore for MongoStore {
+    fn reserve<'a>(
+        &'a self,
+        key: &'a CounterKey,
+        n: u64,
+        bounds: Bounds,
+    ) -> BoxFuture<'a, Result<Reservation>> {
+        let span = tracing::debug_span!("reserve", counter = %key, n);
+        Box::pin(self.reserve_impl(key, n, bounds, None).instrument(span))
+    }
+
+    fn reserve_in_session<'a>(
+        &'a self,
+        key: &'a CounterKey,
+        n: u64,
+        bounds: Bounds,
+        session: &'a mut ClientSession,
+    ) -> BoxFuture<'a, Result<Reservation>> {
+        let span = tracing::debug_span!("reserve_in_session", counter = %key, n);
+        Box::pin(
+            self.reserve_impl(key, n, bounds, Some(session))
+                .instrument(span),
+        )
+    }
+
+    fn last_issued<'a>(
+        &'a self,
+        key: &'a CounterKey,
+        bounds: Bounds,
+    ) -> BoxFuture<'a, Result<Option<i64>>> {
+        Box::pin(self.read_checked(key, bounds))
+    }
+
+    fn set_last_issued<'a>(
+        &'a self,
+        key: &'a CounterKey,
+        last: i64,
+        force: bool,
+        bounds: Bounds,
+    ) -> BoxFuture<'a, Result<()>> {
+        Box::pin(self.set_impl(key, last, force, bounds))
+    }
+
+    fn compare_and_set<'a>(
+        &'a self,
+        key: &'a CounterKey,
+        expected: i64,
+        new: i64,
+    ) -> BoxFuture<'a, Result<bool>> {
+        Box::pin(self.cas_impl(key, expected, new))
+    }
+
+    fn delete<'a>(&'a self, key: &'a CounterKey) -> BoxFuture<'a, Result<bool>> {
+        Box::pin(self.delete_impl(key))
+    }
+
+    fn delete_periods_before<'a>(
+        &'a self,
+        name: &'a str,
+        period: &'a str,
+    ) -> BoxFuture<'a, Result<u64>> {
+        Box::pin(self.delete_periods_impl(name, period))
+    }
+
+    fn location(&self) -> String {
+        self.collection.namespace().to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn branches(filter: &Document) -> (Document, Document) {
+        let or = filter.get_array("$or").unwrap();
+        let branch = |i: usize| {
+            or[i]
+                .as_document()
+                .unwrap()
+                .get_document("seq")
+                .unwrap()
+                .clone()
+        };
+        (branch(0), branch(1))
+    }
+
+    #[test]
+    fn a_reservation_matches_only_counters_with_room_for_it() {
+        let layout = CounterLayout::new();
+        let bounds = Bounds::new(1, 100).unwrap();
+        let (filter, _) = reservation(&layout, &CounterKey::named("c"), 10, bounds, 90);
+        assert_eq!(filter.get_str("_id"), Ok("c"));
+        let (ints, doubles) = branches(&filter);
+        assert_eq!(
+            (ints.get_i64("$gte"), ints.get_i64("$lte")),
+            (Ok(0), Ok(90))
+        );
+        assert_eq!(
+            (doubles.get_i64("$gte"), doubles.get_i64("$lte")),
+            (Ok(0), Ok(90))
+        );
+    }
+
+    #[test]
+    fn doubles_only_match_while_the_sum_stays_exact() {
+        let layout = CounterLayout::new()
+            .field("n")
+            .stores(crate::options::Stores::NextFree);
+        let bounds = Bounds::new(1, i64::MAX - 1).unwrap();
+        let (filter, update) =
+            reservation(&layout, &CounterKey::named("c"), 5, bounds, i64::MAX - 6);
+        let n = filter.get_array("$or").unwrap()[1]
+            .as_document()
+            .unwrap()
+            .get_document("n")
+            .unwrap()
+            .clone();
+        // Stored values are one ahead (next free), and a double may reach 2^53 - 1 after the add.
+        assert_eq!(n.get_i64("$gte"), Ok(1));
+        assert_eq!(n.get_i64("$lte"), Ok(MAX_EXACT_DOUBLE - 5));
+        let start = update[0]
+            .get_document("$set")
+            .and_then(|s| s.get_document("n"))
+            .and_then(|n| n.get_document("$let"))
+            .and_then(|l| l.get_document("vars"))
+            .and_then(|v| v.get_document("v"))
+            .and_then(|v| v.get_array("$ifNull"))
+            .unwrap()[1]
+            .clone();
+        assert_eq!(
+            start,
+            Bson::Int64(1),
+            "a new counter starts at `start` - 1 + offset"
+        );
+    }
+}

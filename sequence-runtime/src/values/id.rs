@@ -1,0 +1,154 @@
+//! The Rust types an ID field may have, and how a counter value becomes one.
+
+use mongodb::bson::oid::ObjectId;
+
+use super::generated::Generated;
+use super::render::Rendering;
+use crate::error::{Error, Result};
+
+/// A type an ID field can have. Implemented for `i64`, `i32`, `u32`, `u64` and `String`, which
+/// hold numbers (from counters, or drawn by the random strategy), and for `mongodb::bson::Uuid`,
+/// `uuid::Uuid` and `mongodb::bson::oid::ObjectId`, which hold [`Generated`] values.
+pub trait IdValue: Clone + std::fmt::Debug + Send + Sync + Sized + 'static {
+    /// The type's name, for messages.
+    const TYPE_NAME: &'static str;
+
+    /// The ID for counter value `value`, or [`Error::IdOutOfRange`] if the type cannot hold it.
+    fn from_counter(value: i64) -> Result<Self>;
+
+    /// The ID for a value made without a counter (strategies `uuid`, `uuid_v7`, `object_id`),
+    /// or [`Error::IdTypeMismatch`] if the type cannot hold it (the default).
+    fn from_generated(value: Generated) -> Result<Self> {
+        Err(value.mismatch(Self::TYPE_NAME))
+    }
+
+    /// The ID for counter value `value` rendered with `rendering` (a period's prefix, the
+    /// counter's zero-padding): for numbers, the digits of the prefix followed by the counter's;
+    /// for a plain rendering, [`from_counter`](Self::from_counter).
+    fn render(value: i64, rendering: &Rendering) -> Result<Self> {
+        Self::from_counter(rendering.number(value, Self::TYPE_NAME)?)
+    }
+}
+
+macro_rules! integer_ids {
+    ($($t:ty),*) => {$(
+        impl IdValue for $t {
+            const TYPE_NAME: &'static str = stringify!($t);
+
+            fn from_counter(value: i64) -> Result<Self> {
+                <$t>::try_from(value).map_err(|_| Error::IdOutOfRange {
+                    value,
+                    target: Self::TYPE_NAME,
+                })
+            }
+        }
+    )*};
+}
+
+integer_ids!(i64, i32, u32, u64);
+
+impl IdValue for String {
+    const TYPE_NAME: &'static str = "String";
+
+    fn from_counter(value: i64) -> Result<Self> {
+        Ok(value.to_string())
+    }
+
+    fn render(value: i64, rendering: &Rendering) -> Result<Self> {
+        Ok(rendering.text(value))
+    }
+}
+
+fn not_a_number(target: &'static str) -> Error {
+    Error::IdTypeMismatch {
+        made: "a number",
+        target,
+    }
+}
+
+impl IdValue for mongodb::bson::Uuid {
+    const TYPE_NAME: &'static str = "Uuid";
+
+    fn from_counter(_: i64) -> Result<Self> {
+        Err(not_a_number(Self::TYPE_NAME))
+    }
+
+    fn from_generated(value: Generated) -> Result<Self> {
+        match value {
+            Generated::Uuid(u) => Ok(u),
+            other => Err(other.mismatch(Self::TYPE_NAME)),
+        }
+    }
+}
+
+impl IdValue for uuid::Uuid {
+    const TYPE_NAME: &'static str = "uuid::Uuid";
+
+    fn from_counter(_: i64) -> Result<Self> {
+        Err(not_a_number(Self::TYPE_NAME))
+    }
+
+    fn from_generated(value: Generated) -> Result<Self> {
+        match value {
+            Generated::Uuid(u) => Ok(uuid::Uuid::from_bytes(u.bytes())),
+            other => Err(other.mismatch(Self::TYPE_NAME)),
+        }
+    }
+}
+
+impl IdValue for ObjectId {
+    const TYPE_NAME: &'static str = "ObjectId";
+
+    fn from_counter(_: i64) -> Result<Self> {
+        Err(not_a_number(Self::TYPE_NAME))
+    }
+
+    fn from_generated(value: Generated) -> Result<Self> {
+        match value {
+            Generated::ObjectId(oid) => Ok(oid),
+            other => Err(other.mismatch(Self::TYPE_NAME)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conversions_check_the_range() {
+        assert_eq!(i32::from_counter(7).unwrap(), 7);
+        assert!(matches!(
+            i32::from_counter(i64::from(i32::MAX) + 1),
+            Err(Error::IdOutOfRange { target: "i32", .. })
+        ));
+        assert!(u32::from_counter(-1).is_err());
+        assert!(u64::from_counter(-1).is_err());
+        assert_eq!(u64::from_counter(i64::MAX).unwrap(), i64::MAX as u64);
+        assert_eq!(String::from_counter(42).unwrap(), "42");
+    }
+
+    #[test]
+    fn conversions_check_the_kind() {
+        let u = Generated::new(mongo_sequence_rules::Strategy::Uuid).unwrap();
+        let oid = Generated::new(mongo_sequence_rules::Strategy::ObjectId).unwrap();
+        let Generated::Uuid(bson) = u else {
+            unreachable!()
+        };
+        assert_eq!(
+            uuid::Uuid::from_generated(u).unwrap().into_bytes(),
+            bson.bytes()
+        );
+        assert!(matches!(
+            ObjectId::from_generated(u),
+            Err(Error::IdTypeMismatch {
+                made: "a UUID",
+                target: "ObjectId"
+            })
+        ));
+        assert!(mongodb::bson::Uuid::from_generated(oid).is_err());
+        assert!(i64::from_generated(u).is_err());
+        assert!(String::from_generated(oid).is_err());
+        assert!(ObjectId::from_counter(1).is_err());
+    }
+}
