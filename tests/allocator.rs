@@ -551,3 +551,55 @@ async fn waits_count_the_calls_that_found_the_cache_empty() {
     assert_eq!(stats.waits, 4, "{stats:?}");
     assert_eq!(stats.refills, store.calls());
 }
+
+/// The sequence of an invalid configuration (which the derive rules out at compile time) holds
+/// the configuration's error: every fallible operation returns it, `release` included, nothing
+/// is sent to the server, and the handle keeps the name it was given.
+#[tokio::test]
+async fn an_invalid_configuration_fails_every_operation_with_its_error() {
+    let db = common::database("invalid_configuration").await;
+    let seq = mongo_sequence::SequenceConfig::new("bad")
+        .prefix("YYY")
+        .batch(10)
+        .sequence(&db);
+    let invalid = |what: &str, result: Result<(), Error>| match result {
+        Err(Error::InvalidOptions(m)) => {
+            assert!(m.contains("unknown prefix token `YYY`"), "{what}: {m}")
+        }
+        other => panic!("{what}: expected the configuration's error, got {other:?}"),
+    };
+    invalid("next", seq.next().await.map(drop));
+    invalid("next_id", seq.next_id::<String>().await.map(drop));
+    invalid("reserve", seq.reserve(3).await.map(drop));
+    invalid("reserve_ids", seq.reserve_ids::<String>(3).await.map(drop));
+    invalid("current", seq.current().await.map(drop));
+    invalid("current_key", seq.current_key().map(drop));
+    invalid("set_next", seq.set_next(5).await);
+    invalid("reset", seq.reset().await);
+    invalid("delete", seq.delete().await.map(drop));
+    invalid("release", seq.release().await.map(drop));
+    let day = mongo_sequence::jiff::civil::date(2025, 1, 1);
+    invalid("purge", seq.purge_periods_before(day).await.map(drop));
+    let mut session = db.client().start_session().await.unwrap();
+    invalid(
+        "reserve_in_session",
+        seq.reserve_in_session(1, &mut session).await.map(drop),
+    );
+    invalid(
+        "in_scope",
+        seq.in_scope(mongo_sequence::Scope::new().with("t", 1))
+            .map(drop),
+    );
+    assert_eq!(
+        seq.key().to_string(),
+        "bad",
+        "the name it was given, not another"
+    );
+    assert_eq!(
+        seq.stats(),
+        mongo_sequence::Stats::default(),
+        "nothing happened"
+    );
+    let names = db.list_collection_names().await.unwrap();
+    assert!(names.is_empty(), "nothing was written: {names:?}");
+}

@@ -220,6 +220,22 @@ async fn next_id_is_refused_for_gapless_sequences() {
         }
         other => panic!("expected Unsupported, got {other:?}"),
     }
+    // Nor does the model's sequence hand out numbers outside a session.
+    let seq = Invoice::sequence(&coll);
+    assert!(matches!(
+        seq.next().await,
+        Err(Error::Unsupported {
+            strategy: "gapless",
+            ..
+        })
+    ));
+    assert!(matches!(
+        seq.reserve(2).await,
+        Err(Error::Unsupported {
+            strategy: "gapless",
+            ..
+        })
+    ));
     assert_eq!(counter_value(&db, "invoice").await, None);
 }
 
