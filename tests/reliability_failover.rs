@@ -145,8 +145,8 @@ async fn failover_loses_no_acknowledged_document() {
     .expect("a 3-node replica set starts");
     let server = Arc::new(server);
 
-    let duration = support::pick(30, 60);
-    let schedule: Vec<(u64, Fault)> = if support::soak() {
+    let duration = common::pick(20, 60);
+    let schedule: Vec<(u64, Fault)> = if common::soak() {
         vec![
             (10, Fault::StepDown),
             (20, Fault::StepDown),
@@ -156,10 +156,10 @@ async fn failover_loses_no_acknowledged_document() {
         ]
     } else {
         vec![
-            (5, Fault::StepDown),
-            (12, Fault::KillPrimary),
-            (16, Fault::RestartKilled),
-            (20, Fault::StepDown),
+            (3, Fault::StepDown),
+            (7, Fault::KillPrimary),
+            (10, Fault::RestartKilled),
+            (13, Fault::StepDown),
         ]
     };
     // Calls that end this long after the last fault count as "after the faults".

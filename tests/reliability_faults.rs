@@ -6,7 +6,8 @@
 //! failed calls return typed errors.
 //!
 //! The fail point is limited to this test's client by its application name. It is one per
-//! server, so the tests of this file take turns.
+//! server, so each test of this file has a server of its own (the shared one, or one it
+//! starts) and they run side by side.
 
 mod common;
 mod reliability_support;
@@ -20,9 +21,8 @@ use mongodb::event::command::CommandEvent;
 use mongodb::event::EventHandler;
 use mongodb::{Collection, Database};
 use reliability_support as support;
-use sequence_testkit::{unique_db_name, TestServer};
+use sequence_testkit::{unique_db_name, ServerOptions, TestServer};
 use serde::{Deserialize, Serialize};
-use tokio::sync::Mutex;
 
 /// The ID is not `_id` and has no unique index, so a document stored twice would show.
 #[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
@@ -50,9 +50,6 @@ struct Order {
     id: i64,
     call: String,
 }
-
-/// One `failCommand` fail point per server: the tests of this file take turns.
-static FAIL_POINT: Mutex<()> = Mutex::const_new(());
 
 /// The fault a fail point injects.
 #[derive(Clone, Copy, Debug)]
@@ -155,10 +152,10 @@ impl Unconfirmed {
 /// After an injected error the driver marks the server unknown and waits for its monitor's next
 /// check (up to `heartbeatFrequencyMS`, 10 s by default, after error 91) before it selects it
 /// again; the smallest frequency keeps that pause at 0.5 s.
-async fn app_client(app: &str) -> (mongodb::Client, Unconfirmed) {
+async fn app_client(uri: &str, app: &str) -> (mongodb::Client, Unconfirmed) {
     let unconfirmed = Unconfirmed::default();
     let seen = unconfirmed.clone();
-    let client = common::client_with_app(TestServer::shared_or_panic().uri(), app, |o| {
+    let client = common::client_with_app(uri, app, |o| {
         o.heartbeat_freq = Some(std::time::Duration::from_millis(500));
         o.command_event_handler = Some(EventHandler::callback(move |e| seen.observe(e)));
     })
@@ -234,19 +231,27 @@ async fn check(
 /// `{times: n}` on each command, for each fault, with sequential calls.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn faults_a_fixed_number_of_times() {
-    let _turn = FAIL_POINT.lock().await;
-    const CALLS: usize = 12;
+    // Enough calls to use up ten faults on the counter update (two sends per call, with the
+    // driver's retry) and see the next call succeed.
+    let calls_after_first: usize = common::pick(6, 12);
     let admin = common::client().await.database("admin");
     let (mut total_ok, mut total_fired, mut total_errors, mut total_lost) = (0, 0, 0, 0);
     for command in ["insert", "findAndModify"] {
         for fault in Fault::ALL {
             // 1: the driver's own retry covers it; 3: this crate's retry of the insert is
-            // needed; 10: more than the attempts of one call.
-            for times in [1_i64, 3, 10] {
+            // needed, and more than the two sends of one counter update; 9: more than the
+            // eight sends of one insert (4 attempts, each retried once by the driver).
+            let all_times: &[i64] = match (command, common::soak()) {
+                (_, true) => &[1, 3, 10],
+                ("insert", false) => &[1, 3, 9],
+                (_, false) => &[1, 3],
+            };
+            for &times in all_times {
                 let label = format!("{command}/{fault:?}/times={times}");
                 let name = unique_db_name("faults_times");
                 let app = format!("app-{name}");
-                let (client, unconfirmed) = app_client(&app).await;
+                let (client, unconfirmed) =
+                    app_client(TestServer::shared_or_panic().uri(), &app).await;
                 let db = client.database(&name);
                 let coll = db.collection::<Ticket>("tickets");
                 // Create the counter and the collection first: the fault hits steady state.
@@ -263,7 +268,7 @@ async fn faults_a_fixed_number_of_times() {
                 .await;
                 let mut out = Outcome::default();
                 out.ok.push(first_id);
-                for i in 0..CALLS {
+                for i in 0..calls_after_first {
                     let mut t = Ticket {
                         number: 0,
                         call: format!("call-{i}"),
@@ -279,7 +284,7 @@ async fn faults_a_fixed_number_of_times() {
                 out.fired = fail_point.off().await;
                 let (stored, stored_after_error, lost) =
                     check(&label, &db, "ticket", "tickets", &out).await;
-                let calls = CALLS as i64 + 1;
+                let calls = calls_after_first as i64 + 1;
                 match (command, fault) {
                     ("insert", _) => {
                         // One number per call, whatever happened to the insert.
@@ -362,15 +367,23 @@ where
 /// cache (`batch = 25`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn faults_at_random() {
-    let _turn = FAIL_POINT.lock().await;
-    let per_task = support::pick(15, 100);
-    let admin = common::client().await.database("admin");
+    // A server of its own: the fail point is one per server, and this test need not wait for
+    // the other one's turn.
+    let server = tokio::task::spawn_blocking(|| TestServer::start(ServerOptions::default()))
+        .await
+        .unwrap()
+        .expect("a server for the random faults starts");
+    let per_task = common::pick(8, 100);
+    let admin = mongodb::Client::with_uri_str(server.uri())
+        .await
+        .unwrap()
+        .database("admin");
     let (mut total_ok, mut total_fired, mut total_errors, mut total_lost) = (0, 0, 0, 0);
     let mut total_bound = 0;
     for fault in Fault::ALL {
         let name = unique_db_name("faults_random");
         let app = format!("app-{name}");
-        let (client, unconfirmed) = app_client(&app).await;
+        let (client, unconfirmed) = app_client(server.uri(), &app).await;
         let db = client.database(&name);
         let fail_point = support::fail_point(
             &admin,
@@ -444,4 +457,8 @@ async fn faults_at_random() {
     println!(
         "reliability: faults-random ids={total_ok} duplicates=0 lost={total_lost} lost_bound={total_bound} faults={total_fired} errors={total_errors}"
     );
+    drop(admin);
+    tokio::task::spawn_blocking(move || drop(server))
+        .await
+        .unwrap();
 }

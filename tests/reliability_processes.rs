@@ -238,9 +238,9 @@ async fn processes_share_one_counter() {
     let server = TestServer::shared_or_panic();
     // (batch, IDs per task): per process 32 × n, a multiple of the batch.
     let runs: [(u64, u64); 3] = [
-        (1, support::pick(100, 500)),
-        (25, support::pick(1250, 5000)),
-        (1000, support::pick(2000, 10_000)),
+        (1, common::pick(100, 500)),
+        (25, common::pick(1250, 5000)),
+        (1000, common::pick(2000, 10_000)),
     ];
     let mut total = 0;
     let mut total_lost = 0;
@@ -334,7 +334,7 @@ async fn processes_share_one_counter() {
 async fn killed_processes_never_reuse_an_id() {
     let server = TestServer::shared_or_panic();
     const SLOTS: usize = 2;
-    let kills = support::pick(10, 40);
+    let kills = common::pick(10, 40);
     let name = unique_db_name("crash");
     let scratch = Scratch::new(&name);
     let dir = scratch.0.clone();

@@ -5,6 +5,21 @@
 use mongodb::{Client, Database};
 use sequence_testkit::{unique_db_name, TestServer};
 
+/// Whether the long variants of the load, fault and failover tests run (`SOAK=1`). By default
+/// each runs at the smallest size that still finds the bug it is for.
+pub fn soak() -> bool {
+    std::env::var("SOAK").is_ok_and(|v| v == "1")
+}
+
+/// The default value, or the soak value with `SOAK=1`.
+pub fn pick<T>(default: T, soak_value: T) -> T {
+    if soak() {
+        soak_value
+    } else {
+        default
+    }
+}
+
 /// A client of the shared test server (started on first use, stopped when the binary exits).
 pub async fn client() -> Client {
     TestServer::shared_or_panic().client().await

@@ -1,5 +1,5 @@
-//! What the reliability suite (`tests/reliability_*.rs`) shares: the soak switch, clients with
-//! an application name for fail points, fail point commands, and error classification.
+//! What the reliability suite (`tests/reliability_*.rs`) shares: counter reads, fail point
+//! commands, and error classification.
 
 #![allow(dead_code)]
 
@@ -8,20 +8,6 @@ use std::time::Duration;
 use mongo_sequence::Error;
 use mongodb::bson::{doc, Document};
 use mongodb::Database;
-
-/// Whether the long soak variants run (`SOAK=1`).
-pub fn soak() -> bool {
-    std::env::var("SOAK").is_ok_and(|v| v == "1")
-}
-
-/// The default value, or the soak value with `SOAK=1`.
-pub fn pick<T>(default: T, soak_value: T) -> T {
-    if soak() {
-        soak_value
-    } else {
-        default
-    }
-}
 
 /// The last value issued by the counter `name` in `db`'s `counters` collection (0 if it does
 /// not exist yet).
