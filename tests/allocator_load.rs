@@ -47,7 +47,7 @@ async fn run(batch: u64, per_task: usize) {
     tokio::time::sleep(Duration::from_millis(200)).await;
 
     let stats = seq.stats();
-    let trips = round_trips.count();
+    let trips = round_trips.round_trips();
     assert_eq!(all.len(), TASKS * per_task);
     assert_eq!(stats.issued, (TASKS * per_task) as u64);
     // The first reservations race to create the counter: the losers' upserts collide with the

@@ -120,7 +120,7 @@ async fn batched_models_share_the_counters_cache() {
     // Ranges 1-25, 26-50 and 51-75: the last one prefetched while the second was in use, or
     // reserved when it ran out.
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    assert_eq!(round_trips.count(), seq.stats().refills);
+    assert_eq!(round_trips.round_trips(), seq.stats().refills);
     assert_eq!(seq.stats().reserved, 25 * seq.stats().refills);
 
     // Moving the counter drops the cached values: the model's next ID is the new one.

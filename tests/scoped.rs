@@ -260,7 +260,7 @@ async fn insert_many_reserves_once_per_scope() {
         .await
         .unwrap();
     assert_eq!(ids, [1, 1, 2, 1, 2, 3]);
-    assert_eq!(round_trips.count(), 3, "one reservation per tenant");
+    assert_eq!(round_trips.round_trips(), 3, "one reservation per tenant");
     assert!(docs.iter().zip(&ids).all(|(d, id)| d.number == *id));
 
     let stored: Vec<Order> = orders

@@ -1,7 +1,10 @@
 //! The checked model of the input: the struct, its ID field and its configuration.
 
+use std::collections::HashMap;
+
 use mongo_sequence_rules::{defaults, IdField as RuleIdField, IdKind, Spec};
 use proc_macro2::{Ident, Span};
+use serde_derive_internals::{ast as serde_ast, Derive};
 use syn::spanned::Spanned;
 use syn::{Data, DeriveInput, Fields, GenericArgument, LitStr, Member, PathArguments, Type};
 
@@ -23,6 +26,8 @@ pub struct IdField {
     pub serde_with: bool,
     /// Whether the field is stored as `_id` (named so, or renamed by serde).
     pub is_doc_id: bool,
+    /// The name the field is stored under (serde's `rename`, `rename_all`).
+    pub stored: String,
 }
 
 /// A field named by `scope`.
@@ -30,6 +35,8 @@ pub struct ScopeField {
     pub member: Member,
     /// The name as written in `scope`, which is also the counter key's field name.
     pub name: String,
+    /// The name the field is stored under.
+    pub stored: String,
 }
 
 /// The whole checked input.
@@ -152,7 +159,16 @@ pub fn model(input: &DeriveInput, errors: &mut Errors) -> Option<Model> {
             return None;
         }
     };
-    let id = id_field_of(id_field, errors)?;
+    let stored = stored_names(input);
+    let stored_name = |ident: &str| {
+        stored
+            .get(ident)
+            .cloned()
+            .unwrap_or_else(|| ident.to_owned())
+    };
+    let mut id = id_field_of(id_field, errors)?;
+    id.stored = stored_name(&id.name);
+    id.is_doc_id |= id.stored == "_id";
 
     let mut scope = Vec::new();
     if let Some(names) = &attrs.scope {
@@ -165,6 +181,7 @@ pub fn model(input: &DeriveInput, errors: &mut Errors) -> Option<Model> {
             {
                 Some(f) => scope.push(ScopeField {
                     member: Member::Named(f.ident.clone().expect("named")),
+                    stored: stored_name(&name),
                     name,
                 }),
                 None => errors.at(
@@ -252,5 +269,29 @@ fn id_field_of(field: &syn::Field, errors: &mut Errors) -> Option<IdField> {
         ty_span,
         serde_with: attr::serde_has_with(&field.attrs),
         is_doc_id,
+        stored: String::new(),
     })
+}
+
+/// The names serde stores the fields under (`rename`, `rename_all`), by Rust name. Serde's own
+/// derive reports mistakes in its attributes, so none are reported here.
+fn stored_names(input: &DeriveInput) -> HashMap<String, String> {
+    let cx = serde_derive_internals::Ctxt::new();
+    let names = serde_derive_internals::ast::Container::from_ast(&cx, input, Derive::Serialize)
+        .map(|container| match container.data {
+            serde_ast::Data::Struct(_, fields) => fields
+                .iter()
+                .filter_map(|f| match &f.member {
+                    Member::Named(ident) => Some((
+                        ident.to_string(),
+                        f.attrs.name().serialize_name().to_owned(),
+                    )),
+                    Member::Unnamed(_) => None,
+                })
+                .collect(),
+            serde_ast::Data::Enum(_) => HashMap::new(),
+        })
+        .unwrap_or_default();
+    let _ = cx.check();
+    names
 }

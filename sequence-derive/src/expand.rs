@@ -111,6 +111,14 @@ fn generate(model: &Model, checked: &Checked) -> TokenStream {
         let variant = format_ident!("{}", v.variant());
         set("layout", quote!(#p::LayoutConfig::#variant));
     }
+    if model.id.stored != "_id" {
+        let stored = &model.id.stored;
+        set("id_field", quote!(#stored));
+    }
+    if model.scope.iter().any(|f| f.stored != f.name) {
+        let stored = model.scope.iter().map(|f| &f.stored);
+        set("scope_fields", quote!(&[#(#stored),*]));
+    }
     if let Some(v) = spec.gapless {
         set("gapless", quote!(#v));
     }

@@ -191,6 +191,83 @@ impl Pattern {
         self.pieces.iter().map(Piece::rendered_len).sum()
     }
 
+    /// A regular expression that matches exactly the prefixes this pattern renders: literal
+    /// text escaped, `\d{4}` for `YYYY` and `\d{2}` for the other tokens. Every
+    /// non-alphanumeric ASCII character is escaped with a backslash, which PCRE (MongoDB's
+    /// `$regex`) and Rust's `regex` both read as the character itself.
+    ///
+    /// ```
+    /// use mongo_sequence_rules::pattern::Pattern;
+    /// assert_eq!(Pattern::parse("INV-YYMM.").unwrap().regex(), r"INV\-\d{2}\d{2}\.");
+    /// ```
+    pub fn regex(&self) -> String {
+        let mut out = String::new();
+        for piece in &self.pieces {
+            match piece {
+                Piece::Literal(s) => out.push_str(&escape_regex(s)),
+                Piece::Year4 => out.push_str(r"\d{4}"),
+                _ => out.push_str(r"\d{2}"),
+            }
+        }
+        out
+    }
+
+    /// The civil date-time at the start of the period whose prefix is `text`, if this pattern
+    /// renders `text` for some date: the inverse of [`render`](Self::render) at the pattern's
+    /// resolution. A two-digit year (`YY`) is read in the century that puts it closest to
+    /// `around_year` (so `25` is 2025 around 2026, and `99` is 1999). A pattern without date
+    /// tokens gives `DateTime::default()` for its one literal prefix.
+    ///
+    /// ```
+    /// use mongo_sequence_rules::pattern::Pattern;
+    /// let p = Pattern::parse("INV-YYMMDD-").unwrap();
+    /// let at = p.parse_rendered("INV-251122-", 2026).unwrap();
+    /// assert_eq!((at.year(), at.month(), at.day()), (2025, 11, 22));
+    /// assert!(p.parse_rendered("INV-251322-", 2026).is_none()); // month 13
+    /// assert!(p.parse_rendered("XYZ-251122-", 2026).is_none());
+    /// ```
+    pub fn parse_rendered(&self, text: &str, around_year: i16) -> Option<DateTime> {
+        let (mut year, mut month, mut day, mut hour) = (None, 1_i16, 1_i16, 0_i16);
+        let mut rest = text;
+        for piece in &self.pieces {
+            if let Piece::Literal(s) = piece {
+                rest = rest.strip_prefix(s.as_str())?;
+                continue;
+            }
+            let len = piece.rendered_len();
+            let head = rest
+                .get(..len)
+                .filter(|h| h.bytes().all(|b| b.is_ascii_digit()))?;
+            let value: i16 = head.parse().ok()?;
+            rest = &rest[len..];
+            match piece {
+                Piece::Year4 => year = Some(value),
+                Piece::Year2 => {
+                    let mut y = around_year - around_year.rem_euclid(100) + value;
+                    if y > around_year + 50 {
+                        y -= 100;
+                    } else if y < around_year - 50 {
+                        y += 100;
+                    }
+                    year = Some(y);
+                }
+                Piece::Month => month = value,
+                Piece::Day => day = value,
+                Piece::Hour => hour = value,
+                Piece::Literal(_) => {}
+            }
+        }
+        if !rest.is_empty() {
+            return None;
+        }
+        let Some(year) = year else {
+            return Some(DateTime::default());
+        };
+        let small = |v: i16| i8::try_from(v).ok();
+        let at = DateTime::new(year, small(month)?, small(day)?, small(hour)?, 0, 0, 0).ok()?;
+        (self.render(at) == text).then_some(at)
+    }
+
     /// The prefix for the civil date-time `at`.
     ///
     /// ```
@@ -213,6 +290,19 @@ impl Pattern {
         }
         out
     }
+}
+
+/// `text` with every non-alphanumeric ASCII character escaped by a backslash: a regular
+/// expression (PCRE, as MongoDB's `$regex` reads it, or Rust's `regex`) that matches `text`.
+pub fn escape_regex(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() * 2);
+    for c in text.chars() {
+        if c.is_ascii() && !c.is_ascii_alphanumeric() {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -268,5 +358,38 @@ mod tests {
         );
         let at = date(2005, 1, 2).at(3, 0, 0, 0);
         assert_eq!(Pattern::parse("YYMMDD").unwrap().render(at), "050102");
+    }
+
+    #[test]
+    fn rendered_prefixes_parse_back() {
+        let p = Pattern::parse("DD.MM.YY-HH").unwrap();
+        let at = date(2031, 2, 28).at(23, 0, 0, 0);
+        let text = p.render(at);
+        assert_eq!(text, "28.02.31-23");
+        assert_eq!(p.parse_rendered(&text, 2026), Some(at));
+        assert_eq!(
+            p.parse_rendered("29.02.31-23", 2026),
+            None,
+            "no 29 February 2031"
+        );
+        assert_eq!(p.parse_rendered("28.02.31-24", 2026), None);
+        assert_eq!(p.parse_rendered("28.02.31-2", 2026), None);
+        assert_eq!(p.parse_rendered("28.02.31-230", 2026), None);
+        let yy = Pattern::parse("YY").unwrap();
+        assert_eq!(yy.parse_rendered("99", 2026).map(|d| d.year()), Some(1999));
+        assert_eq!(yy.parse_rendered("76", 2026).map(|d| d.year()), Some(2076));
+        assert_eq!(yy.parse_rendered("77", 2026).map(|d| d.year()), Some(1977));
+        let constant = Pattern::parse("INV-").unwrap();
+        assert_eq!(
+            constant.parse_rendered("INV-", 2026),
+            Some(DateTime::default())
+        );
+        assert_eq!(constant.parse_rendered("INV", 2026), None);
+    }
+
+    #[test]
+    fn regexes_escape_literal_text() {
+        assert_eq!(Pattern::parse("'A.B'YYYY").unwrap().regex(), r"A\.B\d{4}");
+        assert_eq!(Pattern::parse("Ü-YY").unwrap().regex(), r"Ü\-\d{2}");
     }
 }

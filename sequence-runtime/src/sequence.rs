@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::options::{Batch, SequenceConfig, SequenceOptions};
 use crate::store::{CounterStore, MemoryStore, MongoStore, Reservation};
 use crate::values::{Bounds, Clock, CounterKey, Format, IdRange, IdValue, Scope, Slot};
+use mongo_sequence_rules::limits::pow10;
 
 /// A handle on one sequence: cheap to clone, safe to share between tasks and threads.
 ///
@@ -57,6 +58,16 @@ struct Engine {
     bounds: Bounds,
     format: Arc<Format>,
     kind: Arc<Kind>,
+}
+
+/// A value handed out, with the counter it came from: what a collision with a stored document
+/// needs to skip that counter ahead.
+#[derive(Clone, Debug)]
+pub(crate) struct Issued {
+    /// The counter value.
+    pub(crate) value: i64,
+    /// The counter (period and scope) and how its values render.
+    pub(crate) slot: Arc<Slot>,
 }
 
 /// The refusal of `operation` outside a session on a gapless sequence.
@@ -568,6 +579,161 @@ impl Sequence {
         };
         self.record(engine, n, r.0);
         Ok((r.0.range, r.1))
+    }
+
+    /// The next ID, rendered as `T`, with the counter it came from.
+    pub(crate) async fn issue_id<T: IdValue>(&self) -> Result<(T, Issued)> {
+        let (value, slot) = self.issue().await?;
+        Ok((T::render(value, &slot.rendering)?, Issued { value, slot }))
+    }
+
+    /// `n` contiguous IDs in one reservation (bypassing the cache), rendered as `T`, each with
+    /// the counter it came from; in `session` if given.
+    pub(crate) async fn issue_ids<T: IdValue>(
+        &self,
+        n: u64,
+        session: Option<&mut ClientSession>,
+    ) -> Result<Vec<(T, Issued)>> {
+        let (range, slot) = self.reserve_range(n, session).await?;
+        range
+            .iter()
+            .map(|value| {
+                let id = T::render(value, &slot.rendering)?;
+                Ok((
+                    id,
+                    Issued {
+                        value,
+                        slot: slot.clone(),
+                    },
+                ))
+            })
+            .collect()
+    }
+
+    /// `value` as issued by the counter this handle takes values from now.
+    pub(crate) fn issued(&self, value: i64) -> Result<Issued> {
+        Ok(Issued {
+            value,
+            slot: self.slot()?,
+        })
+    }
+
+    /// What stored documents of the counter `issued` came from may hold: its values (of a
+    /// sharded sequence, the slice of its shard), and the largest value to look for, above
+    /// which the IDs belong to no counter of this sequence (the widest its rendering shows; of
+    /// a shard, the slice's end, since the next shard's values follow).
+    pub(crate) fn stored_domain(&self, issued: &Issued) -> Result<(Bounds, i64)> {
+        let engine = self.engine()?;
+        Ok(match &*engine.kind {
+            Kind::Sharded(shards) => {
+                let slice = shards.slice_of(issued.value).unwrap_or(engine.bounds);
+                (slice, slice.max)
+            }
+            _ => {
+                let widest = issued.slot.rendering.width().map(|w| pow10(w) - 1);
+                (engine.bounds, widest.unwrap_or(i64::MAX))
+            }
+        })
+    }
+
+    /// A new value in place of `issued`, which a stored document already uses: above `floor`,
+    /// the highest value stored for its counter. From the cache if it still holds values
+    /// above `floor`, else from one reservation above it (whose other values the cache
+    /// keeps).
+    pub(crate) async fn skip_ahead(&self, issued: &Issued, floor: i64) -> Result<Issued> {
+        let engine = self.scoped_engine()?;
+        let options = &self.inner.options;
+        let cached = options.batch != Batch::Fixed(1) && self.inner.scope.is_none();
+        engine.shared.stats.skipped_ahead();
+        tracing::info!(
+            counter = %issued.slot.key, taken = issued.value, stored_up_to = floor,
+            "skipping ahead of IDs already stored"
+        );
+        let (lo, shards) = match &*engine.kind {
+            Kind::Counter => (i64::MIN, None),
+            Kind::Sharded(shards) => {
+                let lo = shards.slice_of(issued.value).map_or(i64::MIN, |s| s.start);
+                (lo, Some(shards))
+            }
+            other => return Err(other.unsupported("skip ahead")),
+        };
+        if cached {
+            if let Some(value) = engine.shared.skip_past(lo, floor, options.batch) {
+                return self.issued(value);
+            }
+        }
+        let n = if cached {
+            engine.shared.batch_size(options.batch)
+        } else {
+            1
+        };
+        let r = match shards {
+            Some(shards) => shards.reserve_above(issued.value, n, floor).await?,
+            None => {
+                let key = &issued.slot.key;
+                engine
+                    .store
+                    .reserve_above(key, n, engine.bounds, floor)
+                    .await?
+            }
+        };
+        let value = if cached {
+            engine.shared.adopt(r, &issued.slot, options.batch)
+        } else {
+            self.record(engine, 1, r);
+            r.range.first()
+        };
+        Ok(Issued {
+            value,
+            slot: issued.slot.clone(),
+        })
+    }
+
+    /// `n` contiguous values above `floor` in one reservation (bypassing the cache), for the
+    /// documents of a bulk insert that met stored IDs; `issued` is the value that collided.
+    pub(crate) async fn reserve_above(
+        &self,
+        issued: &Issued,
+        n: u64,
+        floor: i64,
+    ) -> Result<(IdRange, Arc<Slot>)> {
+        let engine = self.scoped_engine()?;
+        engine.shared.stats.skipped_ahead();
+        tracing::info!(
+            counter = %issued.slot.key, taken = issued.value, stored_up_to = floor, n,
+            "skipping ahead of IDs already stored"
+        );
+        let r = match &*engine.kind {
+            Kind::Sharded(shards) => shards.reserve_above(issued.value, n, floor).await?,
+            Kind::Counter => {
+                let key = &issued.slot.key;
+                engine
+                    .store
+                    .reserve_above(key, n, engine.bounds, floor)
+                    .await?
+            }
+            other => return Err(other.unsupported("skip ahead")),
+        };
+        self.record(engine, n, r);
+        Ok((r.range, issued.slot.clone()))
+    }
+
+    /// Moves the counter `issued` came from up to `last` (never down): where gapless inserts
+    /// that met stored IDs go on from.
+    pub(crate) async fn raise(&self, issued: &Issued, last: i64) -> Result<()> {
+        let engine = self.scoped_engine()?;
+        engine.shared.stats.skipped_ahead();
+        tracing::info!(
+            counter = %issued.slot.key, taken = issued.value, stored_up_to = last,
+            "moving the counter past IDs already stored"
+        );
+        match &*engine.kind {
+            Kind::Sharded(shards) => shards.raise(issued.value, last).await,
+            _ => {
+                let key = &issued.slot.key;
+                engine.store.raise(key, last, engine.bounds).await.map(drop)
+            }
+        }
     }
 
     /// Counts a reservation of `n` values, all handed out.

@@ -30,29 +30,40 @@ pub async fn database(name: &str) -> Database {
     client().await.database(&unique_db_name(name))
 }
 
-/// Counts the `findAndModify` commands a client sends to the database `db`.
+/// Counts the commands a client sends to one database, by command name.
 #[derive(Clone, Default)]
-pub struct RoundTrips(std::sync::Arc<std::sync::atomic::AtomicU64>);
+pub struct Commands(std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, u64>>>);
 
-impl RoundTrips {
-    pub fn count(&self) -> u64 {
-        self.0.load(std::sync::atomic::Ordering::SeqCst)
+impl Commands {
+    /// How many `name` commands were sent.
+    pub fn count(&self, name: &str) -> u64 {
+        self.0.lock().unwrap().get(name).copied().unwrap_or(0)
+    }
+
+    /// How many counter round trips (`findAndModify`) were sent.
+    pub fn round_trips(&self) -> u64 {
+        self.count("findAndModify")
     }
 }
 
-/// A client whose `findAndModify` commands on database `db` are counted.
-pub async fn monitored_client(db: &str) -> (Client, RoundTrips) {
+/// A client whose commands on database `db` are counted.
+pub async fn monitored_client(db: &str) -> (Client, Commands) {
     use mongodb::event::command::CommandEvent;
     use mongodb::event::EventHandler;
-    let counter = RoundTrips::default();
+    let counter = Commands::default();
     let mut options = mongodb::options::ClientOptions::parse(TestServer::shared_or_panic().uri())
         .await
         .expect("the test server's URI parses");
     let (seen, db) = (counter.clone(), db.to_owned());
     options.command_event_handler = Some(EventHandler::callback(move |event| {
         if let CommandEvent::Started(started) = event {
-            if started.command_name == "findAndModify" && started.db == db {
-                seen.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            if started.db == db {
+                *seen
+                    .0
+                    .lock()
+                    .unwrap()
+                    .entry(started.command_name)
+                    .or_default() += 1;
             }
         }
     }));

@@ -71,6 +71,9 @@ struct State {
     direct: Option<Arc<Slot>>,
     /// A clock that replaces the handles' own clocks for this sequence.
     clock: Option<Arc<dyn Clock>>,
+    /// Values known to be taken by stored documents (the last skip-ahead): a refill that lands
+    /// with values in it keeps only those above.
+    dead: Option<(i64, i64)>,
 }
 
 enum Step<'a> {
@@ -278,6 +281,52 @@ impl Shared {
         true
     }
 
+    /// Drops the cached values in `lo..=hi`, which stored documents already use (counted as
+    /// wasted), remembers them for refills still in flight, and takes the next cached value if
+    /// one is left. `None` sends the caller to reserve above `hi`.
+    pub(crate) fn skip_past(&self, lo: i64, hi: i64, batch: Batch) -> Option<i64> {
+        let mut st = self.lock();
+        st.dead = Some((lo, hi));
+        for cached in [st.current.take(), st.standby.take()].into_iter().flatten() {
+            let live = trim(st.dead, cached);
+            self.stats
+                .wasted(cached.len() - live.map_or(0, |r| r.len()));
+            if let Some(live) = live {
+                if st.current.is_none() {
+                    st.current = Some(live);
+                } else {
+                    st.standby = Some(live);
+                }
+            }
+        }
+        ensure_current(&mut st, batch).then(|| self.take_one(&mut st))
+    }
+
+    /// Hands out the first value of `r`, a reservation above stored IDs for the counter of
+    /// `slot`, and caches the rest after what is cached, if there is room and that counter is
+    /// still the one in use.
+    pub(crate) fn adopt(&self, r: Reservation, slot: &Arc<Slot>, batch: Batch) -> i64 {
+        let mut st = self.lock();
+        self.stats.reserved(r.range.len(), r.retries);
+        self.stats.issued(1);
+        let (head, rest) = r.range.split_first(1);
+        if let Some(rest) = rest {
+            let same_slot = st.slot.as_ref().is_some_and(|s| s.key == slot.key);
+            if !(same_slot && keep(&mut st, rest, batch)) {
+                self.stats.wasted(rest.len());
+            }
+        }
+        head.first()
+    }
+
+    /// The size of the next reservation of the cache.
+    pub(crate) fn batch_size(&self, batch: Batch) -> u64 {
+        match batch {
+            Batch::Fixed(n) => n,
+            Batch::Adaptive(a) => self.lock().adaptive_size.max(a.min),
+        }
+    }
+
     /// Drops every cached range (after an admin operation); they count as wasted.
     pub(crate) async fn invalidate(&self) {
         let (current, standby, _) = self.take_all().await;
@@ -337,6 +386,27 @@ fn install(st: &mut State, range: IdRange, batch: Batch) {
     st.current_since = Some(Instant::now());
 }
 
+/// Puts `range` after what is cached, if there is room: false if there is not.
+fn keep(st: &mut State, range: IdRange, batch: Batch) -> bool {
+    if st.current.is_none() {
+        install(st, range, batch);
+    } else if st.standby.is_none() {
+        st.standby = Some(range);
+    } else {
+        return false;
+    }
+    true
+}
+
+/// What is left of `range` once the values of `dead` (`lo..=hi`) are taken out: the values
+/// above `hi` if it overlaps `dead` (a range never reaches below the `lo` of its counter).
+fn trim(dead: Option<(i64, i64)>, range: IdRange) -> Option<IdRange> {
+    match dead {
+        Some((lo, hi)) if range.first() <= hi && range.last() >= lo => range.above(hi),
+        _ => Some(range),
+    }
+}
+
 /// The next range of the cache: from the counter, or from one of the shards.
 async fn refill(
     store: &Arc<dyn CounterStore>,
@@ -382,14 +452,13 @@ impl RefillGuard {
             match result {
                 Ok(r) => {
                     shared.stats.reserved(r.range.len(), r.retries);
-                    if st.epoch != epoch {
+                    let live = trim(st.dead, r.range);
+                    let kept =
+                        live.is_some_and(|live| st.epoch == epoch && keep(&mut st, live, batch));
+                    if !kept {
                         shared.stats.wasted(r.range.len());
-                    } else if st.current.is_none() {
-                        install(&mut st, r.range, batch);
-                    } else if st.standby.is_none() {
-                        st.standby = Some(r.range);
-                    } else {
-                        shared.stats.wasted(r.range.len());
+                    } else if let Some(live) = live {
+                        shared.stats.wasted(r.range.len() - live.len());
                     }
                     Ok(())
                 }

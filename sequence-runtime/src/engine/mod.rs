@@ -6,6 +6,7 @@
 //! - `sharded.rs`: the slices of a sharded sequence;
 //! - `random.rs`: uniform draws;
 //! - `registry.rs`: the per-process state shared by the handles of one sequence;
+//! - `stored.rs`: the IDs already stored in a target collection (skipping ahead past them);
 //! - `stats.rs`: what a sequence did in this process.
 
 mod cache;
@@ -14,9 +15,11 @@ mod random;
 mod registry;
 mod sharded;
 mod stats;
+mod stored;
 
 pub(crate) use cache::{Request, Shared};
 pub(crate) use kind::Kind;
 pub(crate) use random::draw;
 pub(crate) use registry::{shared, with_model_shared};
 pub use stats::Stats;
+pub(crate) use stored::{IdForm, StoredIds};

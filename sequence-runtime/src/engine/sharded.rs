@@ -164,6 +164,45 @@ impl Shards {
         })
     }
 
+    /// The slice of the shard that holds `value`.
+    pub(crate) fn slice_of(&self, value: i64) -> Option<Bounds> {
+        self.shard_of(value).map(|i| self.slice(i))
+    }
+
+    /// Reserves `n` contiguous values above `floor` from the shard that holds `value` (after
+    /// the stored documents of that shard); from another shard, as [`reserve`](Self::reserve)
+    /// does, if that one has fewer left.
+    pub(crate) async fn reserve_above(
+        &self,
+        value: i64,
+        n: u64,
+        floor: i64,
+    ) -> Result<Reservation> {
+        let Some(i) = self.shard_of(value) else {
+            return self.reserve(n, true).await;
+        };
+        match self
+            .store
+            .reserve_above(&self.key(i), n, self.slice(i), floor)
+            .await
+        {
+            Err(Error::Exhausted { .. }) => {
+                tracing::debug!(counter = %self.key(i), floor, "shard is full past the stored IDs");
+                self.full.set(i, true);
+                self.reserve(n, true).await
+            }
+            other => other,
+        }
+    }
+
+    /// Moves the counter of the shard that holds `value` up to `last` (never down).
+    pub(crate) async fn raise(&self, value: i64, last: i64) -> Result<()> {
+        if let Some(i) = self.shard_of(value) {
+            self.store.raise(&self.key(i), last, self.slice(i)).await?;
+        }
+        Ok(())
+    }
+
     /// One reservation attempt in shard `i`.
     async fn reserve_in(&self, i: u32, n: u64, up_to: bool) -> Result<Outcome> {
         let (key, bounds) = (self.key(i), self.slice(i));

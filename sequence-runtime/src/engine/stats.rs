@@ -24,6 +24,10 @@ pub struct Stats {
     /// of waits well above `1 / batch` means ranges run out before the prefetched one arrives:
     /// a larger batch, or `batch = "auto"`, removes those waits.
     pub waits: u64,
+    /// Inserts that met an ID already stored (an imported document, another writer) and
+    /// skipped ahead of the stored IDs: each is one search for the highest stored ID and one
+    /// reservation above it.
+    pub skipped_ahead: u64,
 }
 
 #[derive(Debug, Default)]
@@ -35,6 +39,7 @@ pub(crate) struct StatsCell {
     retries: AtomicU64,
     released: AtomicU64,
     waits: AtomicU64,
+    skipped_ahead: AtomicU64,
 }
 
 impl StatsCell {
@@ -64,6 +69,10 @@ impl StatsCell {
         self.waits.fetch_add(1, Relaxed);
     }
 
+    pub(crate) fn skipped_ahead(&self) {
+        self.skipped_ahead.fetch_add(1, Relaxed);
+    }
+
     pub(crate) fn snapshot(&self) -> Stats {
         Stats {
             issued: self.issued.load(Relaxed),
@@ -73,6 +82,7 @@ impl StatsCell {
             retries: self.retries.load(Relaxed),
             released: self.released.load(Relaxed),
             waits: self.waits.load(Relaxed),
+            skipped_ahead: self.skipped_ahead.load(Relaxed),
         }
     }
 }

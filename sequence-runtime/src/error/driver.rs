@@ -48,6 +48,8 @@ pub(crate) enum Access {
     Insert,
     /// Reading back a document whose insert had an unknown outcome.
     Confirm,
+    /// Finding the IDs already stored in a target collection (skipping ahead, syncing).
+    Find,
 }
 
 impl Access {
@@ -66,6 +68,7 @@ impl Access {
             Access::Confirm => {
                 "the `find` action on it to confirm an insert whose outcome was unknown"
             }
+            Access::Find => "the `find` action on it to find the IDs already stored",
         }
     }
 }
@@ -146,6 +149,61 @@ fn duplicate_key_message(err: &mongodb::error::Error) -> Option<String> {
             .values()
             .find(|w| dup(w.code))
             .map(|w| w.message.clone()),
+        _ => None,
+    }
+}
+
+/// The index and the key fields a duplicate-key message names (`E11000 duplicate key error
+/// collection: shop.orders index: tenant_1_number_1 dup key: { tenant: "a", number: 5 }`):
+/// the driver exposes neither `keyPattern` nor `keyValue`, so they are read from the message.
+pub(crate) fn duplicate_key_fields(message: &str) -> Option<(&str, Vec<&str>)> {
+    let index = message.split(" index: ").nth(1)?.split(' ').next()?;
+    let key = message.split(" dup key: { ").nth(1)?;
+    // Field names up to `: `, then values to skip: strings (with escapes), and nested
+    // documents, arrays and calls (`ObjectId('…')`) to the matching bracket.
+    let mut fields = Vec::new();
+    let mut rest = key;
+    loop {
+        rest = rest.trim_start();
+        if rest.starts_with('}') || rest.is_empty() {
+            break;
+        }
+        let colon = rest.find(": ")?;
+        fields.push(rest[..colon].trim_matches('"'));
+        rest = &rest[colon + 2..];
+        let (mut depth, mut quote, mut escaped) = (0_i32, None, false);
+        let mut end = rest.len();
+        for (i, c) in rest.char_indices() {
+            match (quote, c) {
+                (Some(_), _) if escaped => escaped = false,
+                (Some(_), '\\') => escaped = true,
+                (Some(q), c) if c == q => quote = None,
+                (Some(_), _) => {}
+                (None, '"' | '\'') => quote = Some(c),
+                (None, '{' | '[' | '(') => depth += 1,
+                (None, '}' | ']' | ')') if depth > 0 => depth -= 1,
+                (None, ',' | '}') if depth == 0 => {
+                    end = i;
+                    break;
+                }
+                (None, _) => {}
+            }
+        }
+        rest = rest[end..].strip_prefix(',').unwrap_or(&rest[end..]);
+    }
+    Some((index, fields))
+}
+
+/// The position and the message of the duplicate key that stopped an ordered `insert_many`,
+/// if a duplicate key did.
+pub(crate) fn insert_many_duplicate(err: &mongodb::error::Error) -> Option<(usize, &str)> {
+    match &*err.kind {
+        ErrorKind::InsertMany(e) if e.write_concern_error.is_none() => e
+            .write_errors
+            .as_ref()?
+            .iter()
+            .find(|w| DUPLICATE_KEY_CODES.contains(&w.code))
+            .map(|w| (w.index, w.message.as_str())),
         _ => None,
     }
 }
@@ -258,6 +316,22 @@ mod tests {
             Error::from_driver_on(other, "a.b", Access::Insert),
             Error::Mongo(_)
         ));
+    }
+
+    #[test]
+    fn duplicate_key_messages_name_their_index_and_fields() {
+        let m = "E11000 duplicate key error collection: shop.orders index: tenant_1_number_1 \
+                 dup key: { tenant: \"a, b: {c}\", number: 5 }";
+        assert_eq!(
+            duplicate_key_fields(m),
+            Some(("tenant_1_number_1", vec!["tenant", "number"]))
+        );
+        let m = "E11000 duplicate key error collection: db.c index: _id_ dup key: { _id: 42 }";
+        assert_eq!(duplicate_key_fields(m), Some(("_id_", vec!["_id"])));
+        let m = "E11000 duplicate key error collection: db.c index: a_1 dup key: { a: \
+                 ObjectId('65a1b2c3d4e5f60718293a4b'), b: { x: [1, 2] }, c: \"q\\\"x\" }";
+        assert_eq!(duplicate_key_fields(m), Some(("a_1", vec!["a", "b", "c"])));
+        assert_eq!(duplicate_key_fields("no such thing"), None);
     }
 
     #[test]

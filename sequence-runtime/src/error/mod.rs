@@ -3,8 +3,8 @@
 mod driver;
 
 pub(crate) use driver::{
-    collided_on_id, collisions_on_id, commit_unknown, outcome_unknown, transaction_transient,
-    Access,
+    collided_on_id, collisions_on_id, commit_unknown, duplicate_key_fields, insert_many_duplicate,
+    outcome_unknown, transaction_transient, Access,
 };
 pub use driver::{is_duplicate_key, DUPLICATE_KEY_CODES};
 
@@ -216,6 +216,45 @@ pub enum Error {
         /// The driver error, with the server's message.
         #[source]
         source: mongodb::error::Error,
+    },
+
+    /// The ID given to a document is already used by a stored document (an imported or
+    /// restored one, or another writer's), so its counter is behind the stored IDs. Outside a
+    /// caller's session, inserts skip ahead of the stored IDs on their own; this error means
+    /// they could not, and nothing was inserted.
+    #[error(
+        "ID {id} is already taken in `{namespace}` by a stored document, so the counter \
+         `{counter}` is behind the stored IDs{hint}"
+    )]
+    IdTaken {
+        /// The target collection, as `database.collection`.
+        namespace: String,
+        /// The ID, as the document held it.
+        id: String,
+        /// The counter's key.
+        counter: String,
+        /// Why the insert did not skip ahead, and what to do (starts with `; `).
+        hint: &'static str,
+        /// The duplicate-key error.
+        #[source]
+        source: Box<mongodb::error::Error>,
+    },
+
+    /// A stored document holds an ID whose counter value is beyond the counter's `max`: the
+    /// counter cannot move past it. Nothing was written.
+    #[error(
+        "`{namespace}` stores the value {stored} of counter `{counter}`, beyond its `max` \
+         ({max}): the counter cannot move past it; raise `max`, or change that document's ID"
+    )]
+    StoredBeyondMax {
+        /// The target collection, as `database.collection`.
+        namespace: String,
+        /// The counter's key.
+        counter: String,
+        /// The stored counter value.
+        stored: i64,
+        /// The counter's `max`.
+        max: i64,
     },
 
     /// Any other error from the MongoDB driver.

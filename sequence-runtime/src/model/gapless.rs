@@ -14,8 +14,10 @@ use mongodb::{ClientSession, Collection, Namespace};
 
 use super::doc::Doc;
 use super::scope;
+use super::skip_ahead;
 use crate::error::{commit_unknown, transaction_transient, Access, Error, Result};
-use crate::sequence::Sequence;
+use crate::sequence::{Issued, Sequence};
+use crate::values::IdValue;
 
 /// Upper bound of the backoff between two attempts.
 const MAX_BACKOFF: Duration = Duration::from_millis(100);
@@ -33,12 +35,22 @@ impl<T> Docs<'_, T> {
             Docs::Many(docs) => docs.len(),
         }
     }
+
+    fn get(&self, i: usize) -> &T {
+        match self {
+            Docs::One(doc) => doc,
+            Docs::Many(docs) => &docs[i],
+        }
+    }
 }
 
 /// Why one attempt failed.
 enum Failure {
     /// Retry the whole transaction.
     Transient(mongodb::error::Error),
+    /// The document at this position met a stored document with its ID: move its counter past
+    /// the stored IDs and retry the whole transaction.
+    Taken(usize, Issued, Error),
     /// Give up: the error goes to the caller.
     Fatal(Error),
 }
@@ -68,6 +80,7 @@ pub(crate) async fn insert<T: Doc>(
     let mut session = coll.client().start_session().await.map_err(mapped)?;
     let started = Instant::now();
     let mut attempts = 0_u32;
+    let mut taken_rounds = 0;
     loop {
         attempts += 1;
         session
@@ -88,6 +101,24 @@ pub(crate) async fn insert<T: Doc>(
         };
         match failure {
             Failure::Fatal(e) => return Err(e),
+            Failure::Taken(at, issued, e) => {
+                let doc = docs.get(at);
+                if taken_rounds == skip_ahead::ROUNDS {
+                    let id = T::Id::render(issued.value, &issued.slot.rendering)?;
+                    return Err(skip_ahead::taken(
+                        coll,
+                        &id,
+                        &issued,
+                        e,
+                        skip_ahead::AFTER_ROUNDS,
+                    ));
+                }
+                taken_rounds += 1;
+                // Numbers go on from the highest stored ID, without a hole.
+                let scoped = scope::for_document(seq.clone(), doc)?;
+                let floor = skip_ahead::stored_floor(doc, coll, &scoped, &issued).await?;
+                scoped.raise(&issued, floor).await?;
+            }
             Failure::Transient(e) if started.elapsed() >= timeout => {
                 return Err(Error::TransactionTimeout {
                     counter: seq.key().to_string(),
@@ -121,49 +152,64 @@ async fn attempt<T: Doc>(
     seq: &Sequence,
     session: &mut ClientSession,
 ) -> std::result::Result<Vec<T::Id>, Failure> {
-    let reserved = match docs {
+    let issued = match docs {
         Docs::One(doc) => match scope::for_document(seq.clone(), &**doc) {
-            Ok(seq) => seq.reserve_ids_in_session::<T::Id>(1, session).await,
+            Ok(seq) => seq.issue_ids::<T::Id>(1, Some(session)).await,
             Err(e) => Err(e),
         },
         Docs::Many(_) if T::CONFIG.scope.is_empty() => {
-            seq.reserve_ids_in_session::<T::Id>(docs.len() as u64, session)
+            seq.issue_ids::<T::Id>(docs.len() as u64, Some(session))
                 .await
         }
         // Documents of several scopes: one reservation each, all in the transaction.
         Docs::Many(many) => {
-            let mut ids = Vec::with_capacity(many.len());
+            let mut issued = Vec::with_capacity(many.len());
             for doc in many.iter() {
                 let scoped = scope::for_document(seq.clone(), doc).map_err(Failure::Fatal)?;
-                match scoped.reserve_ids_in_session::<T::Id>(1, session).await {
-                    Ok(mut one) => ids.append(&mut one),
+                match scoped.issue_ids::<T::Id>(1, Some(&mut *session)).await {
+                    Ok(mut one) => issued.append(&mut one),
                     Err(e) => return Err(counter_failure(e)),
                 }
             }
-            Ok(ids)
+            Ok(issued)
         }
     };
-    let ids = reserved.map_err(counter_failure)?;
+    let issued = issued.map_err(counter_failure)?;
+    let (ids, issued): (Vec<T::Id>, Vec<Issued>) = issued.into_iter().unzip();
     let inserted = match docs {
         Docs::One(doc) => {
             doc.put_id(ids[0].clone());
-            coll.insert_one(&**doc)
-                .session(&mut *session)
-                .await
-                .map(drop)
+            match coll.insert_one(&**doc).session(&mut *session).await {
+                Ok(_) => Ok(()),
+                Err(e) => Err((e, Some(0))),
+            }
         }
         Docs::Many(many) => {
             for (doc, id) in many.iter_mut().zip(&ids) {
                 doc.put_id(id.clone());
             }
-            coll.insert_many(&**many)
-                .session(&mut *session)
-                .await
-                .map(drop)
+            match coll.insert_many(&**many).session(&mut *session).await {
+                Ok(_) => Ok(()),
+                Err(e) => {
+                    let at = skip_ahead::duplicate_at::<T>(&e);
+                    Err((e, at))
+                }
+            }
         }
     };
-    inserted.map_err(|e| classify(e, &coll.namespace()))?;
-    Ok(ids)
+    match inserted {
+        Ok(()) => Ok(ids),
+        Err((e, at)) => {
+            let namespace = coll.namespace();
+            match (Error::from_driver_on(e, &namespace, Access::Insert), at) {
+                (e, Some(at)) if skip_ahead::on_id_field::<T>(&e) => {
+                    Err(Failure::Taken(at, issued[at].clone(), e))
+                }
+                (Error::Mongo(e), _) if transaction_transient(&e) => Err(Failure::Transient(e)),
+                (e, _) => Err(Failure::Fatal(e)),
+            }
+        }
+    }
 }
 
 /// Commits, retrying the commit alone while its result is unknown.

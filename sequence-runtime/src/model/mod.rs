@@ -3,6 +3,8 @@
 //!
 //! - `doc.rs`: what the paths need of a model (implemented for every `SequentialId`);
 //! - `insert.rs`: the insert of one document, sent again while its outcome is unknown;
+//! - `counted.rs`: inserts of the counter strategies, a number per document;
+//! - `skip_ahead.rs`: inserts that meet IDs already stored move the counter past them;
 //! - `gapless.rs`: the counter update and the insert in one transaction;
 //! - `random.rs`: inserts that draw again on a collision;
 //! - `generated.rs`: inserts of UUIDs and ObjectIds;
@@ -10,12 +12,14 @@
 //! - `cached.rs`: the hot path of batched counters.
 
 mod cached;
+mod counted;
 mod doc;
 mod gapless;
 mod generated;
 mod insert;
 mod random;
 mod scope;
+mod skip_ahead;
 
 use std::future::Future;
 
@@ -113,8 +117,10 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
                 let ids = gapless::insert(Docs::One(self), coll, &Self::sequence(coll)).await?;
                 return Ok(ids.into_iter().next().expect("one document, one ID"));
             }
-            if Self::SEQUENCE.strategy == Strategy::Random {
-                return random::insert_one(self, coll, None).await;
+            match Self::SEQUENCE.strategy {
+                Strategy::Random => return random::insert_one(self, coll, None).await,
+                s if s.uses_counters() => return counted::insert_one(self, coll).await,
+                _ => {}
             }
             let id = self.next_id_for(coll).await?;
             self.set_id(id.clone());
@@ -135,21 +141,28 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
         session: &mut ClientSession,
     ) -> impl Future<Output = Result<Self::Id>> + Send {
         async move {
-            let id = match Self::SEQUENCE.strategy {
+            let (id, issued) = match Self::SEQUENCE.strategy {
                 Strategy::Random => return random::insert_one(self, coll, Some(session)).await,
                 Strategy::Counter => {
                     let seq = scope::for_document(Self::sequence(coll), self)?;
-                    let ids = seq.reserve_ids_in_session::<Self::Id>(1, session).await?;
-                    ids.into_iter().next().expect("one ID reserved")
+                    let mut ids = seq.issue_ids::<Self::Id>(1, Some(&mut *session)).await?;
+                    let (id, issued) = ids.pop().expect("one ID reserved");
+                    (id, Some(issued))
                 }
-                _ => Self::next_id(coll).await?,
+                _ => (Self::next_id(coll).await?, None),
             };
             self.set_id(id.clone());
-            coll.insert_one(&*self)
-                .session(session)
-                .await
-                .map_err(|e| Error::from_driver_on(e, coll.namespace(), Access::Insert))?;
-            Ok(id)
+            let inserted = coll.insert_one(&*self).session(session).await;
+            match (
+                inserted.map_err(|e| Error::from_driver_on(e, coll.namespace(), Access::Insert)),
+                issued,
+            ) {
+                (Ok(_), _) => Ok(id),
+                (Err(e), Some(issued)) if skip_ahead::on_id_field::<Self>(&e) => Err(
+                    skip_ahead::taken(coll, &id, &issued, e, skip_ahead::IN_SESSION),
+                ),
+                (Err(e), _) => Err(e),
+            }
         }
     }
 
@@ -177,14 +190,7 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
             if Self::SEQUENCE.gapless {
                 return gapless::insert(Docs::Many(docs), coll, &Self::sequence(coll)).await;
             }
-            let ids = scope::ids_for(Self::sequence(coll), docs).await?;
-            for (doc, id) in docs.iter_mut().zip(&ids) {
-                doc.set_id(id.clone());
-            }
-            coll.insert_many(&*docs)
-                .await
-                .map_err(|e| Error::from_driver_on(e, coll.namespace(), Access::Insert))?;
-            Ok(ids)
+            counted::insert_many(docs, coll).await
         }
     }
 }

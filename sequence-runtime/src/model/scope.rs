@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use super::doc::Doc;
 use crate::error::Result;
-use crate::sequence::Sequence;
+use crate::sequence::{Issued, Sequence};
 use crate::values::Scope;
 
 /// The sequence that allocates for `doc`: `seq` itself, or `seq` in the scope of `doc`'s
@@ -16,13 +16,13 @@ pub(crate) fn for_document<T: Doc>(seq: Sequence, doc: &T) -> Result<Sequence> {
     seq.in_scope(Scope::from_values(doc.scope_of()?))
 }
 
-/// IDs for `docs` in order: one reservation for an unscoped sequence, one per distinct scope
-/// otherwise.
-pub(crate) async fn ids_for<T: Doc>(seq: Sequence, docs: &[T]) -> Result<Vec<T::Id>> {
+/// The positions of `docs` grouped by the counter their IDs come from, in order of first
+/// appearance, each with the sequence of that counter: one group without a scope, one per
+/// distinct scope otherwise.
+pub(crate) fn groups<T: Doc>(seq: &Sequence, docs: &[T]) -> Result<Vec<(Sequence, Vec<usize>)>> {
     if T::CONFIG.scope.is_empty() {
-        return seq.reserve_ids::<T::Id>(docs.len() as u64).await;
+        return Ok(vec![(seq.clone(), (0..docs.len()).collect())]);
     }
-    // Group the documents by scope, in order of first appearance.
     let mut groups: Vec<(Scope, Vec<usize>)> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
     for (i, doc) in docs.iter().enumerate() {
@@ -33,13 +33,21 @@ pub(crate) async fn ids_for<T: Doc>(seq: Sequence, docs: &[T]) -> Result<Vec<T::
         });
         groups[slot].1.push(i);
     }
-    let mut ids: Vec<Option<T::Id>> = vec![None; docs.len()];
-    for (scope, members) in groups {
-        let group_ids = seq
-            .in_scope(scope)?
-            .reserve_ids::<T::Id>(members.len() as u64)
+    groups
+        .into_iter()
+        .map(|(scope, members)| Ok((seq.in_scope(scope)?, members)))
+        .collect()
+}
+
+/// IDs for `docs` in order, with the counters they came from: one reservation per group of
+/// [`groups`].
+pub(crate) async fn issue_all<T: Doc>(seq: &Sequence, docs: &[T]) -> Result<Vec<(T::Id, Issued)>> {
+    let mut ids: Vec<Option<(T::Id, Issued)>> = vec![None; docs.len()];
+    for (scoped, members) in groups(seq, docs)? {
+        let issued = scoped
+            .issue_ids::<T::Id>(members.len() as u64, None)
             .await?;
-        for (i, id) in members.into_iter().zip(group_ids) {
+        for (i, id) in members.into_iter().zip(issued) {
             ids[i] = Some(id);
         }
     }

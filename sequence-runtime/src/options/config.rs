@@ -48,6 +48,12 @@ pub struct SequenceConfig {
     /// How long a gapless insert retries transient transaction errors, in milliseconds
     /// (default 30 s).
     pub timeout_ms: Option<u64>,
+    /// The name the documents store the ID under (default `_id`): where inserts that meet
+    /// stored IDs, and `sync_counters`, look for them.
+    pub id_field: &'static str,
+    /// The names the documents store the `scope` fields under, in `scope` order (empty: the
+    /// `scope` names themselves).
+    pub scope_fields: &'static [&'static str],
 }
 
 impl SequenceConfig {
@@ -70,6 +76,8 @@ impl SequenceConfig {
             layout: LayoutConfig::Default,
             gapless: false,
             timeout_ms: None,
+            id_field: "_id",
+            scope_fields: &[],
         }
     }
 
@@ -167,6 +175,29 @@ impl SequenceConfig {
     pub const fn timeout_ms(mut self, ms: u64) -> Self {
         self.timeout_ms = Some(ms);
         self
+    }
+
+    /// Sets the name the documents store the ID under.
+    pub const fn id_field(mut self, field: &'static str) -> Self {
+        self.id_field = field;
+        self
+    }
+
+    /// Sets the names the documents store the `scope` fields under, in `scope` order.
+    pub const fn scope_fields(mut self, fields: &'static [&'static str]) -> Self {
+        self.scope_fields = fields;
+        self
+    }
+
+    /// The names the documents store the `scope` fields under, with the `scope` names they
+    /// stand for.
+    pub(crate) fn stored_scope(&self) -> impl Iterator<Item = (&'static str, &'static str)> {
+        let stored = if self.scope_fields.len() == self.scope.len() {
+            self.scope_fields
+        } else {
+            self.scope
+        };
+        self.scope.iter().copied().zip(stored.iter().copied())
     }
 
     /// How long a gapless insert retries transient transaction errors.

@@ -65,6 +65,61 @@ pub trait CounterStore: Debug + Send + Sync + 'static {
         })
     }
 
+    /// Like [`reserve`](Self::reserve), above `floor` at least: moves the last issued value up
+    /// to `floor` if it is below (never down), then reserves the next `n` values. This is how a
+    /// counter skips past IDs that are already stored (imported documents, another writer).
+    /// Fails with [`Error::Exhausted`](crate::Error::Exhausted) when fewer than `n` values are
+    /// left above `floor`.
+    ///
+    /// The provided implementation [`raise`](Self::raise)s, then reserves: two steps, each
+    /// atomic, so a concurrent reservation may come in between (which only moves the counter
+    /// further up). `MongoStore` and `MemoryStore` do both in one.
+    fn reserve_above<'a>(
+        &'a self,
+        key: &'a CounterKey,
+        n: u64,
+        bounds: Bounds,
+        floor: i64,
+    ) -> BoxFuture<'a, Result<Reservation>> {
+        Box::pin(async move {
+            self.raise(key, floor, bounds).await?;
+            self.reserve(key, n, bounds).await
+        })
+    }
+
+    /// Moves the last issued value of `key` up to `last` if it is below, creating the counter
+    /// there if it does not exist; never moves it down, so a concurrent move further up is
+    /// kept. Returns the last issued value before (`None` if the counter did not exist).
+    ///
+    /// The provided implementation reads the counter and moves it with
+    /// [`compare_and_set`](Self::compare_and_set) (or creates it with
+    /// [`set_last_issued`](Self::set_last_issued)), again until one of them holds.
+    fn raise<'a>(
+        &'a self,
+        key: &'a CounterKey,
+        last: i64,
+        bounds: Bounds,
+    ) -> BoxFuture<'a, Result<Option<i64>>> {
+        Box::pin(async move {
+            loop {
+                match self.last_issued(key, bounds).await? {
+                    Some(current) if current >= last => return Ok(Some(current)),
+                    Some(current) => {
+                        if self.compare_and_set(key, current, last).await? {
+                            return Ok(Some(current));
+                        }
+                    }
+                    None => match self.set_last_issued(key, last, false, bounds).await {
+                        Ok(()) => return Ok(None),
+                        // Created meanwhile, further up: read it again.
+                        Err(Error::WouldMoveBackwards { .. }) => {}
+                        Err(e) => return Err(e),
+                    },
+                }
+            }
+        })
+    }
+
     /// The last value issued, or `None` if the counter does not exist.
     fn last_issued<'a>(
         &'a self,

@@ -81,6 +81,28 @@ impl MemoryStore {
             }
         }
     }
+
+    /// Reserves `n` values after the last issued one, or after `floor` if that is higher.
+    fn take(
+        &self,
+        key: &CounterKey,
+        n: u64,
+        bounds: Bounds,
+        floor: Option<i64>,
+    ) -> Result<Reservation> {
+        self.with(|m| {
+            self.check_fields(key, false)?;
+            let last = match m.get(key.canonical()) {
+                Some(&(_, last)) => self.checked(key, last, bounds)?,
+                None => bounds.before_start(),
+            };
+            let from = floor.map_or(last, |floor| last.max(floor));
+            let range = bounds.range_after(&key.to_string(), from, n)?;
+            m.insert(key.canonical().to_owned(), (key.clone(), range.last()));
+            self.check_fields(key, true)?;
+            Ok(Reservation::new(range, 0))
+        })
+    }
 }
 
 impl CounterStore for MemoryStore {
@@ -90,16 +112,46 @@ impl CounterStore for MemoryStore {
         n: u64,
         bounds: Bounds,
     ) -> BoxFuture<'a, Result<Reservation>> {
+        let result = self.take(key, n, bounds, None);
+        Box::pin(async move { result })
+    }
+
+    fn reserve_above<'a>(
+        &'a self,
+        key: &'a CounterKey,
+        n: u64,
+        bounds: Bounds,
+        floor: i64,
+    ) -> BoxFuture<'a, Result<Reservation>> {
+        let result = self.take(key, n, bounds, Some(floor));
+        Box::pin(async move { result })
+    }
+
+    fn raise<'a>(
+        &'a self,
+        key: &'a CounterKey,
+        last: i64,
+        bounds: Bounds,
+    ) -> BoxFuture<'a, Result<Option<i64>>> {
         let result = self.with(|m| {
             self.check_fields(key, false)?;
-            let last = match m.get(key.canonical()) {
-                Some(&(_, last)) => self.checked(key, last, bounds)?,
-                None => bounds.before_start(),
+            let before = match m.get(key.canonical()) {
+                Some(&(_, current)) => Some(self.checked(key, current, bounds)?),
+                None => None,
             };
-            let range = bounds.range_after(&key.to_string(), last, n)?;
-            m.insert(key.canonical().to_owned(), (key.clone(), range.last()));
-            self.check_fields(key, true)?;
-            Ok(Reservation::new(range, 0))
+            if last > bounds.max {
+                return Err(Error::Exhausted {
+                    counter: key.to_string(),
+                    requested: 0,
+                    last,
+                    max: bounds.max,
+                });
+            }
+            if before.is_none_or(|current| current < last) {
+                m.insert(key.canonical().to_owned(), (key.clone(), last));
+                self.check_fields(key, true)?;
+            }
+            Ok(before)
         });
         Box::pin(async move { result })
     }

@@ -149,57 +149,100 @@ impl MongoStore {
     }
 
     /// The one reservation: a guarded findAndModify, in `session` (and its transaction) if
-    /// given.
+    /// given, of `n` values after the last issued one, or after `floor` if that is higher.
     async fn reserve_impl(
         &self,
         key: &CounterKey,
         n: u64,
         bounds: Bounds,
-        mut session: Option<&mut ClientSession>,
+        floor: Option<i64>,
+        session: Option<&mut ClientSession>,
     ) -> Result<Reservation> {
+        let step = Step { n, floor };
+        let (doc, retries) = self
+            .advance(key, step, bounds, ReturnDocument::After, session)
+            .await?;
+        let doc = doc.ok_or_else(|| self.corrupt(key, "the upsert returned no document".into()))?;
+        let last = self
+            .layout
+            .read_last(&doc)
+            .map_err(|reason| self.corrupt(key, reason))?;
+        tracing::debug!(counter = %key, n, last, "reserved range");
+        let range = IdRange::new(last - (n as i64 - 1), last)
+            .ok_or_else(|| self.corrupt(key, format!("unexpected value {last}")))?;
+        Ok(Reservation { range, retries })
+    }
+
+    /// Moves the counter up to `last` (never down), creating it there if missing; returns the
+    /// last issued value before.
+    async fn raise_impl(&self, key: &CounterKey, last: i64, bounds: Bounds) -> Result<Option<i64>> {
+        let step = Step {
+            n: 0,
+            floor: Some(last),
+        };
+        let (before, _) = self
+            .advance(key, step, bounds, ReturnDocument::Before, None)
+            .await?;
+        let Some(before) = before else {
+            tracing::info!(counter = %key, to = last, "counter created at the stored maximum");
+            return Ok(None);
+        };
+        let old = self
+            .layout
+            .read_last(&before)
+            .map_err(|reason| self.corrupt(key, reason))?;
+        if old < last {
+            tracing::info!(counter = %key, from = old, to = last, "counter moved up to the stored maximum");
+        }
+        Ok(Some(old))
+    }
+
+    /// One guarded findAndModify that moves the counter to `max(last issued, floor) + n`,
+    /// retried after a concurrent first upsert; returns the document as `returned` says, and
+    /// how many times it was retried.
+    async fn advance(
+        &self,
+        key: &CounterKey,
+        step: Step,
+        bounds: Bounds,
+        returned: ReturnDocument,
+        mut session: Option<&mut ClientSession>,
+    ) -> Result<(Option<Document>, u32)> {
         self.ensure_key_index().await?;
         let bounds = self.storable(bounds);
+        let n = step.n;
         let exhausted = |last: i64| Error::Exhausted {
             counter: key.to_string(),
             requested: n,
             last,
             max: bounds.max,
         };
-        let Some(highest_last) = bounds.highest_last_for(n) else {
-            let last = self.read_checked(key, bounds).await?;
-            return Err(exhausted(last.unwrap_or(bounds.before_start())));
+        let highest_last = match bounds.highest_last_for(n) {
+            Some(highest) if step.floor.is_none_or(|floor| floor <= highest) => highest,
+            _ => {
+                let last = self.read_checked(key, bounds).await?;
+                let last = last
+                    .unwrap_or(bounds.before_start())
+                    .max(step.floor.unwrap_or(i64::MIN));
+                return Err(exhausted(last));
+            }
         };
         let off = self.layout.offset();
         let field = self.layout.field_name();
-        let (filter, update) = reservation(&self.layout, key, n, bounds, highest_last);
+        let (filter, update) = reservation(&self.layout, key, step, bounds, highest_last);
         let mut attempt = 0;
         loop {
             let action = self
                 .collection
                 .find_one_and_update(filter.clone(), update.clone())
                 .upsert(true)
-                .return_document(ReturnDocument::After);
+                .return_document(returned.clone());
             let outcome = match session.as_deref_mut() {
                 Some(s) => action.session(s).await,
                 None => action.await,
             };
             match outcome {
-                Ok(Some(doc)) => {
-                    let last = self
-                        .layout
-                        .read_last(&doc)
-                        .map_err(|reason| self.corrupt(key, reason))?;
-                    tracing::debug!(counter = %key, n, last, "reserved range");
-                    let range = IdRange::new(last - (n as i64 - 1), last)
-                        .ok_or_else(|| self.corrupt(key, format!("unexpected value {last}")))?;
-                    return Ok(Reservation {
-                        range,
-                        retries: attempt,
-                    });
-                }
-                Ok(None) => {
-                    return Err(self.corrupt(key, "the upsert returned no document".into()));
-                }
+                Ok(doc) => return Ok((doc, attempt)),
                 Err(e) if is_duplicate_key(&e) => {
                     // Either a concurrent first upsert won the race, or the filter did not match
                     // an existing document (exhausted or corrupt): find out which.
@@ -302,8 +345,16 @@ impl MongoStore {
     }
 }
 
-/// The filter and the update of a reservation of `n` values of `key` whose last issued value
-/// may be at most `highest_last`.
+/// How far one findAndModify moves a counter: to `max(last issued, floor) + n`.
+#[derive(Clone, Copy, Debug)]
+struct Step {
+    n: u64,
+    floor: Option<i64>,
+}
+
+/// The filter and the update of a step of `key` whose last issued value may be at most
+/// `highest_last`: a reservation of `n` values, above `floor` if given (with `n = 0`, a move
+/// up to `floor`).
 ///
 /// Only a number in range matches; anything else (a string, a missing field, a value too close
 /// to `max`) makes the upsert collide with the existing document, and the duplicate key is
@@ -314,10 +365,11 @@ impl MongoStore {
 fn reservation(
     layout: &CounterLayout,
     key: &CounterKey,
-    n: u64,
+    step: Step,
     bounds: Bounds,
     highest_last: i64,
 ) -> (Document, Vec<Document>) {
+    let n = step.n;
     let off = layout.offset();
     let field = layout.field_name();
     let mut filter = layout.key_filter(key);
@@ -339,8 +391,14 @@ fn reservation(
             } },
         ],
     );
+    let current =
+        doc! { "$ifNull": [format!("${field}"), Bson::Int64(bounds.before_start() + off)] };
+    let from = match step.floor {
+        Some(floor) => Bson::Document(doc! { "$max": [current, Bson::Int64(floor + off)] }),
+        None => Bson::Document(current),
+    };
     let update = vec![doc! { "$set": { field: { "$let": {
-        "vars": { "v": { "$ifNull": [format!("${field}"), Bson::Int64(bounds.before_start() + off)] } },
+        "vars": { "v": from },
         "in": { "$cond": [
             { "$eq": ["$$v", { "$trunc": "$$v" }] },
             { "$add": ["$$v", Bson::Int64(n as i64)] },
@@ -358,7 +416,10 @@ impl CounterStore for MongoStore {
         bounds: Bounds,
     ) -> BoxFuture<'a, Result<Reservation>> {
         let span = tracing::debug_span!("reserve", counter = %key, n);
-        Box::pin(self.reserve_impl(key, n, bounds, None).instrument(span))
+        Box::pin(
+            self.reserve_impl(key, n, bounds, None, None)
+                .instrument(span),
+        )
     }
 
     fn reserve_in_session<'a>(
@@ -370,9 +431,32 @@ impl CounterStore for MongoStore {
     ) -> BoxFuture<'a, Result<Reservation>> {
         let span = tracing::debug_span!("reserve_in_session", counter = %key, n);
         Box::pin(
-            self.reserve_impl(key, n, bounds, Some(session))
+            self.reserve_impl(key, n, bounds, None, Some(session))
                 .instrument(span),
         )
+    }
+
+    fn reserve_above<'a>(
+        &'a self,
+        key: &'a CounterKey,
+        n: u64,
+        bounds: Bounds,
+        floor: i64,
+    ) -> BoxFuture<'a, Result<Reservation>> {
+        let span = tracing::debug_span!("reserve_above", counter = %key, n, floor);
+        Box::pin(
+            self.reserve_impl(key, n, bounds, Some(floor), None)
+                .instrument(span),
+        )
+    }
+
+    fn raise<'a>(
+        &'a self,
+        key: &'a CounterKey,
+        last: i64,
+        bounds: Bounds,
+    ) -> BoxFuture<'a, Result<Option<i64>>> {
+        Box::pin(self.raise_impl(key, last, bounds))
     }
 
     fn last_issued<'a>(
@@ -423,6 +507,10 @@ impl CounterStore for MongoStore {
 mod tests {
     use super::*;
 
+    fn step(n: u64, floor: Option<i64>) -> Step {
+        Step { n, floor }
+    }
+
     fn branches(filter: &Document) -> (Document, Document) {
         let or = filter.get_array("$or").unwrap();
         let branch = |i: usize| {
@@ -440,7 +528,7 @@ mod tests {
     fn a_reservation_matches_only_counters_with_room_for_it() {
         let layout = CounterLayout::new();
         let bounds = Bounds::new(1, 100).unwrap();
-        let (filter, _) = reservation(&layout, &CounterKey::named("c"), 10, bounds, 90);
+        let (filter, _) = reservation(&layout, &CounterKey::named("c"), step(10, None), bounds, 90);
         assert_eq!(filter.get_str("_id"), Ok("c"));
         let (ints, doubles) = branches(&filter);
         assert_eq!(
@@ -459,8 +547,13 @@ mod tests {
             .field("n")
             .stores(crate::options::Stores::NextFree);
         let bounds = Bounds::new(1, i64::MAX - 1).unwrap();
-        let (filter, update) =
-            reservation(&layout, &CounterKey::named("c"), 5, bounds, i64::MAX - 6);
+        let (filter, update) = reservation(
+            &layout,
+            &CounterKey::named("c"),
+            step(5, None),
+            bounds,
+            i64::MAX - 6,
+        );
         let n = filter.get_array("$or").unwrap()[1]
             .as_document()
             .unwrap()
@@ -483,6 +576,31 @@ mod tests {
             start,
             Bson::Int64(1),
             "a new counter starts at `start` - 1 + offset"
+        );
+    }
+
+    #[test]
+    fn a_floor_moves_the_counter_up_first() {
+        let layout = CounterLayout::new();
+        let bounds = Bounds::new(1, 1000).unwrap();
+        let (_, update) = reservation(
+            &layout,
+            &CounterKey::named("c"),
+            step(0, Some(500)),
+            bounds,
+            1000,
+        );
+        let v = update[0]
+            .get_document("$set")
+            .and_then(|s| s.get_document("seq"))
+            .and_then(|n| n.get_document("$let"))
+            .and_then(|l| l.get_document("vars"))
+            .and_then(|v| v.get_document("v"))
+            .unwrap()
+            .clone();
+        assert_eq!(
+            v,
+            doc! { "$max": [{ "$ifNull": ["$seq", Bson::Int64(0)] }, Bson::Int64(500)] }
         );
     }
 }

@@ -13,6 +13,10 @@ pub trait IdValue: Clone + std::fmt::Debug + Send + Sync + Sized + 'static {
     /// The type's name, for messages.
     const TYPE_NAME: &'static str;
 
+    /// Whether the documents store this type as text (`String`); numbers otherwise. Inserts
+    /// that meet stored IDs look for stored IDs of this form.
+    const STORED_AS_TEXT: bool = false;
+
     /// The ID for counter value `value`, or [`Error::IdOutOfRange`] if the type cannot hold it.
     fn from_counter(value: i64) -> Result<Self>;
 
@@ -49,6 +53,8 @@ integer_ids!(i64, i32, u32, u64);
 
 impl IdValue for String {
     const TYPE_NAME: &'static str = "String";
+
+    const STORED_AS_TEXT: bool = true;
 
     fn from_counter(value: i64) -> Result<Self> {
         Ok(value.to_string())

@@ -49,6 +49,14 @@ impl IdRange {
         self.first..=self.last
     }
 
+    /// The IDs above `value`, if any.
+    pub(crate) fn above(self, value: i64) -> Option<IdRange> {
+        match value.checked_add(1) {
+            Some(first) => IdRange::new(first.max(self.first), self.last),
+            None => None,
+        }
+    }
+
     /// Splits off the first `n` IDs (`n >= 1`); the rest, if any, is returned second.
     pub(crate) fn split_first(self, n: u64) -> (IdRange, Option<IdRange>) {
         if n >= self.len() {
@@ -100,6 +108,15 @@ mod tests {
         let r = IdRange::new(1, 10).unwrap();
         assert!(r.contains(1) && r.contains(10) && !r.contains(11));
         assert_eq!(r.to_string(), "1..=10");
+    }
+
+    #[test]
+    fn above() {
+        let r = IdRange::new(5, 10).unwrap();
+        assert_eq!(r.above(7), IdRange::new(8, 10));
+        assert_eq!(r.above(1), Some(r));
+        assert_eq!(r.above(10), None);
+        assert_eq!(r.above(i64::MAX), None);
     }
 
     #[test]

@@ -1,0 +1,57 @@
+//! Inserts of the `counter` and `sharded` strategies: a number per document from the model's
+//! counter, past the IDs already stored (see `skip_ahead.rs`).
+
+use mongodb::Collection;
+
+use super::cached;
+use super::doc::Doc;
+use super::insert;
+use super::scope;
+use super::skip_ahead;
+use crate::error::Result;
+use crate::sequence::Issued;
+use crate::values::IdValue;
+
+/// Takes the next number for `doc` (from this process's cache of a plain counter when it has
+/// one), stores it in the ID field and inserts `doc`; skips ahead if a stored document has
+/// that ID.
+pub(crate) async fn insert_one<T: Doc>(doc: &mut T, coll: &Collection<T>) -> Result<T::Id> {
+    let (id, issued, seq) = match cached::cached_id(coll) {
+        Some(value) => (T::Id::from_counter(value)?, Err(value), None),
+        None => {
+            let seq = scope::for_document(T::sequence_of(coll), doc)?;
+            let (id, issued) = seq.issue_id::<T::Id>().await?;
+            (id, Ok(issued), Some(seq))
+        }
+    };
+    doc.put_id(id.clone());
+    match insert::insert_one(coll, &*doc).await {
+        Ok(()) => Ok(id),
+        Err(e) if skip_ahead::on_id_field::<T>(&e) => {
+            let seq = match seq {
+                Some(seq) => seq,
+                None => scope::for_document(T::sequence_of(coll), doc)?,
+            };
+            let issued: Issued = match issued {
+                Ok(issued) => issued,
+                Err(value) => seq.issued(value)?,
+            };
+            skip_ahead::insert_one(doc, coll, &seq, issued, e).await
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Gives `docs` one contiguous range of numbers (one per scope), stores them in the ID fields
+/// and inserts the documents with one `insert_many`; skips ahead past stored IDs.
+pub(crate) async fn insert_many<T: Doc>(
+    docs: &mut [T],
+    coll: &Collection<T>,
+) -> Result<Vec<T::Id>> {
+    let seq = T::sequence_of(coll);
+    let issued = scope::issue_all(&seq, docs).await?;
+    for (doc, (id, _)) in docs.iter_mut().zip(&issued) {
+        doc.put_id(id.clone());
+    }
+    skip_ahead::insert_many(docs, coll, &seq, issued).await
+}

@@ -1,0 +1,204 @@
+//! Inserts that meet IDs already stored (imported or restored documents, another writer's)
+//! skip ahead: the highest ID stored for the document's counter is found, the counter moves
+//! past it, and the document is inserted again with a new ID. Each round is at most three
+//! round trips (find the highest, move and reserve, insert), a bounded number of rounds.
+//!
+//! Only a duplicate key on the ID field (with the scope fields) skips ahead: for `_id` the
+//! server names the index `_id_`; for another ID field, only a unique index on it (and the
+//! scope fields) can report one, and the fields the error message names are compared.
+
+use mongodb::bson::{doc, Bson, Document};
+use mongodb::Collection;
+
+use super::doc::Doc;
+use super::insert;
+use super::scope;
+use crate::engine::{IdForm, StoredIds};
+use crate::error::{duplicate_key_fields, insert_many_duplicate, Access, Error, Result};
+use crate::sequence::{Issued, Sequence};
+use crate::values::IdValue;
+
+/// Rounds of skipping ahead for one insert before it gives up.
+pub(crate) const ROUNDS: u32 = 5;
+
+/// What `Error::IdTaken` says when the rounds did not get past the stored IDs.
+pub(crate) const AFTER_ROUNDS: &str =
+    "; skipping ahead of them 5 times did not get past them (another \
+     writer keeps storing IDs ahead of the counter): run `sync_counters` to move the counter past \
+     the stored IDs";
+
+/// What `Error::IdTaken` says of an insert in the caller's session.
+pub(crate) const IN_SESSION: &str = "; the insert ran in your session, which the duplicate has \
+     aborted, so it was not sent again: run `sync_counters` to move the counter past the stored \
+     IDs, then retry";
+
+/// Whether `e` is a duplicate key on the ID field of `T`: the only duplicates that skip ahead.
+pub(crate) fn on_id_field<T: Doc>(e: &Error) -> bool {
+    matches!(e, Error::DuplicateKey { message, .. } if id_duplicate::<T>(message))
+}
+
+/// Whether a duplicate-key message names `T`'s ID field (with its scope fields, for a scoped
+/// model) as the key: `_id_` for `_id`, else a unique index on exactly those fields.
+fn id_duplicate<T: Doc>(message: &str) -> bool {
+    let Some((index, mut fields)) = duplicate_key_fields(message) else {
+        return false;
+    };
+    let config = &T::CONFIG;
+    if config.id_field == "_id" {
+        return index == "_id_";
+    }
+    let mut want: Vec<&str> = config.stored_scope().map(|(_, stored)| stored).collect();
+    want.push(config.id_field);
+    want.sort_unstable();
+    fields.sort_unstable();
+    fields == want
+}
+
+/// The position of the document of an ordered `insert_many` whose ID met a stored document,
+/// if that is what stopped it.
+pub(crate) fn duplicate_at<T: Doc>(e: &mongodb::error::Error) -> Option<usize> {
+    insert_many_duplicate(e)
+        .filter(|(_, message)| id_duplicate::<T>(message))
+        .map(|(at, _)| at)
+}
+
+/// `Error::IdTaken` for the duplicate `e` of `id`, which `issued` gave.
+pub(crate) fn taken<T: Doc>(
+    coll: &Collection<T>,
+    id: &T::Id,
+    issued: &Issued,
+    e: Error,
+    hint: &'static str,
+) -> Error {
+    match e {
+        Error::DuplicateKey { source, .. } => Error::IdTaken {
+            namespace: coll.namespace().to_string(),
+            id: format!("{id:?}"),
+            counter: issued.slot.key.to_string(),
+            hint,
+            source: Box::new(source),
+        },
+        other => other,
+    }
+}
+
+/// `{ <stored scope field>: { $eq: <value> }, … }`: the documents of `doc`'s scope.
+fn scope_filter<T: Doc>(doc: &T) -> Result<Document> {
+    let values = doc.scope_of()?;
+    Ok(T::CONFIG
+        .stored_scope()
+        .zip(values)
+        .map(|((_, stored), (_, value))| (stored.to_owned(), Bson::Document(doc! { "$eq": value })))
+        .collect())
+}
+
+/// The highest value stored for the counter `issued` came from, in the documents of `doc`'s
+/// scope: at least `issued.value`, which a stored document takes.
+pub(crate) async fn stored_floor<T: Doc>(
+    doc: &T,
+    coll: &Collection<T>,
+    seq: &Sequence,
+    issued: &Issued,
+) -> Result<i64> {
+    let docs = coll.clone_with_type::<Document>();
+    let ids = StoredIds {
+        coll: &docs,
+        field: T::CONFIG.id_field,
+        form: if T::Id::STORED_AS_TEXT {
+            IdForm::Text
+        } else {
+            IdForm::Number
+        },
+        scope: scope_filter(doc)?,
+    };
+    let (space, limit) = seq.stored_domain(issued)?;
+    let highest = ids.highest(&issued.slot.rendering, space, limit).await?;
+    if let Some(stored) = highest.beyond {
+        return Err(Error::StoredBeyondMax {
+            namespace: coll.namespace().to_string(),
+            counter: issued.slot.key.to_string(),
+            stored,
+            max: space.max,
+        });
+    }
+    Ok(highest.value.map_or(issued.value, |v| v.max(issued.value)))
+}
+
+/// Inserts `doc` again after its ID, which `issued` gave, met a stored document (`taken` is
+/// that duplicate key): each round moves the counter past the highest stored ID and tries a
+/// new ID.
+pub(crate) async fn insert_one<T: Doc>(
+    doc: &mut T,
+    coll: &Collection<T>,
+    seq: &Sequence,
+    mut issued: Issued,
+    mut taken_by: Error,
+) -> Result<T::Id> {
+    let mut id = T::Id::render(issued.value, &issued.slot.rendering)?;
+    for _ in 0..ROUNDS {
+        let floor = stored_floor(doc, coll, seq, &issued).await?;
+        issued = seq.skip_ahead(&issued, floor).await?;
+        id = T::Id::render(issued.value, &issued.slot.rendering)?;
+        doc.put_id(id.clone());
+        match insert::insert_one(coll, &*doc).await {
+            Ok(()) => return Ok(id),
+            Err(e) if on_id_field::<T>(&e) => taken_by = e,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(taken(coll, &id, &issued, taken_by, AFTER_ROUNDS))
+}
+
+/// Inserts `docs` with the IDs `issued` gave them in one ordered `insert_many`; when one meets
+/// a stored document, the documents from it on get new IDs above the stored ones and are
+/// inserted again, a bounded number of rounds. Returns the stored IDs.
+pub(crate) async fn insert_many<T: Doc>(
+    docs: &mut [T],
+    coll: &Collection<T>,
+    seq: &Sequence,
+    mut issued: Vec<(T::Id, Issued)>,
+) -> Result<Vec<T::Id>> {
+    let mut from = 0;
+    let mut rounds = 0;
+    loop {
+        let Err(e) = coll.insert_many(&docs[from..]).await else {
+            return Ok(issued.into_iter().map(|(id, _)| id).collect());
+        };
+        let Some(at) = duplicate_at::<T>(&e).map(|k| from + k) else {
+            return Err(Error::from_driver_on(e, coll.namespace(), Access::Insert));
+        };
+        let (id, at_issued) = issued[at].clone();
+        if rounds == ROUNDS {
+            return Err(taken(
+                coll,
+                &id,
+                &at_issued,
+                Error::from_driver(e),
+                AFTER_ROUNDS,
+            ));
+        }
+        rounds += 1;
+        from = at;
+        // New IDs for the documents that were not stored, one reservation per counter, above
+        // the IDs stored for it.
+        let rest = &mut docs[from..];
+        for (scoped, members) in scope::groups(seq, rest)? {
+            let first = from + members[0];
+            let collided = if members.contains(&0) {
+                &at_issued
+            } else {
+                &issued[first].1
+            };
+            let floor = stored_floor(&rest[members[0]], coll, &scoped, collided).await?;
+            let (range, slot) = scoped
+                .reserve_above(collided, members.len() as u64, floor)
+                .await?;
+            for (i, value) in members.into_iter().zip(range) {
+                let id = T::Id::render(value, &slot.rendering)?;
+                rest[i].put_id(id.clone());
+                let slot = slot.clone();
+                issued[from + i] = (id, Issued { value, slot });
+            }
+        }
+    }
+}
