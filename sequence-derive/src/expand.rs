@@ -179,6 +179,19 @@ fn generate(model: &Model, checked: &Checked) -> TokenStream {
         }
     });
 
+    // `sync_counters` for the strategies with counters.
+    let sync_fn = spec.strategy.unwrap_or_default().uses_counters().then(|| {
+        quote! {
+            /// Moves every counter of this model up to the highest ID stored for it in
+            /// `collection` (after an import, a restore, or another writer), never down.
+            pub async fn sync_counters(
+                collection: &#p::mongodb::Collection<Self>,
+            ) -> #p::Result<#p::SyncReport> {
+                <Self as #p::SequentialId>::sync_counters(collection).await
+            }
+        }
+    });
+
     quote! {
         #uuid_check
 
@@ -241,6 +254,8 @@ fn generate(model: &Model, checked: &Checked) -> TokenStream {
                 <Self as #p::SequentialId>::next_id_for(self, collection).await
             }
 
+            #sync_fn
+
             /// The sequence of this model for `collection`, for admin operations
             /// (`current`, `set_next`, `reset`, `release`, `stats`).
             pub fn sequence(collection: &#p::mongodb::Collection<Self>) -> #p::Sequence {
@@ -272,6 +287,9 @@ fn stub(ident: &Ident, krate: &TokenStream) -> TokenStream {
             }
             pub async fn next_id_for<C>(&self, collection: &C) -> #p::Result<i64> {
                 #p::Result::Ok(0)
+            }
+            pub async fn sync_counters<C>(collection: &C) -> #p::Result<#p::SyncReport> {
+                #p::Result::Ok(::core::default::Default::default())
             }
         }
     }

@@ -20,7 +20,7 @@ mod store;
 pub mod uuid_as_binary;
 mod values;
 
-pub use engine::Stats;
+pub use engine::{Stats, SyncReport, SyncedCounter};
 pub use error::{is_duplicate_key, Error, Result, DUPLICATE_KEY_CODES};
 pub use model::SequentialId;
 pub use mongo_sequence_rules::{BatchConfig, LayoutConfig, Strategy};
@@ -28,7 +28,7 @@ pub use options::{
     AdaptiveBatch, Batch, CounterLayout, SequenceConfig, SequenceOptions, SequenceOptionsBuilder,
     Stores,
 };
-pub use sequence::{Sequence, SetNext};
+pub use sequence::{Sequence, SetNext, SyncCounters};
 pub use store::{BoxFuture, CounterStore, MemoryStore, MongoStore, Reservation};
 pub use values::{
     Bounds, BsonUuid, Clock, CounterKey, Generated, IdRange, IdValue, ManualClock, Rendering,
@@ -49,6 +49,7 @@ pub mod __private {
     pub use crate::model::scope_value;
     pub use crate::{
         BsonUuid, Error, LayoutConfig, Result, Sequence, SequenceConfig, SequentialId, Strategy,
+        SyncReport,
     };
     pub use mongodb;
     pub use serde;

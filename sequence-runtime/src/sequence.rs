@@ -5,9 +5,12 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use jiff::civil::DateTime;
-use mongodb::{ClientSession, Database};
+use mongodb::bson::Document;
+use mongodb::{ClientSession, Collection, Database};
 
-use crate::engine::{self, Kind, Request, Shared, Stats};
+use crate::engine::{
+    self, Kind, Request, Shared, Source, Stats, SyncReport, SyncedCounter, Target,
+};
 use crate::error::{Error, Result};
 use crate::options::{Batch, SequenceConfig, SequenceOptions};
 use crate::store::{CounterStore, MemoryStore, MongoStore, Reservation};
@@ -422,6 +425,46 @@ impl Sequence {
             .await
     }
 
+    /// Moves every counter of this sequence up to the highest ID stored for it in `coll`, whose
+    /// documents hold their IDs in `id_field`: after an import, a restore, a migration, or
+    /// documents written by another program. One counter per period for prefixed IDs (parsed
+    /// back with the pattern and width that render them), one per scope value, one per shard.
+    /// A counter never moves down, and a missing one is created. Returns what it found and
+    /// did; IDs that belong to no counter (another BSON type, text that does not match the
+    /// pattern, values below `start`) are counted as skipped.
+    ///
+    /// The IDs are read with one aggregation over the documents that have `id_field`. Set the
+    /// names the documents store the scope fields under with
+    /// [`scope_fields`](SyncCounters::scope_fields) if they differ from the `scope` names,
+    /// and say whether the IDs are text with [`text`](SyncCounters::text) (default: numbers).
+    /// A derived model has `sync_counters(&coll)`, which sets both.
+    ///
+    /// A stored value beyond `max` is [`Error::StoredBeyondMax`], and nothing is written.
+    /// Counter and sharded strategies only.
+    ///
+    /// ```no_run
+    /// # async fn f(seq: mongo_sequence_runtime::Sequence, orders: mongodb::Collection<mongodb::bson::Document>) -> mongo_sequence_runtime::Result<()> {
+    /// let report = seq.sync_counters(&orders, "number").await?;
+    /// for counter in &report.counters {
+    ///     println!("{}: {:?} -> {}", counter.key, counter.old, counter.new);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn sync_counters<'a>(
+        &'a self,
+        coll: &'a Collection<Document>,
+        id_field: &'a str,
+    ) -> SyncCounters<'a> {
+        SyncCounters {
+            seq: self,
+            coll,
+            id_field,
+            scope_fields: None,
+            text: false,
+            dry_run: false,
+        }
+    }
+
     /// Makes every handle of this sequence in this process (same database, counters collection
     /// and name; for [`with_store`](Self::with_store) handles, this handle and its clones) read
     /// the time from `clock` instead of their own. This is how tests move the clock of a model,
@@ -757,6 +800,100 @@ impl SequenceConfig {
     /// configuration's error.
     pub fn sequence(&self, db: &Database) -> Sequence {
         Sequence::build(db, self.options())
+    }
+}
+
+/// The action returned by [`Sequence::sync_counters`]; `.await` it.
+#[must_use = "an action does nothing until it is awaited"]
+pub struct SyncCounters<'a> {
+    seq: &'a Sequence,
+    coll: &'a Collection<Document>,
+    id_field: &'a str,
+    scope_fields: Option<&'a [&'a str]>,
+    text: bool,
+    dry_run: bool,
+}
+
+impl<'a> SyncCounters<'a> {
+    /// The names the documents store the `scope` fields under, in `scope` order (default: the
+    /// `scope` names).
+    pub fn scope_fields(mut self, fields: &'a [&'a str]) -> Self {
+        self.scope_fields = Some(fields);
+        self
+    }
+
+    /// Whether the IDs are stored as text (`String` IDs); by default they are numbers.
+    pub fn text(mut self, text: bool) -> Self {
+        self.text = text;
+        self
+    }
+
+    /// Finds what would move, and moves nothing.
+    pub fn dry_run(mut self, dry_run: bool) -> Self {
+        self.dry_run = dry_run;
+        self
+    }
+}
+
+impl<'a> IntoFuture for SyncCounters<'a> {
+    type Output = Result<SyncReport>;
+    type IntoFuture = Pin<Box<dyn Future<Output = Result<SyncReport>> + Send + 'a>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(async move {
+            let seq = self.seq;
+            let engine = seq.engine()?;
+            let options = &seq.inner.options;
+            let shards = match &*engine.kind {
+                Kind::Counter => None,
+                Kind::Sharded(shards) => Some(&**shards),
+                other => return Err(other.unsupported("sync_counters")),
+            };
+            let scope_names: Vec<&str> = options.scope.iter().map(String::as_str).collect();
+            let stored = self.scope_fields.unwrap_or(&scope_names);
+            if stored.len() != scope_names.len() {
+                return Err(Error::InvalidOptions(format!(
+                    "sequence `{}` is scoped by {} field(s), but {} stored name(s) were given",
+                    options.name,
+                    scope_names.len(),
+                    stored.len()
+                )));
+            }
+            let source = Source {
+                coll: self.coll,
+                field: self.id_field,
+                scope: scope_names
+                    .iter()
+                    .copied()
+                    .zip(stored.iter().copied())
+                    .collect(),
+                text: self.text,
+            };
+            let target = Target {
+                name: &options.name,
+                store: &engine.store,
+                bounds: engine.bounds,
+                format: &engine.format,
+                pattern: engine.format.pattern(),
+                width: engine.format.width(),
+                shards,
+                now: engine.shared.now(&options.clock),
+            };
+            let report = engine::sync(&source, &target, self.dry_run).await?;
+            if report.counters.iter().any(SyncedCounter::moved) && !self.dry_run {
+                // Values cached below a counter's new value are taken by stored documents.
+                engine.shared.invalidate().await;
+            }
+            tracing::info!(
+                sequence = %options.name,
+                counters = report.counters.len(),
+                moved = report.counters.iter().filter(|c| c.moved()).count(),
+                skipped = report.skipped,
+                dry_run = self.dry_run,
+                "synced counters with stored IDs"
+            );
+            Ok(report)
+        })
     }
 }
 

@@ -7,6 +7,7 @@
 //! - `random.rs`: uniform draws;
 //! - `registry.rs`: the per-process state shared by the handles of one sequence;
 //! - `stored.rs`: the IDs already stored in a target collection (skipping ahead past them);
+//! - `sync.rs`: every counter moved up to the IDs stored for it (`sync_counters`);
 //! - `stats.rs`: what a sequence did in this process.
 
 mod cache;
@@ -16,6 +17,7 @@ mod registry;
 mod sharded;
 mod stats;
 mod stored;
+mod sync;
 
 pub(crate) use cache::{Request, Shared};
 pub(crate) use kind::Kind;
@@ -23,3 +25,5 @@ pub(crate) use random::draw;
 pub(crate) use registry::{shared, with_model_shared};
 pub use stats::Stats;
 pub(crate) use stored::{IdForm, StoredIds};
+pub(crate) use sync::{sync, Source, Target};
+pub use sync::{SyncReport, SyncedCounter};

@@ -117,6 +117,11 @@ impl Shards {
         format!("sharded\0{count}\0{}\0{}", space.start, space.max)
     }
 
+    /// How many shards there are.
+    pub(crate) fn count(&self) -> u32 {
+        self.count
+    }
+
     /// The identity of these shards' configuration (see [`identity`](Self::identity)).
     pub(crate) fn configuration(&self) -> String {
         Self::identity(self.space, self.count)

@@ -166,6 +166,26 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
         }
     }
 
+    /// Moves every counter of this model up to the highest ID stored for it in `coll` (one per
+    /// period, scope value or shard), never down, creating the missing ones: after an import,
+    /// a restore, or documents written by another program. See
+    /// [`Sequence::sync_counters`]. Counter and sharded strategies only; the others fail with
+    /// [`Error::Unsupported`].
+    fn sync_counters(
+        coll: &Collection<Self>,
+    ) -> impl Future<Output = Result<crate::SyncReport>> + Send {
+        async move {
+            let config = &Self::SEQUENCE;
+            let docs = coll.clone_with_type::<mongodb::bson::Document>();
+            let stored: Vec<&str> = config.stored_scope().map(|(_, stored)| stored).collect();
+            Self::sequence(coll)
+                .sync_counters(&docs, config.id_field)
+                .scope_fields(&stored)
+                .text(Self::Id::STORED_AS_TEXT)
+                .await
+        }
+    }
+
     /// Reserves one contiguous range for all of `docs` in a single round trip (one per distinct
     /// scope for a scoped model), stores the IDs and inserts the documents with one
     /// `insert_many`. Returns the IDs in order.

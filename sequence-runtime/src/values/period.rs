@@ -126,6 +126,21 @@ impl Format {
         self.pattern.as_ref().and_then(Pattern::resolution)
     }
 
+    /// The parsed `prefix`.
+    pub(crate) fn pattern(&self) -> Option<&Pattern> {
+        self.pattern.as_ref()
+    }
+
+    /// The width of the counter part, if it is padded.
+    pub(crate) fn width(&self) -> Option<u8> {
+        self.width
+    }
+
+    /// The year of the instant `now` in the sequence's time zone.
+    pub(crate) fn year_of(&self, now: Timestamp) -> i16 {
+        self.tz.to_datetime(now).year()
+    }
+
     /// The slot of a sequence without periods, which never changes.
     pub(crate) fn constant(&self) -> Option<&Arc<Slot>> {
         self.constant.as_ref()

@@ -1,0 +1,358 @@
+//! `sync_counters`: every counter of a sequence moved up to the highest ID stored for it in a
+//! target collection (after an import, a restore, a migration, another writer).
+//!
+//! One aggregation reads the stored IDs: it parses each back into the counter it belongs to
+//! (the period of its prefix, the values of its scope fields, the slice of its shard) and its
+//! counter value, and groups them; then each counter is moved up to its group's highest value
+//! with one guarded update, never down. IDs that belong to no counter of the sequence (another
+//! BSON type, text that does not match the pattern, values below `start`) are counted as
+//! skipped.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use futures_util::TryStreamExt;
+use jiff::Timestamp;
+use mongo_sequence_rules::limits::MAX_EXACT_DOUBLE;
+use mongo_sequence_rules::pattern::Pattern;
+use mongodb::bson::{doc, Bson, Document};
+use mongodb::Collection;
+
+use super::sharded::Shards;
+use crate::error::{Access, Error, Result};
+use crate::store::CounterStore;
+use crate::values::{Bounds, CounterKey, Format, Scope};
+
+/// What `sync_counters` found and did.
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct SyncReport {
+    /// Every counter that stored IDs belong to, in key order, with what was done to it.
+    pub counters: Vec<SyncedCounter>,
+    /// Stored IDs that belong to no counter of the sequence: of another BSON type than the
+    /// model's, text that does not match the pattern, or values below `start`.
+    pub skipped: u64,
+    /// Whether the counters were left as they are (a dry run): `new` then says where they
+    /// would have moved.
+    pub dry_run: bool,
+}
+
+/// One counter of a [`SyncReport`].
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct SyncedCounter {
+    /// The counter's key.
+    pub key: CounterKey,
+    /// The last issued value before (`None`: the counter did not exist).
+    pub old: Option<i64>,
+    /// The last issued value after: the highest stored value, or `old` if that was higher
+    /// (a counter never moves down).
+    pub new: i64,
+    /// The highest counter value stored for this counter.
+    pub stored: i64,
+    /// How many stored IDs belong to this counter.
+    pub ids: u64,
+}
+
+impl SyncedCounter {
+    /// Whether the counter moved (or, in a dry run, would move).
+    pub fn moved(&self) -> bool {
+        self.old != Some(self.new)
+    }
+}
+
+/// Where a sequence's IDs are stored, and how they look.
+pub(crate) struct Source<'a> {
+    pub(crate) coll: &'a Collection<Document>,
+    /// The stored name of the ID field.
+    pub(crate) field: &'a str,
+    /// The `scope` names with the names they are stored under.
+    pub(crate) scope: Vec<(&'a str, &'a str)>,
+    /// Whether the IDs are text (else numbers).
+    pub(crate) text: bool,
+}
+
+/// The sequence whose counters are synced.
+pub(crate) struct Target<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) store: &'a Arc<dyn CounterStore>,
+    pub(crate) bounds: Bounds,
+    pub(crate) format: &'a Format,
+    pub(crate) pattern: Option<&'a Pattern>,
+    pub(crate) width: Option<u8>,
+    pub(crate) shards: Option<&'a Shards>,
+    /// The current instant, which reads two-digit years (`YY`) in the nearest century.
+    pub(crate) now: Timestamp,
+}
+
+/// One counter's group of stored IDs.
+struct Group {
+    key: CounterKey,
+    bounds: Bounds,
+    stored: i64,
+    ids: u64,
+}
+
+/// Moves every counter of `target` up to the highest ID stored for it in `source` (or, with
+/// `dry_run`, says where it would move them).
+pub(crate) async fn sync(
+    source: &Source<'_>,
+    target: &Target<'_>,
+    dry_run: bool,
+) -> Result<SyncReport> {
+    let (groups, mut skipped) = match target.shards {
+        Some(shards) => shard_groups(source, target, shards).await?,
+        None => counter_groups(source, target).await?,
+    };
+    let mut report = SyncReport {
+        skipped: 0,
+        dry_run,
+        counters: Vec::new(),
+    };
+    // Every group is checked before anything is written.
+    let mut counters: BTreeMap<String, Group> = BTreeMap::new();
+    for group in groups {
+        if group.stored > group.bounds.max {
+            return Err(Error::StoredBeyondMax {
+                namespace: source.coll.namespace().to_string(),
+                counter: group.key.to_string(),
+                stored: group.stored,
+                max: group.bounds.max,
+            });
+        }
+        if group.stored < group.bounds.start {
+            skipped += group.ids;
+            continue;
+        }
+        match counters.get_mut(group.key.canonical()) {
+            Some(known) => {
+                known.stored = known.stored.max(group.stored);
+                known.ids += group.ids;
+            }
+            None => {
+                counters.insert(group.key.canonical().to_owned(), group);
+            }
+        }
+    }
+    report.skipped = skipped;
+    for group in counters.into_values() {
+        let old = if dry_run {
+            target.store.last_issued(&group.key, group.bounds).await?
+        } else {
+            target
+                .store
+                .raise(&group.key, group.stored, group.bounds)
+                .await?
+        };
+        report.counters.push(SyncedCounter {
+            new: old.map_or(group.stored, |old| old.max(group.stored)),
+            old,
+            stored: group.stored,
+            ids: group.ids,
+            key: group.key,
+        });
+    }
+    Ok(report)
+}
+
+/// The aggregation stages that project each stored ID to `{ s: <scope values>, p: { t:
+/// <prefix text>, n: <counter value> } }`, `n` missing where the ID does not parse.
+fn parse_stages(source: &Source<'_>, target: &Target<'_>) -> Vec<Document> {
+    let field = format!("${}", source.field);
+    let scope: Document = source
+        .scope
+        .iter()
+        .map(|(name, stored)| {
+            let value = doc! { "$ifNull": [format!("${stored}"), Bson::Null] };
+            ((*name).to_owned(), Bson::Document(value))
+        })
+        .collect();
+    let prefix = target.pattern.map_or_else(String::new, Pattern::regex);
+    let digits = match target.width {
+        Some(w) => format!("[0-9]{{{w}}}"),
+        None => "0|-?[1-9][0-9]{0,17}".to_owned(),
+    };
+    let regex = format!("^({prefix})({digits})$");
+    // The text to match: the ID itself if it is text; for a number after a prefix of date
+    // digits, its digits zero-padded to the prefix's length plus the width.
+    let text = if source.text {
+        doc! { "$cond": [{ "$eq": [{ "$type": "$v" }, "string"] }, "$v", Bson::Null] }
+    } else {
+        let integral = doc! { "$and": [
+            { "$isNumber": "$v" },
+            { "$eq": ["$v", { "$trunc": "$v" }] },
+            { "$lt": [{ "$abs": "$v" }, 9.0e18] },
+        ] };
+        let digits = doc! { "$toString": { "$toLong": "$v" } };
+        let rendered = match (target.pattern, target.width) {
+            (Some(p), Some(w)) => {
+                let len = (p.rendered_len() + usize::from(w)) as i64;
+                let padded = doc! { "$concat": ["0".repeat(len as usize), digits] };
+                Bson::Document(doc! { "$substrCP": [
+                    padded.clone(),
+                    { "$subtract": [{ "$strLenCP": padded }, len] },
+                    len,
+                ] })
+            }
+            _ => Bson::Document(digits),
+        };
+        doc! { "$cond": [integral, rendered, Bson::Null] }
+    };
+    let found = doc! { "$regexFind": { "input": { "$ifNull": [text, ""] }, "regex": regex } };
+    let mut projection = doc! { "_id": 0, "v": field };
+    if !scope.is_empty() {
+        projection.insert("s", scope);
+    }
+    vec![
+        doc! { "$match": { source.field: { "$exists": true } } },
+        doc! { "$project": projection },
+        doc! { "$addFields": { "f": found } },
+        doc! { "$addFields": { "p": { "$cond": [
+            { "$eq": ["$f", Bson::Null] },
+            { "t": Bson::Null },
+            {
+                "t": { "$arrayElemAt": ["$f.captures", 0] },
+                "n": { "$toLong": { "$arrayElemAt": ["$f.captures", 1] } },
+            },
+        ] } } },
+    ]
+}
+
+/// The groups of a counter sequence: one per period and scope value.
+async fn counter_groups(source: &Source<'_>, target: &Target<'_>) -> Result<(Vec<Group>, u64)> {
+    let mut pipeline = parse_stages(source, target);
+    pipeline.push(doc! { "$group": {
+        "_id": { "s": "$s", "t": "$p.t" },
+        "max": { "$max": "$p.n" },
+        "ids": { "$sum": 1 },
+    } });
+    let rows = run(source, pipeline).await?;
+    let around = target.format.year_of(target.now);
+    let constant = target
+        .format
+        .constant()
+        .map(|slot| slot.rendering.prefix().to_owned());
+    let (mut groups, mut skipped) = (Vec::new(), 0);
+    for row in rows {
+        let ids = count(&row, "ids");
+        let id = row.get_document("_id").cloned().unwrap_or_default();
+        let stored = row.get("max").and_then(Bson::as_i64);
+        let text = id.get_str("t").ok();
+        let period = match (stored, text, &constant, target.pattern) {
+            (Some(_), Some(t), Some(prefix), _) if t == prefix => Some(None),
+            (Some(_), Some(t), None, Some(pattern)) => pattern
+                .parse_rendered(t, around)
+                .and_then(|at| target.format.period_of(at))
+                .map(|period| Some(target.format.canonical(period))),
+            _ => None,
+        };
+        let (Some(stored), Some(period)) = (stored, period) else {
+            skipped += ids;
+            continue;
+        };
+        let scope = match id.get_document("s") {
+            Ok(values) if !source.scope.is_empty() => Some(Scope::from_values(
+                values.iter().map(|(f, v)| (f.clone(), v.clone())),
+            )),
+            _ => None,
+        };
+        groups.push(Group {
+            key: CounterKey::of(target.name, period.as_deref(), scope.as_ref()),
+            bounds: target.bounds,
+            stored,
+            ids,
+        });
+    }
+    Ok((groups, skipped))
+}
+
+/// The groups of a sharded sequence: one per shard, found with `$bucket` on the slices.
+async fn shard_groups(
+    source: &Source<'_>,
+    target: &Target<'_>,
+    shards: &Shards,
+) -> Result<(Vec<Group>, u64)> {
+    let mut boundaries: Vec<Bson> = (0..shards.count())
+        .map(|i| Bson::Int64(shards.slice(i).start))
+        .collect();
+    // The end of the last slice, exclusive: `max + 1`, or 2^63 as a double (numbers of mixed
+    // types may bound buckets) where `max + 1` does not fit or a double would round it.
+    boundaries.push(match target.bounds.max {
+        max if max < MAX_EXACT_DOUBLE => Bson::Int64(max + 1),
+        _ => Bson::Double(9_223_372_036_854_775_808.0),
+    });
+    let mut pipeline = parse_stages(source, target);
+    pipeline.push(doc! { "$facet": {
+        "shards": [
+            { "$match": { "p.n": { "$gte": target.bounds.start, "$lte": target.bounds.max } } },
+            { "$bucket": {
+                "groupBy": "$p.n",
+                "boundaries": boundaries,
+                "output": { "max": { "$max": "$p.n" }, "ids": { "$sum": 1 } },
+            } },
+        ],
+        "rest": [
+            { "$match": { "$nor": [{ "p.n": { "$gte": target.bounds.start, "$lte": target.bounds.max } }] } },
+            { "$group": { "_id": Bson::Null, "max": { "$max": "$p.n" }, "ids": { "$sum": 1 } } },
+        ],
+    } });
+    let rows = run(source, pipeline).await?;
+    let facet = rows.into_iter().next().unwrap_or_default();
+    let mut groups = Vec::new();
+    for row in facet.get_array("shards").into_iter().flatten() {
+        let Some(row) = row.as_document() else {
+            continue;
+        };
+        let (Some(start), Some(stored)) = (
+            row.get("_id").and_then(Bson::as_i64),
+            row.get("max").and_then(Bson::as_i64),
+        ) else {
+            continue;
+        };
+        let Some(i) = shards.shard_of(start) else {
+            continue;
+        };
+        groups.push(Group {
+            key: shards.key(i),
+            bounds: shards.slice(i),
+            stored,
+            ids: count(row, "ids"),
+        });
+    }
+    let rest = facet
+        .get_array("rest")
+        .ok()
+        .and_then(|r| r.first())
+        .and_then(Bson::as_document);
+    let skipped = rest.map_or(0, |r| count(r, "ids"));
+    // A parsed value above `max`: reported like a counter beyond its `max`.
+    if let Some(beyond) = rest
+        .and_then(|r| r.get("max"))
+        .and_then(Bson::as_i64)
+        .filter(|&v| v > target.bounds.max)
+    {
+        groups.push(Group {
+            key: CounterKey::named(target.name),
+            bounds: target.bounds,
+            stored: beyond,
+            ids: 1,
+        });
+    }
+    Ok((groups, skipped))
+}
+
+/// The documents of the aggregation `pipeline` on `source`'s collection.
+async fn run(source: &Source<'_>, pipeline: Vec<Document>) -> Result<Vec<Document>> {
+    let error = |e| Error::from_driver_on(e, source.coll.namespace(), Access::Find);
+    let cursor = source.coll.aggregate(pipeline).await.map_err(error)?;
+    cursor.try_collect().await.map_err(error)
+}
+
+/// A count of an aggregation row.
+fn count(row: &Document, field: &str) -> u64 {
+    match row.get(field) {
+        Some(Bson::Int32(n)) => u64::try_from(*n).unwrap_or(0),
+        Some(Bson::Int64(n)) => u64::try_from(*n).unwrap_or(0),
+        _ => 0,
+    }
+}
