@@ -229,6 +229,28 @@ fn generate(model: &Model, checked: &Checked) -> TokenStream {
                 <Self as #p::SequentialId>::insert_with_id_in_session(self, collection, session).await
             }
 
+            /// Updates the document `filter` matches with this document's fields, keeping its
+            /// stored ID, or inserts this document with a new ID; returns the stored ID. A
+            /// number is taken only for an insert. Needs a unique index on the filter's fields
+            /// for upserts to stay unique.
+            pub async fn upsert_with_id(
+                &mut self,
+                collection: &#p::mongodb::Collection<Self>,
+                filter: #p::mongodb::bson::Document,
+            ) -> #p::Result<#id_ty> {
+                <Self as #p::SequentialId>::upsert_with_id(self, collection, filter).await
+            }
+
+            /// Like `upsert_with_id`, in `session`.
+            pub async fn upsert_with_id_in_session(
+                &mut self,
+                collection: &#p::mongodb::Collection<Self>,
+                filter: #p::mongodb::bson::Document,
+                session: &mut #p::mongodb::ClientSession,
+            ) -> #p::Result<#id_ty> {
+                <Self as #p::SequentialId>::upsert_with_id_in_session(self, collection, filter, session).await
+            }
+
             /// Gives every document of `docs` an ID (with a counter: one contiguous range, in
             /// one round trip) and inserts them with one `insert_many`; returns the IDs in order.
             pub async fn insert_many_with_ids(
@@ -286,6 +308,12 @@ fn stub(ident: &Ident, krate: &TokenStream) -> TokenStream {
                 #p::Result::Ok(0)
             }
             pub async fn next_id_for<C>(&self, collection: &C) -> #p::Result<i64> {
+                #p::Result::Ok(0)
+            }
+            pub async fn upsert_with_id<C, F>(&mut self, collection: &C, filter: F) -> #p::Result<i64> {
+                #p::Result::Ok(0)
+            }
+            pub async fn upsert_with_id_in_session<C, F, S>(&mut self, collection: &C, filter: F, session: &mut S) -> #p::Result<i64> {
                 #p::Result::Ok(0)
             }
             pub async fn sync_counters<C>(collection: &C) -> #p::Result<#p::SyncReport> {

@@ -764,7 +764,7 @@ impl Sequence {
     /// Moves the counter `issued` came from up to `last` (never down): where gapless inserts
     /// that met stored IDs go on from.
     pub(crate) async fn raise(&self, issued: &Issued, last: i64) -> Result<()> {
-        let engine = self.scoped_engine()?;
+        let engine = self.engine()?;
         engine.shared.stats.skipped_ahead();
         tracing::info!(
             counter = %issued.slot.key, taken = issued.value, stored_up_to = last,
@@ -776,6 +776,13 @@ impl Sequence {
                 let key = &issued.slot.key;
                 engine.store.raise(key, last, engine.bounds).await.map(drop)
             }
+        }
+    }
+
+    /// Counts `n` values that were taken but not used.
+    pub(crate) fn record_wasted(&self, n: u64) {
+        if let Ok(engine) = self.engine() {
+            engine.shared.stats.wasted(n);
         }
     }
 

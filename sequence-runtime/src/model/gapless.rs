@@ -17,6 +17,7 @@ use super::scope;
 use super::skip_ahead;
 use crate::error::{commit_unknown, transaction_transient, Access, Error, Result};
 use crate::sequence::{Issued, Sequence};
+use crate::store::BoxFuture;
 use crate::values::IdValue;
 
 /// Upper bound of the backoff between two attempts.
@@ -45,14 +46,22 @@ impl<T> Docs<'_, T> {
 }
 
 /// Why one attempt failed.
-enum Failure {
+pub(crate) enum Failure {
     /// Retry the whole transaction.
     Transient(mongodb::error::Error),
-    /// The document at this position met a stored document with its ID: move its counter past
-    /// the stored IDs and retry the whole transaction.
-    Taken(usize, Issued, Error),
+    /// A document met a stored document with the ID that `Issued` gave: move that counter up to
+    /// the highest stored value, then retry the whole transaction.
+    Taken(Issued, i64, Error),
     /// Give up: the error goes to the caller.
     Fatal(Error),
+}
+
+/// What one transaction body did, with its result.
+pub(crate) enum Done<R> {
+    /// Commit the transaction.
+    Commit(R),
+    /// Abort it (nothing it did is kept) and return.
+    Abort(R),
 }
 
 /// How a driver error of the transaction on `namespace` is handled.
@@ -74,6 +83,56 @@ pub(crate) async fn insert<T: Doc>(
     if docs.len() == 0 {
         return Ok(Vec::new());
     }
+    in_transactions(
+        coll,
+        seq,
+        &mut Inserts {
+            docs: &mut docs,
+            coll,
+            seq,
+        },
+    )
+    .await
+}
+
+/// The body of one transaction: what it does in `session`.
+pub(crate) trait Body<R> {
+    /// Runs the body once, in `session`'s transaction.
+    fn run<'s>(
+        &'s mut self,
+        session: &'s mut ClientSession,
+    ) -> BoxFuture<'s, std::result::Result<Done<R>, Failure>>;
+}
+
+/// The body of a gapless insert.
+struct Inserts<'b, 'd, T: Send + Sync> {
+    docs: &'b mut Docs<'d, T>,
+    coll: &'b Collection<T>,
+    seq: &'b Sequence,
+}
+
+impl<T: Doc> Body<Vec<T::Id>> for Inserts<'_, '_, T> {
+    fn run<'s>(
+        &'s mut self,
+        session: &'s mut ClientSession,
+    ) -> BoxFuture<'s, std::result::Result<Done<Vec<T::Id>>, Failure>> {
+        Box::pin(async move {
+            attempt(self.docs, self.coll, self.seq, session)
+                .await
+                .map(Done::Commit)
+        })
+    }
+}
+
+/// Runs `body` in a transaction of a session of its own, and commits what it says to:
+/// again after transient transaction errors (with jittered backoff) until the sequence's
+/// transaction timeout, and after a document met a stored ID once its counter moved up (a
+/// bounded number of times).
+pub(crate) async fn in_transactions<T: Doc, R>(
+    coll: &Collection<T>,
+    seq: &Sequence,
+    body: &mut impl Body<R>,
+) -> Result<R> {
     let timeout = seq.options().transaction_timeout;
     let namespace = coll.namespace();
     let mapped = |e| Error::from_driver_on(e, &namespace, Access::Insert);
@@ -88,11 +147,17 @@ pub(crate) async fn insert<T: Doc>(
             .write_concern(WriteConcern::majority())
             .await
             .map_err(mapped)?;
-        let failure = match attempt(&mut docs, coll, seq, &mut session).await {
-            Ok(ids) => match commit(&mut session, &namespace, started, timeout).await {
-                Ok(()) => return Ok(ids),
-                Err(e) => e,
-            },
+        let failure = match body.run(&mut session).await {
+            Ok(Done::Commit(result)) => {
+                match commit(&mut session, &namespace, started, timeout).await {
+                    Ok(()) => return Ok(result),
+                    Err(e) => e,
+                }
+            }
+            Ok(Done::Abort(result)) => {
+                let _ = session.abort_transaction().await;
+                return Ok(result);
+            }
             Err(e) => {
                 // Best effort: the server aborts an unfinished transaction on its own too.
                 let _ = session.abort_transaction().await;
@@ -101,23 +166,15 @@ pub(crate) async fn insert<T: Doc>(
         };
         match failure {
             Failure::Fatal(e) => return Err(e),
-            Failure::Taken(at, issued, e) => {
-                let doc = docs.get(at);
+            Failure::Taken(issued, floor, e) => {
                 if taken_rounds == skip_ahead::ROUNDS {
                     let id = T::Id::render(issued.value, &issued.slot.rendering)?;
-                    return Err(skip_ahead::taken(
-                        coll,
-                        &id,
-                        &issued,
-                        e,
-                        skip_ahead::AFTER_ROUNDS,
-                    ));
+                    let hint = skip_ahead::AFTER_ROUNDS;
+                    return Err(skip_ahead::taken(coll, &id, &issued, e, hint));
                 }
                 taken_rounds += 1;
                 // Numbers go on from the highest stored ID, without a hole.
-                let scoped = scope::for_document(seq.clone(), doc)?;
-                let floor = skip_ahead::stored_floor(doc, coll, &scoped, &issued).await?;
-                scoped.raise(&issued, floor).await?;
+                seq.raise(&issued, floor).await?;
             }
             Failure::Transient(e) if started.elapsed() >= timeout => {
                 return Err(Error::TransactionTimeout {
@@ -135,8 +192,28 @@ pub(crate) async fn insert<T: Doc>(
     }
 }
 
+/// The failure of a body whose document `doc` met a stored ID that `issued` gave: with the
+/// highest value stored for that counter (read outside the transaction, which the duplicate
+/// aborted).
+pub(crate) async fn taken<T: Doc>(
+    doc: &T,
+    coll: &Collection<T>,
+    seq: &Sequence,
+    issued: Issued,
+    e: Error,
+) -> Failure {
+    let floor = match scope::for_document(seq.clone(), doc) {
+        Ok(scoped) => skip_ahead::stored_floor(doc, coll, &scoped, &issued).await,
+        Err(e) => Err(e),
+    };
+    match floor {
+        Ok(floor) => Failure::Taken(issued, floor, e),
+        Err(e) => Failure::Fatal(e),
+    }
+}
+
 /// How a failed counter update in the transaction is handled.
-fn counter_failure(e: Error) -> Failure {
+pub(crate) fn counter_failure(e: Error) -> Failure {
     match e {
         Error::Mongo(e) if transaction_transient(&e) => Failure::Transient(e),
         // A duplicate key from racing first upserts aborted the transaction: try again.
@@ -203,7 +280,7 @@ async fn attempt<T: Doc>(
             let namespace = coll.namespace();
             match (Error::from_driver_on(e, &namespace, Access::Insert), at) {
                 (e, Some(at)) if skip_ahead::on_id_field::<T>(&e) => {
-                    Err(Failure::Taken(at, issued[at].clone(), e))
+                    Err(taken(docs.get(at), coll, seq, issued[at].clone(), e).await)
                 }
                 (Error::Mongo(e), _) if transaction_transient(&e) => Err(Failure::Transient(e)),
                 (e, _) => Err(Failure::Fatal(e)),
@@ -213,7 +290,7 @@ async fn attempt<T: Doc>(
 }
 
 /// Commits, retrying the commit alone while its result is unknown.
-async fn commit(
+pub(crate) async fn commit(
     session: &mut ClientSession,
     namespace: &Namespace,
     started: Instant,

@@ -15,6 +15,7 @@ use mongodb::bson::oid::ObjectId;
 use mongodb::bson::{doc, Bson, Document, RawDocumentBuf};
 use mongodb::options::ReadConcern;
 use mongodb::Collection;
+use serde::ser::Error as _;
 use serde::Serialize;
 
 use crate::error::{is_duplicate_key, outcome_unknown, Access, Error, Result};
@@ -73,9 +74,7 @@ pub(crate) async fn insert_one<T: Serialize + Send + Sync>(
 /// stores, and the insert sends these bytes as they are: an insert costs the client what a
 /// plain `insert_one` does.
 fn with_fixed_id<T: Serialize>(doc: &T) -> Result<RawDocumentBuf> {
-    let serialization = |e: mongodb::bson::ser::Error| Error::Mongo(e.into());
-    let raw = mongodb::bson::to_raw_document_buf(doc).map_err(serialization)?;
-    let malformed = |e: mongodb::bson::raw::Error| serialization(serde::ser::Error::custom(e));
+    let raw = serialized(doc)?;
     if raw.get("_id").map_err(malformed)?.is_some() {
         return Ok(raw);
     }
@@ -86,6 +85,21 @@ fn with_fixed_id<T: Serialize>(doc: &T) -> Result<RawDocumentBuf> {
         with_id.append(key, value.to_raw_bson());
     }
     Ok(with_id)
+}
+
+/// `doc` serialized as the driver serializes it (raw, not human-readable).
+pub(crate) fn serialized<T: Serialize>(doc: &T) -> Result<RawDocumentBuf> {
+    mongodb::bson::to_raw_document_buf(doc).map_err(|e| Error::Mongo(e.into()))
+}
+
+/// A raw document's error, as a serialization error.
+fn malformed(e: mongodb::bson::raw::Error) -> Error {
+    Error::Mongo(mongodb::bson::ser::Error::custom(e).into())
+}
+
+/// `doc` serialized as the driver serializes it, as a document.
+pub(crate) fn document<T: Serialize>(doc: &T) -> Result<Document> {
+    serialized(doc)?.to_document().map_err(malformed)
 }
 
 /// What is stored under the `_id` of a document whose earlier insert had an unknown outcome.
@@ -128,7 +142,8 @@ async fn stored_copy(docs: &Collection<RawDocumentBuf>, raw: &RawDocumentBuf) ->
     }
 }
 
-fn backoff(attempt: u32) -> Duration {
+/// The pause before attempt `attempt` (from 2) of a write of unknown outcome.
+pub(crate) fn backoff(attempt: u32) -> Duration {
     FIRST_BACKOFF.saturating_mul(1 << attempt.saturating_sub(2).min(5))
 }
 

@@ -9,6 +9,7 @@
 //! - `random.rs`: inserts that draw again on a collision;
 //! - `generated.rs`: inserts of UUIDs and ObjectIds;
 //! - `scope.rs`: the counter of a document's scope;
+//! - `upsert.rs`: update the document a filter matches, or insert with a new ID;
 //! - `cached.rs`: the hot path of batched counters.
 
 mod cached;
@@ -20,6 +21,7 @@ mod insert;
 mod random;
 mod scope;
 mod skip_ahead;
+mod upsert;
 
 use std::future::Future;
 
@@ -164,6 +166,47 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
                 (Err(e), _) => Err(e),
             }
         }
+    }
+
+    /// Updates the document that `filter` matches with this document's fields (all but the ID
+    /// field, and `_id`), keeping its stored ID, or, if none matches, inserts this document
+    /// with a new ID: a number is taken only for an insert. Returns the stored ID, which the ID
+    /// field holds afterwards.
+    ///
+    /// The update comes first; when it matches nothing, the number is taken and the document
+    /// upserted with the ID in `$setOnInsert` only, so that when a concurrent insert of the
+    /// same key won in between, its ID stands (and the number taken counts as wasted). An
+    /// upsert whose outcome is unknown is sent again with the same number. A gapless model
+    /// takes its number and upserts in one transaction, so that only an insert consumes one.
+    ///
+    /// MongoDB keeps upserts unique only with a unique index on the filter's fields: without
+    /// one, two concurrent upserts of the same key can both insert.
+    ///
+    /// ```no_run
+    /// # use mongo_sequence_runtime::SequentialId;
+    /// # async fn f<C: SequentialId>(mut customer: C, coll: mongodb::Collection<C>) -> mongo_sequence_runtime::Result<()> {
+    /// let filter = mongodb::bson::doc! { "email": "ada@example.com" };
+    /// let id = customer.upsert_with_id(&coll, filter).await?;
+    /// # Ok(()) }
+    /// ```
+    fn upsert_with_id(
+        &mut self,
+        coll: &Collection<Self>,
+        filter: mongodb::bson::Document,
+    ) -> impl Future<Output = Result<Self::Id>> + Send {
+        upsert::upsert(self, coll, filter, None)
+    }
+
+    /// Like [`upsert_with_id`](Self::upsert_with_id), in `session`: the update, the number
+    /// (with the `counter` strategy, reserved in the session, so inside a transaction it is
+    /// consumed only if that transaction commits) and the upsert. Nothing is sent again.
+    fn upsert_with_id_in_session(
+        &mut self,
+        coll: &Collection<Self>,
+        filter: mongodb::bson::Document,
+        session: &mut ClientSession,
+    ) -> impl Future<Output = Result<Self::Id>> + Send {
+        upsert::upsert(self, coll, filter, Some(session))
     }
 
     /// Moves every counter of this model up to the highest ID stored for it in `coll` (one per

@@ -1,6 +1,8 @@
 //! The Rust types an ID field may have, and how a counter value becomes one.
 
 use mongodb::bson::oid::ObjectId;
+use mongodb::bson::Bson;
+use serde::de::DeserializeOwned;
 
 use super::generated::Generated;
 use super::render::Rendering;
@@ -9,7 +11,9 @@ use crate::error::{Error, Result};
 /// A type an ID field can have. Implemented for `i64`, `i32`, `u32`, `u64` and `String`, which
 /// hold numbers (from counters, or drawn by the random strategy), and for `mongodb::bson::Uuid`,
 /// `uuid::Uuid` and `mongodb::bson::oid::ObjectId`, which hold [`Generated`] values.
-pub trait IdValue: Clone + std::fmt::Debug + Send + Sync + Sized + 'static {
+pub trait IdValue:
+    Clone + std::fmt::Debug + DeserializeOwned + Send + Sync + Sized + 'static
+{
     /// The type's name, for messages.
     const TYPE_NAME: &'static str;
 
@@ -24,6 +28,15 @@ pub trait IdValue: Clone + std::fmt::Debug + Send + Sync + Sized + 'static {
     /// or [`Error::IdTypeMismatch`] if the type cannot hold it (the default).
     fn from_generated(value: Generated) -> Result<Self> {
         Err(value.mismatch(Self::TYPE_NAME))
+    }
+
+    /// The ID stored as `value` in a document (as the driver deserializes it), or
+    /// [`Error::IdTypeMismatch`] if it is of another type.
+    fn from_stored(value: Bson) -> Result<Self> {
+        mongodb::bson::from_bson(value).map_err(|_| Error::IdTypeMismatch {
+            made: "a stored ID of another BSON type",
+            target: Self::TYPE_NAME,
+        })
     }
 
     /// The ID for counter value `value` rendered with `rendering` (a period's prefix, the
@@ -65,6 +78,13 @@ impl IdValue for String {
     }
 }
 
+fn not_a_uuid() -> Error {
+    Error::IdTypeMismatch {
+        made: "a stored ID that is not a BSON UUID",
+        target: "uuid::Uuid",
+    }
+}
+
 fn not_a_number(target: &'static str) -> Error {
     Error::IdTypeMismatch {
         made: "a number",
@@ -89,6 +109,16 @@ impl IdValue for mongodb::bson::Uuid {
 
 impl IdValue for uuid::Uuid {
     const TYPE_NAME: &'static str = "uuid::Uuid";
+
+    /// A BSON UUID (binary subtype 4), as `uuid_as_binary` stores it.
+    fn from_stored(value: Bson) -> Result<Self> {
+        match value {
+            Bson::Binary(b) if b.subtype == mongodb::bson::spec::BinarySubtype::Uuid => {
+                uuid::Uuid::from_slice(&b.bytes).map_err(|_| not_a_uuid())
+            }
+            _ => Err(not_a_uuid()),
+        }
+    }
 
     fn from_counter(_: i64) -> Result<Self> {
         Err(not_a_number(Self::TYPE_NAME))
@@ -132,6 +162,28 @@ mod tests {
         assert!(u64::from_counter(-1).is_err());
         assert_eq!(u64::from_counter(i64::MAX).unwrap(), i64::MAX as u64);
         assert_eq!(String::from_counter(42).unwrap(), "42");
+    }
+
+    #[test]
+    fn stored_ids_come_back_as_their_type() {
+        assert_eq!(i64::from_stored(Bson::Int64(7)).unwrap(), 7);
+        assert_eq!(i32::from_stored(Bson::Int32(7)).unwrap(), 7);
+        assert_eq!(String::from_stored(Bson::String("a".into())).unwrap(), "a");
+        let u = uuid::Uuid::now_v7();
+        let stored = Bson::Binary(mongodb::bson::Binary {
+            subtype: mongodb::bson::spec::BinarySubtype::Uuid,
+            bytes: u.as_bytes().to_vec(),
+        });
+        assert_eq!(uuid::Uuid::from_stored(stored).unwrap(), u);
+        let bson_uuid = mongodb::bson::Uuid::new();
+        assert_eq!(
+            mongodb::bson::Uuid::from_stored(Bson::from(bson_uuid)).unwrap(),
+            bson_uuid
+        );
+        assert!(matches!(
+            i64::from_stored(Bson::String("7".into())),
+            Err(Error::IdTypeMismatch { target: "i64", .. })
+        ));
     }
 
     #[test]

@@ -1,0 +1,294 @@
+//! `upsert_with_id`: update the document a filter matches, or insert this one with a new ID;
+//! a number is taken only for an insert.
+//!
+//! The update comes first, without upsert: a document that exists gets this document's fields
+//! (all but the ID, and `_id`, which cannot change) and keeps its stored ID. Otherwise a number
+//! is taken and the document is upserted with the ID in `$setOnInsert` only, so that when a
+//! concurrent insert of the same key won in between, its ID stands (and the number taken is
+//! counted as wasted). Upserts stay unique only with a unique index on the filter's fields:
+//! without one, two concurrent upserts can both insert.
+
+use mongodb::bson::{doc, Bson, Document};
+use mongodb::options::ReturnDocument;
+use mongodb::{ClientSession, Collection};
+
+use super::cached;
+use super::doc::Doc;
+use super::gapless::{self, Body, Done, Failure};
+use super::insert;
+use super::scope;
+use super::skip_ahead;
+use crate::error::{collided_on_id, outcome_unknown, transaction_transient, Access, Error, Result};
+use crate::sequence::{Issued, Sequence};
+use crate::store::BoxFuture;
+use crate::values::{Generated, IdValue};
+
+/// The parts of an upsert of one document: the filter, the fields every write sets, and the
+/// fields only an insert sets (`_id`, when it is not the ID field).
+pub(crate) struct Upsert<'a, T: Send + Sync> {
+    pub(crate) coll: &'a Collection<T>,
+    pub(crate) docs: Collection<Document>,
+    pub(crate) filter: Document,
+    pub(crate) set: Document,
+    pub(crate) on_insert: Document,
+}
+
+impl<'a, T: Doc> Upsert<'a, T> {
+    /// The upsert of `doc` into `coll` where `filter` matches.
+    fn new(doc: &T, coll: &'a Collection<T>, filter: Document) -> Result<Self> {
+        let mut set = insert::document(doc)?;
+        let mut on_insert = Document::new();
+        set.remove(T::CONFIG.id_field);
+        if let Some(id) = set.remove("_id") {
+            on_insert.insert("_id", id);
+        }
+        Ok(Upsert {
+            coll,
+            docs: coll.clone_with_type(),
+            filter,
+            set,
+            on_insert,
+        })
+    }
+
+    fn error(&self, e: mongodb::error::Error) -> Error {
+        Error::from_driver_on(e, self.coll.namespace(), Access::Insert)
+    }
+
+    /// The stored ID of the document the filter matches, after giving it this document's
+    /// fields; `None` if no document matches.
+    async fn update(&self, session: Option<&mut ClientSession>) -> Result<Option<Bson>> {
+        let field = T::CONFIG.id_field;
+        let projection = doc! { field: 1 };
+        let found = if self.set.is_empty() {
+            let action = self
+                .docs
+                .find_one(self.filter.clone())
+                .projection(projection);
+            match session {
+                Some(s) => action.session(s).await,
+                None => action.await,
+            }
+        } else {
+            let action = self
+                .docs
+                .find_one_and_update(self.filter.clone(), doc! { "$set": self.set.clone() })
+                .return_document(ReturnDocument::After)
+                .projection(projection);
+            match session {
+                Some(s) => action.session(s).await,
+                None => action.await,
+            }
+        };
+        Ok(found
+            .map_err(|e| self.error(e))?
+            .map(|mut d| d.remove(field).unwrap_or(Bson::Null)))
+    }
+
+    /// The upsert with `id` (as the document stores it) on insert; returns the stored ID.
+    pub(crate) async fn with_id(
+        &self,
+        id: Bson,
+        session: Option<&mut ClientSession>,
+    ) -> std::result::Result<Bson, mongodb::error::Error> {
+        let field = T::CONFIG.id_field;
+        let mut on_insert = self.on_insert.clone();
+        on_insert.insert(field, id);
+        let mut update = doc! { "$setOnInsert": on_insert };
+        if !self.set.is_empty() {
+            update.insert("$set", self.set.clone());
+        }
+        let action = self
+            .docs
+            .find_one_and_update(self.filter.clone(), update)
+            .upsert(true)
+            .return_document(ReturnDocument::After)
+            .projection(doc! { field: 1 });
+        let found = match session {
+            Some(s) => action.session(s).await?,
+            None => action.await?,
+        };
+        Ok(found
+            .and_then(|mut d| d.remove(field))
+            .unwrap_or(Bson::Null))
+    }
+}
+
+/// How `doc` stores `id`: its ID field, serialized.
+fn stored_form<T: Doc>(doc: &mut T, id: &T::Id) -> Result<Bson> {
+    doc.put_id(id.clone());
+    let mut fields = insert::document(&*doc)?;
+    Ok(fields.remove(T::CONFIG.id_field).unwrap_or(Bson::Null))
+}
+
+/// A number for `doc`, and where it came from (for a counter, to skip ahead of stored IDs).
+async fn number<T: Doc>(
+    doc: &T,
+    coll: &Collection<T>,
+    session: Option<&mut ClientSession>,
+) -> Result<(T::Id, Option<(Sequence, Issued)>)> {
+    let strategy = T::CONFIG.strategy;
+    if let Some(value) = Generated::new(strategy) {
+        return Ok((T::Id::from_generated(value)?, None));
+    }
+    let seq = scope::for_document(T::sequence_of(coll), doc)?;
+    if !strategy.uses_counters() {
+        return Ok((T::Id::from_counter(seq.next().await?)?, None));
+    }
+    if session.is_none() {
+        if let Some(value) = cached::cached_id(coll) {
+            let issued = seq.issued(value)?;
+            return Ok((T::Id::from_counter(value)?, Some((seq, issued))));
+        }
+    }
+    let (id, issued) = match session {
+        Some(s) if strategy == mongo_sequence_rules::Strategy::Counter => {
+            let mut ids = seq.issue_ids::<T::Id>(1, Some(s)).await?;
+            ids.pop().expect("one ID reserved")
+        }
+        _ => seq.issue_id::<T::Id>().await?,
+    };
+    Ok((id, Some((seq, issued))))
+}
+
+/// Updates the document `filter` matches with `doc`'s fields and returns its stored ID, or
+/// inserts `doc` with a new ID; in `session` if given. `doc`'s ID field holds the stored ID
+/// afterwards.
+pub(crate) async fn upsert<T: Doc>(
+    doc: &mut T,
+    coll: &Collection<T>,
+    filter: Document,
+    mut session: Option<&mut ClientSession>,
+) -> Result<T::Id> {
+    let upsert = Upsert::new(doc, coll, filter)?;
+    if let Some(stored) = upsert.update(session.as_deref_mut()).await? {
+        let id = T::Id::from_stored(stored)?;
+        doc.put_id(id.clone());
+        return Ok(id);
+    }
+    if T::CONFIG.gapless && session.is_none() {
+        let seq = T::sequence_of(coll);
+        let mut body = GaplessUpsert {
+            doc,
+            upsert: &upsert,
+            seq: &seq,
+        };
+        return gapless::in_transactions(coll, &seq, &mut body).await;
+    }
+    let in_session = session.is_some();
+    let (mut id, mut origin) = number(doc, coll, session.as_deref_mut()).await?;
+    let mut redraws = 0;
+    let mut skips = 0;
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let ours = stored_form(doc, &id)?;
+        match upsert.with_id(ours.clone(), session.as_deref_mut()).await {
+            Ok(stored) => {
+                if stored != ours {
+                    // A concurrent insert of the same key won: its ID stands.
+                    if let Some((seq, _)) = &origin {
+                        seq.record_wasted(1);
+                    }
+                    id = T::Id::from_stored(stored)?;
+                    doc.put_id(id.clone());
+                }
+                return Ok(id);
+            }
+            // Resent with the same number while the outcome is unknown: if the first one was
+            // stored, this one finds it and updates it.
+            Err(e) if !in_session && outcome_unknown(&e) && attempt < insert::INSERT_ATTEMPTS => {
+                tokio::time::sleep(insert::backoff(attempt + 1)).await;
+            }
+            Err(e)
+                if collided_on_id(&e)
+                    && T::CONFIG.strategy == mongo_sequence_rules::Strategy::Random =>
+            {
+                redraws += 1;
+                let seq = T::sequence_of(coll);
+                if redraws > seq.options().retries {
+                    return Err(upsert.error(e));
+                }
+                id = T::Id::from_counter(seq.next().await?)?;
+            }
+            Err(e) => {
+                let e = upsert.error(e);
+                let Some((seq, issued)) =
+                    origin.as_mut().filter(|_| skip_ahead::on_id_field::<T>(&e))
+                else {
+                    return Err(e);
+                };
+                if in_session {
+                    return Err(skip_ahead::taken(
+                        coll,
+                        &id,
+                        issued,
+                        e,
+                        skip_ahead::IN_SESSION,
+                    ));
+                }
+                if skips == skip_ahead::ROUNDS {
+                    return Err(skip_ahead::taken(
+                        coll,
+                        &id,
+                        issued,
+                        e,
+                        skip_ahead::AFTER_ROUNDS,
+                    ));
+                }
+                skips += 1;
+                let floor = skip_ahead::stored_floor(doc, coll, seq, issued).await?;
+                *issued = seq.skip_ahead(issued, floor).await?;
+                id = T::Id::render(issued.value, &issued.slot.rendering)?;
+                attempt = 0;
+            }
+        }
+    }
+}
+
+/// The body of a gapless upsert: the number and the upsert in one transaction, committed only
+/// if the document was inserted, so that a number is consumed by an inserted document alone.
+struct GaplessUpsert<'b, 'a, T: Send + Sync> {
+    doc: &'b mut T,
+    upsert: &'b Upsert<'a, T>,
+    seq: &'b Sequence,
+}
+
+impl<T: Doc> Body<T::Id> for GaplessUpsert<'_, '_, T> {
+    fn run<'s>(
+        &'s mut self,
+        session: &'s mut ClientSession,
+    ) -> BoxFuture<'s, std::result::Result<Done<T::Id>, Failure>> {
+        Box::pin(async move {
+            let scoped =
+                scope::for_document(self.seq.clone(), &*self.doc).map_err(Failure::Fatal)?;
+            let (id, issued) = scoped
+                .issue_ids::<T::Id>(1, Some(&mut *session))
+                .await
+                .map_err(gapless::counter_failure)?
+                .pop()
+                .expect("one ID reserved");
+            let ours = stored_form(self.doc, &id).map_err(Failure::Fatal)?;
+            match self.upsert.with_id(ours.clone(), Some(session)).await {
+                Ok(stored) if stored == ours => Ok(Done::Commit(id)),
+                Ok(stored) => {
+                    // A concurrent insert of the same key won: its ID stands, and aborting
+                    // gives the number back.
+                    let id = T::Id::from_stored(stored).map_err(Failure::Fatal)?;
+                    self.doc.put_id(id.clone());
+                    Ok(Done::Abort(id))
+                }
+                Err(e) if transaction_transient(&e) => Err(Failure::Transient(e)),
+                Err(e) => {
+                    let e = self.upsert.error(e);
+                    if skip_ahead::on_id_field::<T>(&e) {
+                        let coll = self.upsert.coll;
+                        Err(gapless::taken(&*self.doc, coll, self.seq, issued, e).await)
+                    } else {
+                        Err(Failure::Fatal(e))
+                    }
+                }
+            }
+        })
+    }
+}
