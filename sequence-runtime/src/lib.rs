@@ -29,7 +29,7 @@ pub use options::{
     Stores,
 };
 pub use sequence::{Sequence, SetNext, SyncCounters};
-pub use store::{BoxFuture, CounterStore, MemoryStore, MongoStore, Reservation};
+pub use store::{BoxFuture, CounterStore, MemoryStore, MongoStore, Reservation, StoredCounter};
 pub use values::{
     Bounds, BsonUuid, Clock, CounterKey, Generated, IdRange, IdValue, ManualClock, Rendering,
     Scope, SystemClock,

@@ -399,10 +399,27 @@ impl Sequence {
     /// Purge only periods the clock will not return to: a deleted period's counter would start
     /// again at `start`.
     pub async fn purge_periods_before(&self, before: impl Into<DateTime>) -> Result<u64> {
+        let period = self.period_before(before.into())?;
+        let engine = self.engine()?;
+        let name = &self.inner.options.name;
+        engine.store.delete_periods_before(name, &period).await
+    }
+
+    /// How many counters [`purge_periods_before`](Self::purge_periods_before) would delete;
+    /// nothing is deleted.
+    pub async fn count_periods_before(&self, before: impl Into<DateTime>) -> Result<u64> {
+        let period = self.period_before(before.into())?;
+        let engine = self.engine()?;
+        let name = &self.inner.options.name;
+        engine.store.count_periods_before(name, &period).await
+    }
+
+    /// The canonical period `before` falls in, for purging the periods before it: refused
+    /// after the current period, and for a sequence without periods.
+    fn period_before(&self, before: DateTime) -> Result<String> {
         let engine = self.engine()?;
         let name = &self.inner.options.name;
         let format = &engine.format;
-        let before = before.into();
         let (Some(given), Some(current)) = (
             format.period_of(before),
             format.period_at(engine.shared.now(&self.inner.options.clock)),
@@ -419,10 +436,7 @@ impl Sequence {
                 format.canonical(current)
             )));
         }
-        engine
-            .store
-            .delete_periods_before(name, &format.canonical(given))
-            .await
+        Ok(format.canonical(given))
     }
 
     /// Moves every counter of this sequence up to the highest ID stored for it in `coll`, whose

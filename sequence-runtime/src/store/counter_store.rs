@@ -167,6 +167,22 @@ pub trait CounterStore: Debug + Send + Sync + 'static {
         Box::pin(async move { Err(e) })
     }
 
+    /// How many counters [`delete_periods_before`](Self::delete_periods_before) would delete.
+    ///
+    /// The provided implementation refuses with [`Error::InvalidOptions`].
+    fn count_periods_before<'a>(
+        &'a self,
+        name: &'a str,
+        period: &'a str,
+    ) -> BoxFuture<'a, Result<u64>> {
+        let _ = (name, period);
+        let e = Error::InvalidOptions(format!(
+            "the counter store `{}` cannot count old periods",
+            self.location()
+        ));
+        Box::pin(async move { Err(e) })
+    }
+
     /// Where the counters are kept, for messages (for example `app.counters`).
     fn location(&self) -> String;
 }

@@ -1,4 +1,5 @@
-//! How the stores address and read the counter documents of a [`CounterLayout`].
+//! How the stores address and read the counter documents of a [`CounterLayout`], and how a
+//! counter document of any layout is decoded ([`StoredCounter`]).
 
 use mongo_sequence_rules::limits::exact_integer;
 use mongodb::bson::{doc, Bson, Document};
@@ -21,6 +22,11 @@ impl CounterLayout {
         let mut filter = self.id_filter(key);
         filter.extend(key.fields().clone());
         filter
+    }
+
+    /// The filter that selects the counter document of `key` in this layout.
+    pub fn filter(&self, key: &CounterKey) -> Document {
+        self.id_filter(key)
     }
 
     /// The filter that selects the document of `key`, whatever its other fields.
@@ -84,6 +90,71 @@ impl CounterLayout {
     }
 }
 
+/// A counter document as found in a counters collection: which counter it is, and what it
+/// holds. Decoded from either layout by [`StoredCounter::decode`]; this is how operators'
+/// tools list counters.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct StoredCounter {
+    /// The sequence name.
+    pub name: String,
+    /// The canonical period (`"20251122"`), for a counter of a period.
+    pub period: Option<String>,
+    /// The scope values (of the mongoose layout: its `reference_value`), for a scoped counter.
+    pub scope: Option<Document>,
+    /// The shard, for a counter of a sharded sequence.
+    pub shard: Option<i64>,
+    /// Whether the document is in mongoose-sequence's layout.
+    pub mongoose: bool,
+    /// The last issued value (the field `seq`), or why it cannot be read.
+    pub last: std::result::Result<i64, String>,
+}
+
+impl StoredCounter {
+    /// Decodes a counter document of the default layout (`{ _id: <key>, seq }`) or of
+    /// mongoose-sequence's (`{ id, reference_value, seq }`); `None` for a document that is
+    /// neither.
+    pub fn decode(doc: &Document) -> Option<Self> {
+        let int = |v: &Bson| match v {
+            Bson::Int32(v) => Some(i64::from(*v)),
+            Bson::Int64(v) => Some(*v),
+            _ => None,
+        };
+        if let (Ok(name), Some(reference)) = (doc.get_str("id"), doc.get("reference_value")) {
+            let scope = match reference {
+                Bson::Document(d) => Some(d.clone()),
+                _ => None,
+            };
+            return Some(StoredCounter {
+                name: name.to_owned(),
+                period: None,
+                shard: scope.as_ref().and_then(|s| s.get("shard")).and_then(int),
+                scope: scope.filter(|s| !s.contains_key("shard")),
+                mongoose: true,
+                last: CounterLayout::mongoose().read_last(doc),
+            });
+        }
+        let (name, period, scope, shard) = match doc.get("_id")? {
+            Bson::String(name) => (name.clone(), None, None, None),
+            Bson::Document(id) => (
+                id.get_str("seq").ok()?.to_owned(),
+                id.get_str("period").ok().map(str::to_owned),
+                id.get_document("scope").ok().cloned(),
+                id.get("shard").and_then(int),
+            ),
+            _ => return None,
+        };
+        Some(StoredCounter {
+            name,
+            period,
+            scope,
+            shard,
+            mongoose: false,
+            last: CounterLayout::new().read_last(doc),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,6 +178,32 @@ mod tests {
         let l = CounterLayout::new().field("COUNT").stores(Stores::NextFree);
         assert_eq!(l.read_last(&doc! { "COUNT": 42 }), Ok(41));
         assert!(l.read_last(&doc! { "COUNT": i64::MIN }).is_err());
+    }
+
+    #[test]
+    fn counter_documents_of_both_layouts_decode() {
+        let plain = StoredCounter::decode(&doc! { "_id": "userid", "seq": 41_i64 }).unwrap();
+        assert_eq!(
+            (plain.name.as_str(), plain.last.clone()),
+            ("userid", Ok(41))
+        );
+        let periodic =
+            doc! { "_id": { "seq": "inv", "period": "20251122", "scope": { "t": "a" } }, "seq": 3 };
+        let periodic = StoredCounter::decode(&periodic).unwrap();
+        assert_eq!(periodic.period.as_deref(), Some("20251122"));
+        assert_eq!(periodic.scope, Some(doc! { "t": "a" }));
+        let shard = doc! { "_id": { "seq": "acct", "shard": 7 }, "lo": 1, "hi": 9, "seq": 4 };
+        assert_eq!(StoredCounter::decode(&shard).unwrap().shard, Some(7));
+        let mongoose = doc! { "id": "order", "reference_value": { "tenant": "a" }, "seq": 9 };
+        let mongoose = StoredCounter::decode(&mongoose).unwrap();
+        assert!(mongoose.mongoose);
+        assert_eq!(
+            (mongoose.scope, mongoose.last),
+            (Some(doc! { "tenant": "a" }), Ok(9))
+        );
+        let corrupt = StoredCounter::decode(&doc! { "_id": "x", "seq": "nine" }).unwrap();
+        assert!(corrupt.last.is_err());
+        assert!(StoredCounter::decode(&doc! { "_id": 5, "seq": 1 }).is_none());
     }
 
     #[test]

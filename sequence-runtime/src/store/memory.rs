@@ -233,15 +233,31 @@ impl CounterStore for MemoryStore {
     ) -> BoxFuture<'a, Result<u64>> {
         let deleted = self.with(|m| {
             let before = m.len();
-            m.retain(|_, (key, _)| {
-                !(key.name() == Some(name) && key.period().is_some_and(|p| p < period))
-            });
+            m.retain(|_, (key, _)| !before_period(key, name, period));
             (before - m.len()) as u64
         });
         Box::pin(async move { Ok(deleted) })
     }
 
+    fn count_periods_before<'a>(
+        &'a self,
+        name: &'a str,
+        period: &'a str,
+    ) -> BoxFuture<'a, Result<u64>> {
+        let count = self.with(|m| {
+            m.values()
+                .filter(|(key, _)| before_period(key, name, period))
+                .count() as u64
+        });
+        Box::pin(async move { Ok(count) })
+    }
+
     fn location(&self) -> String {
         "memory".to_owned()
     }
+}
+
+/// Whether `key` is a counter of sequence `name` in a period before `period`.
+fn before_period(key: &CounterKey, name: &str, period: &str) -> bool {
+    key.name() == Some(name) && key.period().is_some_and(|p| p < period)
 }

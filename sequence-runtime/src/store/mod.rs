@@ -7,5 +7,6 @@ mod memory;
 mod mongo;
 
 pub use counter_store::{BoxFuture, CounterStore, Reservation};
+pub use layout::StoredCounter;
 pub use memory::MemoryStore;
 pub use mongo::MongoStore;

@@ -338,6 +338,13 @@ impl MongoStore {
         Ok(deleted)
     }
 
+    async fn count_periods_impl(&self, name: &str, period: &str) -> Result<u64> {
+        self.collection
+            .count_documents(self.layout.periods_before_filter(name, period))
+            .await
+            .map_err(|e| self.error(e, Access::Read))
+    }
+
     async fn delete_impl(&self, key: &CounterKey) -> Result<bool> {
         let action = self.collection.delete_one(self.layout.id_filter(key));
         let result = action.await.map_err(|e| self.error(e, Access::Delete))?;
@@ -496,6 +503,14 @@ impl CounterStore for MongoStore {
         period: &'a str,
     ) -> BoxFuture<'a, Result<u64>> {
         Box::pin(self.delete_periods_impl(name, period))
+    }
+
+    fn count_periods_before<'a>(
+        &'a self,
+        name: &'a str,
+        period: &'a str,
+    ) -> BoxFuture<'a, Result<u64>> {
+        Box::pin(self.count_periods_impl(name, period))
     }
 
     fn location(&self) -> String {
