@@ -662,3 +662,26 @@ async fn sync_refuses_a_stored_value_beyond_max_and_writes_nothing() {
     }
     assert_eq!(Small::sequence(&smalls).current().await.unwrap(), None);
 }
+
+#[tokio::test]
+async fn sync_of_a_collection_without_the_id_field_changes_nothing() {
+    let db = common::database("sync_no_field").await;
+    let raw = db.collection::<Document>("orders");
+    import(
+        &raw,
+        (1..=5).map(|n| doc! { "customerId": "acme", "code": n }),
+    )
+    .await;
+    let orders = db.collection::<Order>("orders");
+    let report = Order::sync_counters(&orders).await.unwrap();
+    assert!(
+        report.counters.is_empty() && report.skipped == 0,
+        "{report:?}"
+    );
+    let counters = db
+        .collection::<Document>("counters")
+        .count_documents(doc! {})
+        .await
+        .unwrap();
+    assert_eq!(counters, 0, "no counter written");
+}

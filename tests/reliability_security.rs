@@ -277,6 +277,13 @@ struct Note {
     text: String,
 }
 
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(name = "imported")]
+struct Imported {
+    #[serde(rename = "_id")]
+    id: i64,
+}
+
 /// The database of the paths test.
 const PATHS: &str = "paths";
 
@@ -318,7 +325,11 @@ async fn every_path_names_the_missing_privilege() {
     role("noIndex", vec![on("identitycounters", &writer)]).await;
     role(
         "noFind",
-        vec![on("counters", &writer), on("notes", &["insert"])],
+        vec![
+            on("counters", &writer),
+            on("notes", &["insert"]),
+            on("imported", &["insert"]),
+        ],
     )
     .await;
     let admin = root.database("admin");
@@ -490,13 +501,27 @@ async fn every_path_names_the_missing_privilege() {
         "`find` action on it to confirm an insert",
     );
 
+    // Skipping ahead of stored IDs, and syncing counters with them, read the target
+    // collection: without `find` on it, the same error, naming it.
+    db.collection::<Document>("imported")
+        .insert_many((1..=3_i64).map(|i| doc! { "_id": i }))
+        .await
+        .unwrap();
+    let no_find = login("no_find").await;
+    let imported = no_find.collection::<Imported>("imported");
+    let stored = "`find` action on it to find the IDs already stored";
+    let skip = Imported { id: 0 }.insert_with_id(&imported).await;
+    assert_refused("skip ahead", skip, "imported", stored);
+    let sync = Imported::sync_counters(&imported).await;
+    assert_refused("sync_counters", sync, "imported", stored);
+
     let stored = db
         .collection::<Document>("items")
         .count_documents(doc! {})
         .await
         .unwrap();
     assert_eq!(stored, 0, "no refused insert stored a document");
-    println!("reliability: security paths=18 unauthorized=18");
+    println!("reliability: security paths=20 unauthorized=20");
     drop((root, db, admin));
     stop(server).await;
 }

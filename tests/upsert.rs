@@ -199,3 +199,74 @@ async fn upserts_of_generated_ids_and_over_imported_documents() {
         .unwrap();
     assert_eq!(id, 11, "skips ahead of the imported IDs");
 }
+
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(name = "tag", batch = 10)]
+struct Tag {
+    #[serde(rename = "_id")]
+    id: i64,
+    label: String,
+}
+
+/// An upsert whose write concern is never confirmed is sent again with the same number: the
+/// document is stored once, with the first number, and no second number is taken.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upsert_of_unknown_outcome_is_sent_again_with_the_same_number() {
+    let name = sequence_testkit::unique_db_name("upsert_unknown");
+    let app = format!("upsert-{name}");
+    let uri = sequence_testkit::TestServer::shared_or_panic().uri();
+    let client = common::client_with_app(uri, &app, |_| {}).await;
+    let db = client.database(&name);
+    let tags = db.collection::<Tag>("tags");
+    let tag = |label: &str| Tag {
+        id: 0,
+        label: label.into(),
+    };
+    // The first upsert fills this process's cache of the counter (batch 10).
+    let first = tag("a")
+        .upsert_with_id(&tags, doc! { "label": "a" })
+        .await
+        .unwrap();
+    assert_eq!(first, 1);
+    // Then every upsert of this client is applied but its write concern is not confirmed: the
+    // update of the first step goes through (`skip: 1`), the upsert never looks done.
+    let admin = common::client().await.database("admin");
+    admin
+        .run_command(doc! {
+            "configureFailPoint": "failCommand",
+            "mode": { "skip": 1 },
+            "data": {
+                "failCommands": ["findAndModify"],
+                "appName": &app,
+                "writeConcernError": { "code": 64, "errmsg": "waiting for replication timed out" },
+            },
+        })
+        .await
+        .unwrap();
+    let unknown = tag("b").upsert_with_id(&tags, doc! { "label": "b" }).await;
+    admin
+        .run_command(doc! { "configureFailPoint": "failCommand", "mode": "off" })
+        .await
+        .unwrap();
+    assert!(unknown.is_err(), "the outcome stayed unknown: {unknown:?}");
+    let stored: Vec<Document> = common::all(&db.collection::<Document>("tags")).await;
+    let labels: Vec<(i64, &str)> = stored
+        .iter()
+        .map(|d| (d.get_i64("_id").unwrap(), d.get_str("label").unwrap()))
+        .collect();
+    assert_eq!(
+        labels,
+        [(1, "a"), (2, "b")],
+        "stored once, with the first number"
+    );
+    // Sent again later, the upsert finds it: no number is taken.
+    assert_eq!(
+        tag("b")
+            .upsert_with_id(&tags, doc! { "label": "b" })
+            .await
+            .unwrap(),
+        2
+    );
+    let stats = Tag::sequence(&tags).stats();
+    assert_eq!(stats.issued, 2, "one number per stored document: {stats:?}");
+}

@@ -114,6 +114,11 @@ impl<'a, T: Doc> Upsert<'a, T> {
     }
 }
 
+/// Whether the outcome of a failed write is unknown (see `outcome_unknown`).
+fn unknown(e: &Error) -> bool {
+    matches!(e, Error::Mongo(e) if outcome_unknown(e))
+}
+
 /// How `doc` stores `id`: its ID field, serialized.
 fn stored_form<T: Doc>(doc: &mut T, id: &T::Id) -> Result<Bson> {
     doc.put_id(id.clone());
@@ -161,7 +166,20 @@ pub(crate) async fn upsert<T: Doc>(
     mut session: Option<&mut ClientSession>,
 ) -> Result<T::Id> {
     let upsert = Upsert::new(doc, coll, filter)?;
-    if let Some(stored) = upsert.update(session.as_deref_mut()).await? {
+    let in_session = session.is_some();
+    // The update alone, sent again while its outcome is unknown (setting the same fields twice
+    // changes nothing).
+    let mut attempt = 1;
+    let updated = loop {
+        match upsert.update(session.as_deref_mut()).await {
+            Err(e) if !in_session && attempt < insert::INSERT_ATTEMPTS && unknown(&e) => {
+                attempt += 1;
+                tokio::time::sleep(insert::backoff(attempt)).await;
+            }
+            other => break other?,
+        }
+    };
+    if let Some(stored) = updated {
         let id = T::Id::from_stored(stored)?;
         doc.put_id(id.clone());
         return Ok(id);
@@ -175,7 +193,6 @@ pub(crate) async fn upsert<T: Doc>(
         };
         return gapless::in_transactions(coll, &seq, &mut body).await;
     }
-    let in_session = session.is_some();
     let (mut id, mut origin) = number(doc, coll, session.as_deref_mut()).await?;
     let mut redraws = 0;
     let mut skips = 0;
