@@ -7,13 +7,13 @@
 //! every matching ID.
 
 use futures_util::TryStreamExt;
-use mongo_sequence_rules::limits::{exact_integer, pow10};
+use mongo_sequence_rules::limits::pow10;
 use mongo_sequence_rules::pattern::escape_regex;
 use mongodb::bson::{doc, Bson, Document};
 use mongodb::Collection;
 
 use crate::error::{Access, Error, Result};
-use crate::values::{Bounds, Rendering};
+use crate::values::{bson_integer, Bounds, Rendering};
 
 /// Which BSON types the ID field of the documents holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,7 +89,7 @@ impl StoredIds<'_> {
         let mut filter = self.scope.clone();
         filter.insert(self.field, doc! { "$gte": lo, "$lte": hi });
         let top = self.top(filter).await?;
-        Ok(top.as_ref().and_then(number).map(|v| v - base))
+        Ok(top.as_ref().and_then(bson_integer).map(|v| v - base))
     }
 
     /// Text of a fixed width after the prefix: it sorts as its number, so an index-backed
@@ -140,7 +140,10 @@ impl StoredIds<'_> {
             .await
             .map_err(|e| self.error(e))?;
         let group = cursor.try_next().await.map_err(|e| self.error(e))?;
-        Ok(group.as_ref().and_then(|g| g.get("max")).and_then(number))
+        Ok(group
+            .as_ref()
+            .and_then(|g| g.get("max"))
+            .and_then(bson_integer))
     }
 
     /// The ID field of the first document of `filter` in descending order of the ID field.
@@ -157,15 +160,5 @@ impl StoredIds<'_> {
 
     fn error(&self, e: mongodb::error::Error) -> Error {
         Error::from_driver_on(e, self.coll.namespace(), Access::Find)
-    }
-}
-
-/// The integer a BSON number holds exactly.
-fn number(value: &Bson) -> Option<i64> {
-    match value {
-        Bson::Int32(v) => Some(i64::from(*v)),
-        Bson::Int64(v) => Some(*v),
-        Bson::Double(v) => exact_integer(*v),
-        _ => None,
     }
 }

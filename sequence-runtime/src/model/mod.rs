@@ -32,6 +32,7 @@ use serde::Serialize;
 
 use self::doc::Doc;
 use self::gapless::Docs;
+use crate::engine::SyncReport;
 use crate::error::{Access, Error, Result};
 use crate::options::SequenceConfig;
 use crate::sequence::Sequence;
@@ -214,9 +215,7 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
     /// a restore, or documents written by another program. See
     /// [`Sequence::sync_counters`]. Counter and sharded strategies only; the others fail with
     /// [`Error::Unsupported`].
-    fn sync_counters(
-        coll: &Collection<Self>,
-    ) -> impl Future<Output = Result<crate::SyncReport>> + Send {
+    fn sync_counters(coll: &Collection<Self>) -> impl Future<Output = Result<SyncReport>> + Send {
         async move {
             let config = &Self::SEQUENCE;
             let docs = coll.clone_with_type::<mongodb::bson::Document>();

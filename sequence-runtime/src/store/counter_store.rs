@@ -160,11 +160,7 @@ pub trait CounterStore: Debug + Send + Sync + 'static {
         period: &'a str,
     ) -> BoxFuture<'a, Result<u64>> {
         let _ = (name, period);
-        let e = Error::InvalidOptions(format!(
-            "the counter store `{}` cannot delete old periods",
-            self.location()
-        ));
-        Box::pin(async move { Err(e) })
+        cannot(self.location(), "delete old periods")
     }
 
     /// How many counters [`delete_periods_before`](Self::delete_periods_before) would delete.
@@ -176,13 +172,15 @@ pub trait CounterStore: Debug + Send + Sync + 'static {
         period: &'a str,
     ) -> BoxFuture<'a, Result<u64>> {
         let _ = (name, period);
-        let e = Error::InvalidOptions(format!(
-            "the counter store `{}` cannot count old periods",
-            self.location()
-        ));
-        Box::pin(async move { Err(e) })
+        cannot(self.location(), "count old periods")
     }
 
     /// Where the counters are kept, for messages (for example `app.counters`).
     fn location(&self) -> String;
+}
+
+/// The refusal of a store at `location` that cannot do `what`.
+fn cannot<'a, T: Send + 'a>(location: String, what: &str) -> BoxFuture<'a, Result<T>> {
+    let e = Error::InvalidOptions(format!("the counter store `{location}` cannot {what}"));
+    Box::pin(async move { Err(e) })
 }

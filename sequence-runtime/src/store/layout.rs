@@ -1,11 +1,10 @@
 //! How the stores address and read the counter documents of a [`CounterLayout`], and how a
 //! counter document of any layout is decoded ([`StoredCounter`]).
 
-use mongo_sequence_rules::limits::exact_integer;
 use mongodb::bson::{doc, Bson, Document};
 
 use crate::options::{CounterLayout, Keys, Stores};
-use crate::values::CounterKey;
+use crate::values::{bson_integer, CounterKey};
 
 impl CounterLayout {
     /// Stored value minus last issued value.
@@ -72,17 +71,14 @@ impl CounterLayout {
     pub(crate) fn read_last(&self, doc: &Document) -> std::result::Result<i64, String> {
         let stored = match doc.get(&self.field) {
             None => return Err(format!("the field `{}` is missing", self.field)),
-            Some(Bson::Int32(v)) => i64::from(*v),
-            Some(Bson::Int64(v)) => *v,
-            Some(Bson::Double(v)) if exact_integer(*v).is_some() => *v as i64,
-            Some(other) => {
-                return Err(format!(
+            Some(value) => bson_integer(value).ok_or_else(|| {
+                format!(
                     "the field `{}` holds {:?} ({:?}) instead of an integer",
                     self.field,
-                    other,
-                    other.element_type()
-                ))
-            }
+                    value,
+                    value.element_type()
+                )
+            })?,
         };
         stored
             .checked_sub(self.offset())
@@ -115,11 +111,6 @@ impl StoredCounter {
     /// mongoose-sequence's (`{ id, reference_value, seq }`); `None` for a document that is
     /// neither.
     pub fn decode(doc: &Document) -> Option<Self> {
-        let int = |v: &Bson| match v {
-            Bson::Int32(v) => Some(i64::from(*v)),
-            Bson::Int64(v) => Some(*v),
-            _ => None,
-        };
         if let (Ok(name), Some(reference)) = (doc.get_str("id"), doc.get("reference_value")) {
             let scope = match reference {
                 Bson::Document(d) => Some(d.clone()),
@@ -128,7 +119,10 @@ impl StoredCounter {
             return Some(StoredCounter {
                 name: name.to_owned(),
                 period: None,
-                shard: scope.as_ref().and_then(|s| s.get("shard")).and_then(int),
+                shard: scope
+                    .as_ref()
+                    .and_then(|s| s.get("shard"))
+                    .and_then(bson_integer),
                 scope: scope.filter(|s| !s.contains_key("shard")),
                 mongoose: true,
                 last: CounterLayout::mongoose().read_last(doc),
@@ -140,7 +134,7 @@ impl StoredCounter {
                 id.get_str("seq").ok()?.to_owned(),
                 id.get_str("period").ok().map(str::to_owned),
                 id.get_document("scope").ok().cloned(),
-                id.get("shard").and_then(int),
+                id.get("shard").and_then(bson_integer),
             ),
             _ => return None,
         };

@@ -112,7 +112,7 @@ impl CounterKey {
     pub(crate) fn fields_mismatch(&self, doc: &Document) -> Option<String> {
         let same = self.fields.iter().all(|(k, want)| {
             doc.get(k).is_some_and(|got| {
-                got == want || as_i64(got).is_some_and(|g| Some(g) == as_i64(want))
+                got == want || bson_integer(got).is_some_and(|g| Some(g) == bson_integer(want))
             })
         });
         if same {
@@ -152,7 +152,8 @@ impl CounterKey {
     }
 }
 
-fn as_i64(v: &Bson) -> Option<i64> {
+/// The integer a BSON number holds exactly (an integral double within ±2^53 - 1).
+pub(crate) fn bson_integer(v: &Bson) -> Option<i64> {
     match v {
         Bson::Int32(v) => Some(i64::from(*v)),
         Bson::Int64(v) => Some(*v),

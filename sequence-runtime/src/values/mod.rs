@@ -16,6 +16,7 @@ pub use bounds::Bounds;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use generated::{BsonUuid, Generated};
 pub use id::IdValue;
+pub(crate) use key::bson_integer;
 pub use key::CounterKey;
 pub(crate) use period::{Format, Slot};
 pub use range::IdRange;
