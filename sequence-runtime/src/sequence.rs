@@ -88,6 +88,23 @@ impl Sequence {
     ///
     /// Fails with [`Error::InvalidName`] or [`Error::InvalidOptions`] before anything is sent
     /// to the server.
+    ///
+    /// ```no_run
+    /// # async fn f(client: mongodb::Client) -> mongo_sequence_runtime::Result<()> {
+    /// use mongo_sequence_runtime::{Sequence, SequenceOptions};
+    ///
+    /// let db = client.database("shop");
+    /// let orders = Sequence::new(&db, SequenceOptions::builder("order").batch(25).build())?;
+    /// let id: i64 = orders.next().await?;
+    /// let ticket: String = Sequence::new(
+    ///     &db,
+    ///     SequenceOptions::builder("ticket").prefix("T-YYMM-").width(4).build(),
+    /// )?
+    /// .next_id()
+    /// .await?; // "T-2511-0001"
+    /// # let _ = (id, ticket);
+    /// # Ok(()) }
+    /// ```
     pub fn new(db: &Database, options: SequenceOptions) -> Result<Self> {
         let seq = Self::build(db, options);
         seq.engine()?;
