@@ -33,7 +33,10 @@ pub struct LedgerEntry {
 
 fn main() {
     let c = <User as SequentialId>::SEQUENCE;
-    assert_eq!((c.name, c.counters, c.start, c.max), ("userid", "ids", 1000, 999_999));
+    assert_eq!(
+        (c.name, c.counters, c.start, c.max),
+        ("userid", "ids", 1000, 999_999)
+    );
     assert_eq!(c.batch, BatchConfig::Fixed(25));
     let e = <Event as SequentialId>::SEQUENCE;
     assert_eq!(e.name, "event");

@@ -30,7 +30,10 @@ pub struct Badge {
 fn main() {
     let account = <Account as SequentialId>::SEQUENCE;
     assert_eq!(account.digits, Some(12));
-    assert_eq!((account.start, account.max), (100_000_000_000, 999_999_999_999));
+    assert_eq!(
+        (account.start, account.max),
+        (100_000_000_000, 999_999_999_999)
+    );
     let member = <Member as SequentialId>::SEQUENCE;
     assert_eq!((member.start, member.max), (50_000_000, 99_999_999));
     assert_eq!(<Badge as SequentialId>::SEQUENCE.width, Some(6));

@@ -30,7 +30,9 @@ fn main() {
     let mut o = Optional::default();
     <Optional as SequentialId>::set_id(&mut o, 7);
     assert_eq!(o.id, Some(7));
-    let mut t = Text { code: String::new() };
+    let mut t = Text {
+        code: String::new(),
+    };
     t.set_id("42".to_owned());
     assert_eq!(t.code, "42");
     let mut p = Plain { _id: 0 };

@@ -5,7 +5,13 @@ use serde::{Deserialize, Serialize};
 
 /// `INV-251122-0007`: a daily counter in Berlin time, rendered as text.
 #[derive(Debug, Serialize, Deserialize, SequentialId)]
-#[seq(name = "invoice", prefix = "INV-YYMMDD-", width = 4, tz = "Europe/Berlin", batch = 20)]
+#[seq(
+    name = "invoice",
+    prefix = "INV-YYMMDD-",
+    width = 4,
+    tz = "Europe/Berlin",
+    batch = 20
+)]
 pub struct Invoice {
     #[serde(rename = "_id")]
     pub id: String,

@@ -36,5 +36,8 @@ fn main() {
     let ticket = <Ticket as SequentialId>::SEQUENCE;
     assert_eq!(ticket.scope, &["tenant", "year"]);
     assert_eq!(ticket.layout, LayoutConfig::Mongoose);
-    assert_eq!(<User as SequentialId>::SEQUENCE.layout, LayoutConfig::Mongoose);
+    assert_eq!(
+        <User as SequentialId>::SEQUENCE.layout,
+        LayoutConfig::Mongoose
+    );
 }

@@ -31,5 +31,8 @@ pub struct Line {
 fn main() {
     assert_eq!(<Login as SequentialId>::SEQUENCE.strategy, Strategy::Uuid);
     assert_eq!(<Event as SequentialId>::SEQUENCE.strategy, Strategy::UuidV7);
-    assert_eq!(<Line as SequentialId>::SEQUENCE.strategy, Strategy::ObjectId);
+    assert_eq!(
+        <Line as SequentialId>::SEQUENCE.strategy,
+        Strategy::ObjectId
+    );
 }

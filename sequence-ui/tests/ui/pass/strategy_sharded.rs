@@ -5,7 +5,13 @@ use serde::{Deserialize, Serialize};
 
 /// A bank account with a 12-digit number from one of 1000 counter documents.
 #[derive(Debug, Serialize, Deserialize, SequentialId)]
-#[seq(name = "account", strategy = "sharded", shards = 1000, digits = 12, batch = 10)]
+#[seq(
+    name = "account",
+    strategy = "sharded",
+    shards = 1000,
+    digits = 12,
+    batch = 10
+)]
 pub struct Account {
     #[serde(rename = "_id")]
     pub number: i64,
@@ -22,7 +28,12 @@ pub struct Order {
 
 /// Shards that a Node service using mongoose-sequence's layout can read too.
 #[derive(Debug, Serialize, Deserialize, SequentialId)]
-#[seq(strategy = "sharded", shards = 4, layout = "mongoose", counters = "identitycounters")]
+#[seq(
+    strategy = "sharded",
+    shards = 4,
+    layout = "mongoose",
+    counters = "identitycounters"
+)]
 pub struct Ticket {
     #[serde(rename = "_id")]
     pub id: i64,
