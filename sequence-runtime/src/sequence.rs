@@ -9,7 +9,7 @@ use mongodb::bson::Document;
 use mongodb::{ClientSession, Collection, Database};
 
 use crate::engine::{
-    self, Kind, Request, Shared, Source, Stats, SyncReport, SyncedCounter, Target,
+    self, Kind, Origin, Request, Shared, Source, Stats, SyncReport, SyncedCounter, Target,
 };
 use crate::error::{Error, Result};
 use crate::options::{Batch, SequenceConfig, SequenceOptions};
@@ -232,9 +232,10 @@ impl Sequence {
     /// `current`, `set_next`, `reset`, `delete`) use the counter of those values.
     ///
     /// The scope must have exactly the sequence's `scope` fields. Scoped counters are not
-    /// cached (one round trip per [`next`](Self::next); [`reserve`](Self::reserve) takes any
-    /// number in one), so that a process does not hold ranges for every scope value it has
-    /// seen; statistics are shared with the unscoped handle.
+    /// cached (at most one round trip per [`next`](Self::next), shared by the callers of the
+    /// same scope waiting together; [`reserve`](Self::reserve) takes any number in one), so
+    /// that a process does not hold ranges for every scope value it has seen; statistics are
+    /// shared with the unscoped handle.
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
@@ -266,9 +267,12 @@ impl Sequence {
         self.inner.scope.as_ref()
     }
 
-    /// The next counter value. With `batch = 1` this is one round trip; with larger batches it
-    /// usually comes from memory; with the random strategy it is a draw, made without a round
-    /// trip. For a formatted ID (prefix, padding) use [`next_id`](Self::next_id).
+    /// The next counter value. With `batch = 1` it comes from a round trip to the counter,
+    /// shared with the callers of the same counter in this process that wait at the same time:
+    /// one reservation of as many values as callers, handed out in arrival order, nothing kept
+    /// (so at most one round trip per value). With larger batches it usually comes from
+    /// memory; with the random strategy it is a draw, made without a round trip. For a
+    /// formatted ID (prefix, padding) use [`next_id`](Self::next_id).
     pub async fn next(&self) -> Result<i64> {
         Ok(self.issue().await?.0)
     }
@@ -594,10 +598,11 @@ impl Sequence {
         }
         if options.batch == Batch::Fixed(1) || self.inner.scope.is_some() {
             let slot = self.slot()?;
-            let r = self.reserve_exact(engine, &slot, 1).await?;
-            self.record(engine, 1, r);
-            engine.shared.stats.waited();
-            return Ok((r.range.first(), slot));
+            let origin = match &*engine.kind {
+                Kind::Sharded(shards) => Origin::sharded(shards),
+                _ => Origin::counter(&engine.store, &slot, engine.bounds),
+            };
+            return Ok((engine.shared.one(origin).await?, slot));
         }
         let req = Request {
             store: &engine.store,

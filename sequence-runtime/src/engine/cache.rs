@@ -17,12 +17,14 @@ use std::time::Instant;
 use jiff::Timestamp;
 use tokio::sync::Notify;
 
+use super::coalesce::Coalescer;
+use super::origin::Origin;
 use super::sharded::Shards;
 use super::stats::StatsCell;
 use crate::error::{Error, Result};
 use crate::options::Batch;
 use crate::store::{CounterStore, Reservation};
-use crate::values::{Bounds, Clock, CounterKey, Format, IdRange, Slot};
+use crate::values::{Bounds, Clock, Format, IdRange, Slot};
 
 /// What one call of the cache needs to know about its sequence.
 pub(crate) struct Request<'a> {
@@ -41,6 +43,8 @@ pub(crate) struct Request<'a> {
 #[derive(Debug, Default)]
 pub(crate) struct Shared {
     pub(crate) stats: StatsCell,
+    /// The callers served by coalesced reservations.
+    pub(super) coalescer: Coalescer,
     state: Mutex<State>,
     refilled: Notify,
 }
@@ -124,7 +128,7 @@ impl Shared {
                         ticket: job.ticket,
                     };
                     let result =
-                        refill(req.store, &job.slot.key, req.shards, job.size, req.bounds).await;
+                        refill(req.store, &job.slot, req.shards, job.size, req.bounds).await;
                     guard.finish(job.epoch, result, req.batch)?;
                 }
                 Step::Wait(ticket, refilled) => {
@@ -271,10 +275,9 @@ impl Shared {
         let (bounds, batch) = (req.bounds, req.batch);
         tracing::debug!(counter = %job.slot.key, size = job.size, "prefetching the next range");
         runtime.spawn(async move {
-            let key = &job.slot.key;
-            let result = refill(&store, key, shards.as_ref(), job.size, bounds).await;
+            let result = refill(&store, &job.slot, shards.as_ref(), job.size, bounds).await;
             if let Err(e) = &result {
-                tracing::warn!(counter = %key, error = %e, "prefetch of the next range failed");
+                tracing::warn!(counter = %job.slot.key, error = %e, "prefetch of the next range failed");
             }
             let _ = guard.finish(job.epoch, result, batch);
         });
@@ -410,31 +413,16 @@ fn trim(dead: Option<(i64, i64)>, range: IdRange) -> Option<IdRange> {
 /// The next range of the cache: from the counter, or from one of the shards.
 async fn refill(
     store: &Arc<dyn CounterStore>,
-    key: &CounterKey,
+    slot: &Arc<Slot>,
     shards: Option<&Arc<Shards>>,
     size: u64,
     bounds: Bounds,
 ) -> Result<Reservation> {
-    match shards {
-        Some(shards) => shards.reserve(size, true).await,
-        None => reserve_up_to(store, key, size, bounds).await,
-    }
-}
-
-/// Reserves `size` values, or all that are left if fewer than `size` but at least one are.
-async fn reserve_up_to(
-    store: &Arc<dyn CounterStore>,
-    key: &CounterKey,
-    size: u64,
-    bounds: Bounds,
-) -> Result<Reservation> {
-    match store.reserve(key, size, bounds).await {
-        Err(Error::Exhausted { last, max, .. }) if size > 1 && last < max => {
-            let left = max.abs_diff(last).min(size);
-            store.reserve(key, left, bounds).await
-        }
-        other => other,
-    }
+    let origin = match shards {
+        Some(shards) => Origin::sharded(shards),
+        None => Origin::counter(store, slot, bounds),
+    };
+    origin.up_to(size).await
 }
 
 /// Ends a refill: on `finish` with its result, or on drop if the refill was cancelled (so that a

@@ -2,7 +2,9 @@
 //! (reserve a contiguous range), and the state a process keeps per sequence.
 //!
 //! - `kind.rs`: what a sequence holds for its strategy;
+//! - `origin.rs`: where a reservation takes its values from (a counter, or shards);
 //! - `cache.rs`: the cached ranges of a counter, with the prefetch of the next one;
+//! - `coalesce.rs`: one reservation for the callers of a counter waiting together (`batch = 1`);
 //! - `sharded.rs`: the slices of a sharded sequence;
 //! - `random.rs`: uniform draws;
 //! - `registry.rs`: the per-process state shared by the handles of one sequence;
@@ -11,7 +13,9 @@
 //! - `stats.rs`: what a sequence did in this process.
 
 mod cache;
+mod coalesce;
 mod kind;
+mod origin;
 mod random;
 mod registry;
 mod sharded;
@@ -21,6 +25,7 @@ mod sync;
 
 pub(crate) use cache::{Request, Shared};
 pub(crate) use kind::Kind;
+pub(crate) use origin::Origin;
 pub(crate) use random::draw;
 pub(crate) use registry::{shared, with_model_shared};
 pub use stats::Stats;

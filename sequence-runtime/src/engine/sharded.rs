@@ -127,6 +127,17 @@ impl Shards {
         Self::identity(self.space, self.count)
     }
 
+    /// The identity of these shards in their store: equal for the same shards of the same
+    /// sequence in the same store.
+    pub(crate) fn identity_in_store(&self) -> String {
+        format!(
+            "{}\0{}\0{}",
+            self.store.identity(),
+            self.name,
+            self.configuration()
+        )
+    }
+
     /// The slice of shard `i`.
     pub(crate) fn slice(&self, i: u32) -> Bounds {
         slice(self.space, self.count, i)

@@ -8,7 +8,8 @@ use mongo_sequence_rules::{defaults, BatchConfig};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Batch {
-    /// Always this many (at least 1). `Fixed(1)` caches nothing: one round trip per ID.
+    /// Always this many (at least 1). `Fixed(1)` caches nothing: at most one round trip per
+    /// ID, shared by the callers that wait for the counter together.
     Fixed(u64),
     /// Adapts to the rate of use; see [`AdaptiveBatch`].
     Adaptive(AdaptiveBatch),

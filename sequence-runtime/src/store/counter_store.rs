@@ -177,6 +177,15 @@ pub trait CounterStore: Debug + Send + Sync + 'static {
 
     /// Where the counters are kept, for messages (for example `app.counters`).
     fn location(&self) -> String;
+
+    /// Tells stores apart: two stores of equal identity hold the same counters in the same
+    /// layout, so that the callers of one counter through either share reservations (see
+    /// [`Sequence::next`](crate::Sequence::next)).
+    ///
+    /// The provided implementation is this store's address, which no other store shares.
+    fn identity(&self) -> String {
+        format!("{:p}", self)
+    }
 }
 
 /// The refusal of a store at `location` that cannot do `what`.

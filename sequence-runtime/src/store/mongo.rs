@@ -516,6 +516,10 @@ impl CounterStore for MongoStore {
     fn location(&self) -> String {
         self.collection.namespace().to_string()
     }
+
+    fn identity(&self) -> String {
+        format!("{}\0{:?}", self.collection.namespace(), self.layout)
+    }
 }
 
 #[cfg(test)]
