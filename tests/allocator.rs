@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use backend::Backend;
 use mongo_sequence::{
-    AdaptiveBatch, Bounds, BoxFuture, CounterKey, CounterStore, Error, MemoryStore, Reservation,
-    Sequence, SequenceOptions, SequenceOptionsBuilder,
+    AdaptiveBatch, Batch, Bounds, BoxFuture, CounterKey, CounterStore, Error, MemoryStore,
+    Reservation, Sequence, SequenceOptions, SequenceOptionsBuilder,
 };
 use mongodb::bson::{doc, Document};
 use mongodb::Database;
@@ -550,6 +550,44 @@ async fn waits_count_the_calls_that_found_the_cache_empty() {
     let stats = seq.stats();
     assert_eq!(stats.waits, 4, "{stats:?}");
     assert_eq!(stats.refills, store.calls());
+}
+
+/// From `batch = 100` on, a cache whose ranges run out within a few round trips reserves
+/// several batches per round trip. A reservation takes 5 ms here and one caller takes IDs back
+/// to back: a range of 100 lasts microseconds.
+#[tokio::test(flavor = "current_thread")]
+async fn busy_caches_reserve_batches_ahead() {
+    async fn take(batch: u64, n: i64) -> (Vec<i64>, mongo_sequence::Stats) {
+        let store = Arc::new(CountingStore {
+            delay: Duration::from_millis(5),
+            ..CountingStore::default()
+        });
+        let seq = Sequence::with_store(store.clone(), opts("busy").batch(batch).build()).unwrap();
+        let mut ids = Vec::new();
+        for _ in 0..n {
+            ids.push(seq.next().await.unwrap());
+        }
+        seq.release().await.unwrap(); // waits for the prefetch in flight
+        let stats = seq.stats();
+        assert_eq!(stats.refills, store.calls());
+        (ids, stats)
+    }
+    let (ids, stats) = take(100, 20_000).await;
+    assert_eq!(ids, (1..=20_000).collect::<Vec<_>>(), "increasing, no gap");
+    assert_eq!(stats.reserved % 100, 0, "whole batches: {stats:?}");
+    assert!(
+        stats.reserved <= 20_000 + 2 * Batch::MAX_AHEAD * 100,
+        "at most two reservations held: {stats:?}"
+    );
+    assert!(
+        stats.refills <= 30,
+        "one batch per round trip would take 200: {stats:?}"
+    );
+    // Below `AHEAD_FROM`, one batch per round trip.
+    let (ids, stats) = take(99, 5_000).await;
+    assert_eq!(ids, (1..=5_000).collect::<Vec<_>>());
+    assert_eq!(stats.reserved, stats.refills * 99, "{stats:?}");
+    assert!(stats.refills >= 5_000 / 99, "{stats:?}");
 }
 
 /// The sequence of an invalid configuration (which the derive rules out at compile time) holds

@@ -10,7 +10,7 @@ mod common;
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use mongo_sequence::{Error, Sequence, SequenceOptions};
+use mongo_sequence::{Batch, Error, Sequence, SequenceOptions};
 use mongodb::bson::doc;
 use sequence_testkit::{unique_db_name, TestServer};
 
@@ -69,6 +69,13 @@ async fn run(batch: u64, per_task: usize) {
         assert!(
             stats.refills * 4 <= stats.issued,
             "64 tasks on one counter share round trips: {stats:?}"
+        );
+    } else if batch >= Batch::AHEAD_FROM {
+        // A busy cache reserves up to `MAX_AHEAD` batches per round trip.
+        assert_eq!(stats.reserved % batch, 0, "whole batches: {stats:?}");
+        assert!(
+            stats.reserved <= stats.refills * batch * Batch::MAX_AHEAD,
+            "{stats:?}"
         );
     } else {
         assert_eq!(

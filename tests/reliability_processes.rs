@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use mongo_sequence::{Sequence, SequenceOptions, SequentialId};
+use mongo_sequence::{Batch, Sequence, SequenceOptions, SequentialId};
 use mongodb::bson::{doc, Document};
 use reliability_support as support;
 use sequence_testkit::{unique_db_name, TestServer};
@@ -299,8 +299,12 @@ async fn processes_share_one_counter() {
         let max_issued = *union.iter().max().unwrap();
         let lost = last - issued;
         let holes = max_issued - issued;
+        // Each process ends holding what is left of its ranges: one batch, or from
+        // `AHEAD_FROM` on up to two reservations of `MAX_AHEAD` batches each.
         let bound = if batch == 1 {
             0
+        } else if batch >= Batch::AHEAD_FROM {
+            (PROCESSES as u64 * 2 * Batch::MAX_AHEAD * batch) as i64
         } else {
             PROCESSES as i64 * batch as i64
         };

@@ -372,7 +372,8 @@ impl Sequence {
     /// Gives the unused values cached in this process back to the counter, where nobody has
     /// advanced it since they were reserved (compare-and-set); otherwise they are counted as
     /// wasted. Returns how many values were given back. Call it on graceful shutdown: a process
-    /// that stops without it loses at most the ranges it holds (one, plus one prefetched).
+    /// that stops without it loses at most the ranges it holds (one, plus one prefetched; from
+    /// a batch of [`Batch::AHEAD_FROM`] on, each up to [`Batch::MAX_AHEAD`] batches).
     pub async fn release(&self) -> Result<u64> {
         let engine = self.engine()?;
         let (current, standby, slot) = engine.shared.take_all().await;

@@ -1,5 +1,7 @@
 //! The in-process cache of reserved ranges, with a background prefetch of the next range
-//! (Meituan Leaf's double buffer) and an optional adaptive reservation size.
+//! (Meituan Leaf's double buffer) and an optional adaptive reservation size. With a fixed batch
+//! of [`Batch::AHEAD_FROM`] or more, a refill takes as many batches in its one round trip as
+//! the rate of use needs for callers not to wait (see [`Batch::MAX_AHEAD`]).
 //!
 //! One cache exists per sequence per process (see the registry) and is shared by every caller of
 //! that sequence. The lock is never held across an `.await`; a refill is one reservation from the
@@ -12,7 +14,7 @@
 //! (counted as wasted) and the next ID comes from the new period's counter.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
 use tokio::sync::Notify;
@@ -68,6 +70,11 @@ struct State {
     epoch: u64,
     /// Current adaptive reservation size (0 until the first refill).
     adaptive_size: u64,
+    /// With a fixed batch of [`Batch::AHEAD_FROM`] or more: how many batches the next refill
+    /// reserves (0 until the rate is known: one).
+    ahead: u64,
+    /// How long the last refill's round trip took.
+    trip: Option<Duration>,
     /// The counter (period) that the cached ranges belong to.
     slot: Option<Arc<Slot>>,
     /// The slot last used by the calls that bypass the cache (one ID per round trip, bulk
@@ -126,6 +133,7 @@ impl Shared {
                     let guard = RefillGuard {
                         shared: self.clone(),
                         ticket: job.ticket,
+                        started: Instant::now(),
                     };
                     let result =
                         refill(req.store, &job.slot, req.shards, job.size, req.bounds).await;
@@ -242,6 +250,7 @@ impl Shared {
         st.last_ticket += 1;
         st.refill = Some(st.last_ticket);
         let size = match batch {
+            Batch::Fixed(n) if n >= Batch::AHEAD_FROM => n.saturating_mul(st.ahead.max(1)),
             Batch::Fixed(n) => n,
             Batch::Adaptive(a) => {
                 if st.adaptive_size == 0 {
@@ -266,6 +275,7 @@ impl Shared {
         let guard = RefillGuard {
             shared: self.clone(),
             ticket: job.ticket,
+            started: Instant::now(),
         };
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return false; // dropping the guard ends the refill; the next caller refills inline
@@ -378,11 +388,23 @@ fn prefetch_due(st: &State, prefetch_at: f64) -> bool {
         && used as f64 >= prefetch_at * st.current_len as f64
 }
 
-/// Installs `range` as the range in use, updating the adaptive size from how long the previous
-/// range lasted.
+/// Installs `range` as the range in use, updating the adaptive size (or the batches reserved
+/// ahead) from how long the previous range lasted.
 fn install(st: &mut State, range: IdRange, batch: Batch) {
-    if let (Batch::Adaptive(a), Some(since)) = (batch, st.current_since) {
-        st.adaptive_size = a.next_size(st.adaptive_size.max(a.min), since.elapsed());
+    match (batch, st.current_since) {
+        (Batch::Adaptive(a), Some(since)) => {
+            st.adaptive_size = a.next_size(st.adaptive_size.max(a.min), since.elapsed());
+        }
+        (Batch::Fixed(n), Some(since)) if n >= Batch::AHEAD_FROM => {
+            if let Some(trip) = st.trip {
+                let ahead = Batch::ahead(n, st.ahead.max(1), st.current_len, since.elapsed(), trip);
+                if ahead != st.ahead.max(1) {
+                    tracing::debug!(batch = n, ahead, "batches reserved ahead");
+                }
+                st.ahead = ahead;
+            }
+        }
+        _ => {}
     }
     st.current = Some(range);
     st.current_len = range.len();
@@ -430,6 +452,7 @@ async fn refill(
 struct RefillGuard {
     shared: Arc<Shared>,
     ticket: u64,
+    started: Instant,
 }
 
 impl RefillGuard {
@@ -439,6 +462,7 @@ impl RefillGuard {
             let mut st = shared.lock();
             match result {
                 Ok(r) => {
+                    st.trip = Some(self.started.elapsed());
                     shared.stats.reserved(r.range.len(), r.retries);
                     let live = trim(st.dead, r.range);
                     let kept =

@@ -56,7 +56,10 @@ impl Shared {
         }
         self.stats.waited();
         match rx.await {
-            Ok(result) => result,
+            Ok(result) => {
+                self.stats.issued(u64::from(result.is_ok()));
+                result
+            }
             // The round task ended without an answer (its runtime shut down): whatever it
             // reserved for this caller is lost, as on a crash; reserve anew.
             Err(_) => self.alone(&origin).await,
@@ -101,10 +104,8 @@ impl Shared {
                         .min(usize::try_from(r.range.len()).unwrap_or(usize::MAX));
                     let left: Vec<Waiter> = round.split_off(served);
                     for (waiter, value) in round.into_iter().zip(r.range.iter()) {
-                        if waiter.send(Ok(value)).is_ok() {
-                            self.stats.issued(1);
-                        } else {
-                            self.stats.wasted(1);
+                        if waiter.send(Ok(value)).is_err() {
+                            self.stats.wasted(1); // the caller gave up meanwhile
                         }
                     }
                     if !left.is_empty() {

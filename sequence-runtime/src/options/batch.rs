@@ -21,6 +21,37 @@ impl Default for Batch {
     }
 }
 
+impl Batch {
+    /// The fixed batch size from which a busy cache reserves several batches ahead: when the
+    /// values of one batch would run out within a few counter round trips, the next
+    /// reservation takes as many batches (in one round trip) as the rate of use needs, up to
+    /// [`MAX_AHEAD`](Self::MAX_AHEAD), so that callers do not wait for the counter.
+    pub const AHEAD_FROM: u64 = 100;
+
+    /// The most batches one reservation of the cache takes ahead. A process holds at most two
+    /// reservations (the one in use and the next), so a crash loses at most
+    /// `2 × MAX_AHEAD × batch` values of a batch of [`AHEAD_FROM`](Self::AHEAD_FROM) or more.
+    pub const MAX_AHEAD: u64 = 16;
+
+    /// How many batches of `batch` values the next reservation takes, after a reservation of
+    /// `len` values lasted `lasted` and the last round trip took `trip`, `ahead` being the
+    /// current count: enough that the values left when the next reservation starts (90% of
+    /// it) last four round trips at the rate of the last one, never less than half the current
+    /// count (so that a pause does not undo it at once), between 1 and
+    /// [`MAX_AHEAD`](Self::MAX_AHEAD).
+    pub(crate) fn ahead(batch: u64, ahead: u64, len: u64, lasted: Duration, trip: Duration) -> u64 {
+        let lasted = lasted.as_secs_f64().max(1e-6);
+        let per_trip = len as f64 * trip.as_secs_f64() / lasted;
+        let wanted = (4.0 * per_trip / (0.9 * batch as f64)).ceil();
+        let wanted = if wanted.is_finite() {
+            wanted.min(Self::MAX_AHEAD as f64) as u64
+        } else {
+            Self::MAX_AHEAD
+        };
+        wanted.max(ahead / 2).clamp(1, Self::MAX_AHEAD)
+    }
+}
+
 impl From<BatchConfig> for Batch {
     fn from(b: BatchConfig) -> Self {
         match b {
@@ -96,5 +127,28 @@ mod tests {
         assert_eq!(a.next_size(40, Duration::from_secs(30)), 40);
         assert_eq!(a.next_size(40, Duration::from_secs(90)), 20);
         assert_eq!(a.next_size(10, Duration::from_secs(90)), 10);
+    }
+
+    #[test]
+    fn ranges_ahead_follow_the_rate() {
+        let ms = Duration::from_millis;
+        // 1000 values in 100 ms, round trips of 1 ms: 10 values per trip, one batch is plenty.
+        assert_eq!(Batch::ahead(1000, 1, 1000, ms(100), ms(1)), 1);
+        // 1000 values in 1 ms: 1000 per trip; 4 trips' worth is 4.4 batches.
+        assert_eq!(Batch::ahead(1000, 1, 1000, ms(1), ms(1)), 5);
+        // Faster still: bounded.
+        assert_eq!(
+            Batch::ahead(1000, 1, 1000, Duration::ZERO, ms(1)),
+            Batch::MAX_AHEAD
+        );
+        // A pause halves the count, one step at a time.
+        assert_eq!(
+            Batch::ahead(1000, 16, 16_000, Duration::from_secs(60), ms(1)),
+            8
+        );
+        assert_eq!(
+            Batch::ahead(1000, 2, 2000, Duration::from_secs(60), ms(1)),
+            1
+        );
     }
 }
