@@ -552,6 +552,65 @@ async fn waits_count_the_calls_that_found_the_cache_empty() {
     assert_eq!(stats.refills, store.calls());
 }
 
+/// With `batch = 1`, callers of one counter that wait for a round trip at the same time share
+/// one: the first caller's round trip takes its own value, the callers that queued meanwhile
+/// share the next, in arrival order, and nothing is kept.
+#[tokio::test(flavor = "current_thread")]
+async fn callers_waiting_together_share_one_reservation_in_arrival_order() {
+    let store = Arc::new(CountingStore {
+        delay: Duration::from_millis(20),
+        ..CountingStore::default()
+    });
+    let seq = Sequence::with_store(store.clone(), opts("together").build()).unwrap();
+    let tasks: Vec<_> = (0..50)
+        .map(|_| {
+            let seq = seq.clone();
+            tokio::spawn(async move { seq.next().await.unwrap() })
+        })
+        .collect();
+    let mut got = Vec::new();
+    for t in tasks {
+        got.push(t.await.unwrap());
+    }
+    assert_eq!(got, (1..=50).collect::<Vec<_>>(), "arrival order");
+    let stats = seq.stats();
+    assert_eq!(
+        store.calls(),
+        2,
+        "the first caller's round trip, then one for the other 49"
+    );
+    assert_eq!((stats.refills, stats.reserved, stats.issued), (2, 50, 50));
+    assert_eq!(stats.waits, 50);
+    assert_eq!(
+        seq.current().await.unwrap(),
+        Some(50),
+        "the last issued value"
+    );
+    // A caller dropped while it waits takes no value.
+    let first = tokio::spawn({
+        let seq = seq.clone();
+        async move { seq.next().await.unwrap() }
+    });
+    tokio::task::yield_now().await; // the first caller's round trip is in flight
+    let dropped = tokio::spawn({
+        let seq = seq.clone();
+        async move { seq.next().await.unwrap() }
+    });
+    let kept = tokio::spawn({
+        let seq = seq.clone();
+        async move { seq.next().await.unwrap() }
+    });
+    tokio::task::yield_now().await; // both queued
+    dropped.abort();
+    assert_eq!(first.await.unwrap(), 51);
+    assert_eq!(kept.await.unwrap(), 52);
+    assert_eq!(
+        seq.current().await.unwrap(),
+        Some(52),
+        "nothing reserved for the dropped caller"
+    );
+}
+
 /// From `batch = 100` on, a cache whose ranges run out within a few round trips reserves
 /// several batches per round trip. A reservation takes 5 ms here and one caller takes IDs back
 /// to back: a range of 100 lasts microseconds.

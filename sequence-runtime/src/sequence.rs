@@ -13,7 +13,7 @@ use crate::engine::{
 };
 use crate::error::{Error, Result};
 use crate::options::{Batch, SequenceConfig, SequenceOptions};
-use crate::store::{CounterStore, MemoryStore, MongoStore, Reservation};
+use crate::store::{CounterStore, Deployment, MemoryStore, MongoStore, Reservation};
 use crate::values::{Bounds, Clock, CounterKey, Format, IdRange, IdValue, Scope, Slot};
 use mongo_sequence_rules::limits::pow10;
 
@@ -113,9 +113,19 @@ impl Sequence {
 
     /// The sequence of `options` in `db`: one that holds the error if they are invalid.
     fn build(db: &Database, options: SequenceOptions) -> Self {
+        Self::build_in(db, Deployment::of_database(db), options)
+    }
+
+    /// The sequence of `options` in `db` of `deployment`.
+    pub(crate) fn build_in(
+        db: &Database,
+        deployment: Deployment,
+        options: SequenceOptions,
+    ) -> Self {
         let checked = options.checked().and_then(|(bounds, format)| {
-            let store = MongoStore::new(
+            let store = MongoStore::in_deployment(
                 db,
+                deployment,
                 &options.counters,
                 options.layout.clone(),
                 options.write_concern.clone(),
@@ -128,9 +138,9 @@ impl Sequence {
         };
         let store: Arc<dyn CounterStore> = Arc::new(store);
         let key = CounterKey::named(options.name.clone());
-        let registry = Some((db.name(), options.counters.as_str()));
-        let kind = Kind::new(&options, &store, &key, bounds, registry);
-        let shared = engine::shared(db.name(), &options.counters, &kind.cache_id(&key));
+        let place = engine::place(deployment, db.name(), &options.counters);
+        let kind = Kind::new(&options, &store, &key, bounds, Some(&place));
+        let shared = engine::shared(&place, &kind.cache_id(&key));
         Self::assemble(options, key, store, shared, bounds, format, kind)
     }
 
@@ -844,6 +854,12 @@ impl SequenceConfig {
     /// configuration's error.
     pub fn sequence(&self, db: &Database) -> Sequence {
         Sequence::build(db, self.options())
+    }
+
+    /// The sequence of this configuration for `coll`: its counters live in `coll`'s database.
+    pub(crate) fn sequence_for<T: Send + Sync + 'static>(&self, coll: &Collection<T>) -> Sequence {
+        let db = coll.client().database(coll.namespace().db.as_str());
+        Sequence::build_in(&db, Deployment::of_collection(coll), self.options())
     }
 }
 

@@ -25,23 +25,23 @@ pub(crate) enum Kind {
 }
 
 impl Kind {
-    /// The kind of `options`, whose space of values is `space`. `registry` (database, counters
-    /// collection) shares the per-process state with the other handles of the sequence; `None`
-    /// gives the handle a state of its own.
+    /// The kind of `options`, whose space of values is `space`. `place` (where the counters are
+    /// kept, see [`registry::place`]) shares the per-process state with the other handles of
+    /// the sequence; `None` gives the handle a state of its own.
     pub(crate) fn new(
         options: &SequenceOptions,
         store: &Arc<dyn CounterStore>,
         key: &CounterKey,
         space: Bounds,
-        registry: Option<(&str, &str)>,
+        place: Option<&str>,
     ) -> Self {
         match options.strategy {
             Strategy::Counter => Kind::Counter,
             Strategy::Sharded => {
                 let count = options.shards;
-                let full = registry.map(|(db, counters)| {
+                let full = place.map(|place| {
                     let id = format!(
-                        "full-shards\0{db}\0{counters}\0{}\0{}",
+                        "full-shards\0{place}\0{}\0{}",
                         key.canonical(),
                         Shards::identity(space, count)
                     );

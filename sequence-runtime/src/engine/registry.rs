@@ -7,18 +7,25 @@ use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, PoisonError, RwLock};
 
 use super::cache::Shared;
+use crate::store::Deployment;
 
 type Entry = Arc<dyn Any + Send + Sync>;
 
 static REGISTRY: LazyLock<RwLock<HashMap<String, Entry>>> =
     LazyLock::new(|| RwLock::new(HashMap::new()));
 
-/// The shared cache of a counter, created on first use.
+/// Where counters are kept, as the registry's ids start: the deployment, the database and the
+/// counters collection.
+pub(crate) fn place(deployment: Deployment, db: &str, counters: &str) -> String {
+    format!("{deployment}\0{db}\0{counters}")
+}
+
+/// The shared cache of the counter `key` kept at `place` (see [`place`]), created on first use.
 ///
 /// Every handle of the same counter in this process, however it was created, shares one cache,
 /// so that many model instances or tasks do not each hold a reserved range.
-pub(crate) fn shared(db: &str, counters: &str, key: &str) -> Arc<Shared> {
-    entry(format!("{db}\0{counters}\0{key}"), Shared::default)
+pub(crate) fn shared(place: &str, key: &str) -> Arc<Shared> {
+    entry(format!("{place}\0{key}"), Shared::default)
 }
 
 /// The state of type `T` registered under `id`, created with `make` on first use. Callers give
@@ -37,23 +44,24 @@ pub(crate) fn entry<T: Any + Send + Sync>(id: String, make: impl FnOnce() -> T) 
     fresh
 }
 
-/// How many (model, database) pairs each thread remembers.
+/// How many (model, deployment, database) triples each thread remembers.
 const RECENT_CAPACITY: usize = 16;
 
-/// A model type and the database it is used in.
-type ModelKey = (TypeId, Box<str>);
+/// A model type, and the deployment and database it is used in.
+type ModelKey = (TypeId, Deployment, Box<str>);
 
 thread_local! {
-    /// The caches this thread used last, by model and database: a lookup here neither formats a
-    /// key nor touches the registry's lock. Most recently used last.
+    /// The caches this thread used last, by model, deployment and database: a lookup here
+    /// neither formats a key nor touches the registry's lock. Most recently used last.
     static RECENT: RefCell<Vec<(ModelKey, Arc<Shared>)>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Calls `f` with the shared cache of the counter of a model in `db`: the same cache as
-/// [`shared`]`(db, counters, key())`, remembered per thread under the model's type, whose
-/// configuration fixes `counters` and `key`.
+/// Calls `f` with the shared cache of the counter of a model in `db` of `deployment`: the same
+/// cache as [`shared`]`(place(deployment, db, counters), key())`, remembered per thread under
+/// the model's type, whose configuration fixes `counters` and `key`.
 pub(crate) fn with_model_shared<R>(
     model: TypeId,
+    deployment: Deployment,
     db: &str,
     counters: &str,
     key: impl FnOnce() -> String,
@@ -63,7 +71,7 @@ pub(crate) fn with_model_shared<R>(
         let mut recent = recent.borrow_mut();
         let last = match recent
             .iter()
-            .rposition(|((t, d), _)| *t == model && **d == *db)
+            .rposition(|((t, dep, d), _)| *t == model && *dep == deployment && **d == *db)
         {
             Some(i) => {
                 let last = recent.len() - 1;
@@ -74,7 +82,8 @@ pub(crate) fn with_model_shared<R>(
                 if recent.len() == RECENT_CAPACITY {
                     recent.remove(0);
                 }
-                recent.push(((model, db.into()), shared(db, counters, &key())));
+                let cache = shared(&place(deployment, db, counters), &key());
+                recent.push(((model, deployment, db.into()), cache));
                 recent.len() - 1
             }
         };
@@ -100,9 +109,10 @@ mod tests {
             for i in 0..RECENT_CAPACITY + 4 {
                 let db = format!("registry_test_{i}");
                 for (model, key) in [(a, "s:a"), (b, "s:b")] {
-                    let expected = shared(&db, "counters", key);
+                    let expected = shared(&place(Deployment::NONE, &db, "counters"), key);
                     let same = with_model_shared(
                         model,
+                        Deployment::NONE,
                         &db,
                         "counters",
                         || key.to_owned(),

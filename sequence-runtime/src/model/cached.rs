@@ -10,6 +10,7 @@ use mongodb::Collection;
 
 use super::doc::Doc;
 use crate::engine::{self, Kind};
+use crate::store::Deployment;
 use crate::values::CounterKey;
 
 /// The next ID of `M`'s counter from the cache a [`Sequence`](crate::Sequence) of `M` uses,
@@ -22,6 +23,7 @@ pub(crate) fn cached_id<M: Doc>(coll: &Collection<M>) -> Option<i64> {
     let db = coll.namespace().db;
     engine::with_model_shared(
         TypeId::of::<M>(),
+        Deployment::of_collection(coll),
         &db,
         config.counters,
         || Kind::Counter.cache_id(&CounterKey::named(config.name)),

@@ -67,7 +67,7 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
 
     /// The sequence of this model for `coll` (its counter lives in `coll`'s database).
     fn sequence(coll: &Collection<Self>) -> Sequence {
-        Self::SEQUENCE.sequence(&coll.client().database(coll.namespace().db.as_str()))
+        Self::SEQUENCE.sequence_for(coll)
     }
 
     /// Allocates the next ID without inserting anything. A scoped model (`scope = ...`) has no

@@ -13,6 +13,7 @@ use mongo_sequence_rules::limits::MAX_EXACT_DOUBLE;
 use mongo_sequence_rules::names::{self, NameKind};
 
 use super::counter_store::{BoxFuture, CounterStore, Reservation};
+use super::deployment::Deployment;
 use crate::error::{is_duplicate_key, Access, Error, Result};
 use crate::options::CounterLayout;
 use crate::values::{Bounds, CounterKey, IdRange};
@@ -32,6 +33,9 @@ const UPSERT_RETRIES: u32 = 5;
 pub struct MongoStore {
     collection: Collection<Document>,
     layout: CounterLayout,
+    /// The deployment of the collection's client, which tells apart two deployments with a
+    /// database of the same name.
+    deployment: Deployment,
 }
 
 impl MongoStore {
@@ -39,6 +43,23 @@ impl MongoStore {
     /// collection's own).
     pub fn new(
         db: &Database,
+        collection: &str,
+        layout: CounterLayout,
+        write_concern: Option<WriteConcern>,
+    ) -> Result<Self> {
+        Self::in_deployment(
+            db,
+            Deployment::of_database(db),
+            collection,
+            layout,
+            write_concern,
+        )
+    }
+
+    /// Like [`new`](Self::new), for a `db` of `deployment`.
+    pub(crate) fn in_deployment(
+        db: &Database,
+        deployment: Deployment,
         collection: &str,
         layout: CounterLayout,
         write_concern: Option<WriteConcern>,
@@ -53,6 +74,7 @@ impl MongoStore {
         Ok(MongoStore {
             collection: db.collection_with_options(collection, options),
             layout,
+            deployment,
         })
     }
 
@@ -119,7 +141,7 @@ impl MongoStore {
         let cell = DONE
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .entry(self.location())
+            .entry(self.identity())
             .or_default()
             .clone();
         cell.get_or_try_init(|| async {
@@ -518,7 +540,12 @@ impl CounterStore for MongoStore {
     }
 
     fn identity(&self) -> String {
-        format!("{}\0{:?}", self.collection.namespace(), self.layout)
+        format!(
+            "{}\0{}\0{:?}",
+            self.deployment,
+            self.collection.namespace(),
+            self.layout
+        )
     }
 }
 
