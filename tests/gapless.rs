@@ -289,6 +289,84 @@ async fn concurrent_gapless_inserts_are_dense() {
     assert_eq!(ids, (1..=16).collect());
 }
 
+/// Concurrent gapless inserts in one process commit together: far fewer counter updates than
+/// inserts. Documents that fail on their own (a duplicate code, a validation error) fail for
+/// their caller only, and the stored numbers stay exactly 1..=N.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_inserts_commit_together() {
+    const TASKS: usize = 32;
+    let per_task = common::pick(10, 100);
+    let name = unique_db_name("gapless_group");
+    let (client, commands) = common::monitored_client(&name).await;
+    let db = client.database(&name);
+    // Codes starting with `bad` fail validation.
+    db.create_collection("invoices")
+        .validator(doc! { "code": { "$not": { "$regex": "^bad" } } })
+        .await
+        .unwrap();
+    let coll = db.collection::<Invoice>("invoices");
+    unique_code_index(&coll).await;
+    let tasks: Vec<_> = (0..TASKS)
+        .map(|task| {
+            let coll = coll.clone();
+            tokio::spawn(async move {
+                let mut outcomes = Vec::new();
+                for i in 0..per_task {
+                    // Every 7th call repeats a code; every 11th fails validation.
+                    let code = match (task * per_task + i) % 77 {
+                        n if n % 7 == 6 => format!("dup-{}", task % 2),
+                        n if n % 11 == 10 => format!("bad-{task}-{i}"),
+                        _ => format!("{task}-{i}"),
+                    };
+                    let mut inv = invoice(code.clone());
+                    let outcome = inv.insert_with_id(&coll).await;
+                    if let Ok(id) = &outcome {
+                        assert_eq!(inv.id, Some(*id));
+                    }
+                    outcomes.push((code, outcome));
+                }
+                outcomes
+            })
+        })
+        .collect();
+    let (mut ok, mut duplicates, mut invalid) = (BTreeSet::new(), 0, 0);
+    for t in tasks {
+        for (code, outcome) in t.await.unwrap() {
+            match outcome {
+                Ok(id) => assert!(ok.insert(id), "{id} returned twice"),
+                Err(Error::DuplicateKey { message, .. }) => {
+                    assert!(
+                        code.starts_with("dup-") && message.contains("code"),
+                        "{message}"
+                    );
+                    duplicates += 1;
+                }
+                Err(Error::Mongo(e)) if code.starts_with("bad-") => {
+                    assert!(e.to_string().contains("validation"), "{e}");
+                    invalid += 1;
+                }
+                Err(e) => panic!("{code}: unexpected error {e}"),
+            }
+        }
+    }
+    let n = ok.len();
+    assert!(duplicates > 0 && invalid > 0, "{duplicates} {invalid}");
+    assert_eq!(n + duplicates + invalid, TASKS * per_task);
+    assert_eq!(ok, (1..=n as i64).collect(), "the Ok IDs are 1..=N");
+    assert_eq!(stored_ids(&coll).await, (1..=n as i64).collect::<Vec<_>>());
+    assert_eq!(counter_value(&db, "invoice").await, Some(n as i64));
+    let updates = commands.round_trips();
+    assert!(
+        updates * 2 <= (TASKS * per_task) as u64,
+        "{updates} counter updates for {} inserts: they were not grouped",
+        TASKS * per_task
+    );
+    println!(
+        "gapless group: inserts={} ok={n} duplicates={duplicates} invalid={invalid} counter_updates={updates}",
+        TASKS * per_task
+    );
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
 #[seq(
     name = "receipt",

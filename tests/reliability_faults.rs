@@ -51,6 +51,15 @@ struct Order {
     call: String,
 }
 
+/// A gapless model with a unique code.
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(name = "receipt", gapless)]
+struct Receipt {
+    #[serde(rename = "_id")]
+    id: i64,
+    code: String,
+}
+
 /// The fault a fail point injects.
 #[derive(Clone, Copy, Debug)]
 enum Fault {
@@ -464,9 +473,15 @@ async fn faults_at_random() {
             total_lost += lost;
             total_bound += bound;
         }
-        total_fired += fired;
+        let (line, ok, errors, fired_gapless) =
+            gapless_under(fault, server.uri(), &admin, per_task).await;
+        lines.push(line);
+        total_ok += ok;
+        total_errors += errors;
+        total_fired += fired + fired_gapless;
         println!(
-            "faults: {fault:?} p=0.1 fired={fired} ms={} | {}",
+            "faults: {fault:?} p=0.1 fired={} ms={} | {}",
+            fired + fired_gapless,
             elapsed.as_millis(),
             lines.join(" | ")
         );
@@ -478,4 +493,98 @@ async fn faults_at_random() {
     tokio::task::spawn_blocking(move || drop(server))
         .await
         .unwrap();
+}
+
+/// Gapless inserts committed in groups under `fault` at `{activationProbability: 0.1}` on
+/// `findAndModify`, `insert` and `commitTransaction`, with one call in eight repeating a code
+/// (a unique index) from 16 tasks: every `Ok` stored once, the stored numbers exactly 1..=N,
+/// only typed errors. Returns the summary, the `Ok` and error counts and the faults fired.
+async fn gapless_under(
+    fault: Fault,
+    uri: &str,
+    admin: &Database,
+    per_task: usize,
+) -> (String, usize, usize, i64) {
+    const GROUP_TASKS: usize = 16;
+    let name = unique_db_name("faults_gapless");
+    let app = format!("app-{name}");
+    let (client, _) = app_client(uri, &app).await;
+    let coll = client.database(&name).collection::<Receipt>("receipts");
+    coll.create_index(
+        mongodb::IndexModel::builder()
+            .keys(doc! { "code": 1 })
+            .options(
+                mongodb::options::IndexOptions::builder()
+                    .unique(true)
+                    .build(),
+            )
+            .build(),
+    )
+    .await
+    .unwrap();
+    let fail_point = support::fail_point(
+        admin,
+        doc! { "activationProbability": 0.1 },
+        fault.data(&["findAndModify", "insert", "commitTransaction"], &app),
+    )
+    .await;
+    let tasks: Vec<_> = (0..GROUP_TASKS)
+        .map(|task| {
+            let coll = coll.clone();
+            tokio::spawn(async move {
+                let mut out = Vec::new();
+                for i in 0..per_task {
+                    let code = if i % 8 == 7 {
+                        format!("{task}-{}", i - 1)
+                    } else {
+                        format!("{task}-{i}")
+                    };
+                    let mut receipt = Receipt { id: 0, code };
+                    out.push((i % 8 == 7, receipt.insert_with_id(&coll).await));
+                }
+                out
+            })
+        })
+        .collect();
+    let (mut ok, mut errors) = (Vec::new(), Vec::new());
+    for t in tasks {
+        for (repeated, outcome) in t.await.unwrap() {
+            match outcome {
+                Ok(id) => ok.push(id),
+                Err(mongo_sequence::Error::DuplicateKey { .. }) if repeated => {
+                    errors.push("duplicate-code".to_owned())
+                }
+                Err(e) => errors.push(support::kind(&e)),
+            }
+        }
+    }
+    let fired = fail_point.off().await;
+    let label = format!("receipt/{fault:?}/p=0.1");
+    let stored = stored_numbers(&coll.clone_with_type::<Document>()).await;
+    assert_eq!(
+        stored,
+        (1..=stored.len() as i64).collect::<Vec<_>>(),
+        "{label}: the stored numbers are 1..=N, once each"
+    );
+    let stored_set: HashSet<i64> = stored.iter().copied().collect();
+    let ok_set: HashSet<i64> = ok.iter().copied().collect();
+    assert_eq!(ok_set.len(), ok.len(), "{label}: an ID was returned twice");
+    assert!(
+        ok_set.is_subset(&stored_set),
+        "{label}: an Ok insert is not stored"
+    );
+    for e in &errors {
+        assert!(
+            e == "duplicate-code" || e.starts_with("mongo:") || e.starts_with("other:gapless"),
+            "{label}: untyped or unexpected error {e}"
+        );
+    }
+    let line = format!(
+        "receipt (gapless): ok={} errors={} stored={} kinds={}",
+        ok.len(),
+        errors.len(),
+        stored.len(),
+        support::tally(&errors)
+    );
+    (line, ok.len(), errors.len(), fired)
 }

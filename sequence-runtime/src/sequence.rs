@@ -209,6 +209,11 @@ impl Sequence {
         self.inner.engine.as_ref().map_err(Clone::clone)
     }
 
+    /// The first value of the sequence's counters.
+    pub(crate) fn start(&self) -> Result<i64> {
+        Ok(self.engine()?.bounds.start)
+    }
+
     /// The options of this sequence.
     pub fn options(&self) -> &SequenceOptions {
         &self.inner.options

@@ -208,6 +208,15 @@ pub(crate) fn insert_many_duplicate(err: &mongodb::error::Error) -> Option<(usiz
     }
 }
 
+/// The position of the document whose write error failed an ordered `insert_many`, unless the
+/// error is of another kind (a write concern error, a network error, ...).
+pub(crate) fn insert_many_failed_at(err: &mongodb::error::Error) -> Option<usize> {
+    match &*err.kind {
+        ErrorKind::InsertMany(e) => e.write_errors.as_ref()?.first().map(|w| w.index),
+        _ => None,
+    }
+}
+
 /// Whether a write error is a duplicate key on the `_id` index. The server names the index in
 /// its message (`E11000 duplicate key error collection: db.c index: _id_ dup key: { _id: 42 }`);
 /// the driver exposes no `keyPattern`. The `_id` index is always named `_id_`, and no other
@@ -250,6 +259,20 @@ pub(crate) fn outcome_unknown(err: &mongodb::error::Error) -> bool {
 /// Whether a transaction failed in a way that retrying the whole transaction may get past.
 pub(crate) fn transaction_transient(err: &mongodb::error::Error) -> bool {
     err.contains_label(TRANSIENT_TRANSACTION_ERROR)
+}
+
+/// Whether a statement inside a transaction (not its commit) failed in a way that retrying the
+/// whole transaction may get past: a transient transaction error, and also an error the server
+/// marks retryable (a node stepping down) or a write concern error, after which the aborted
+/// transaction has committed nothing.
+pub(crate) fn statement_transient(err: &mongodb::error::Error) -> bool {
+    transaction_transient(err)
+        || err.contains_label(RETRYABLE_WRITE_ERROR)
+        || matches!(
+            &*err.kind,
+            ErrorKind::Write(WriteFailure::WriteConcernError(_))
+        )
+        || matches!(&*err.kind, ErrorKind::InsertMany(e) if e.write_concern_error.is_some() && e.write_errors.as_ref().is_none_or(Vec::is_empty))
 }
 
 /// Whether the result of a commit is unknown, so that the commit alone may be retried.

@@ -4,7 +4,7 @@ mod driver;
 
 pub(crate) use driver::{
     collided_on_id, collisions_on_id, commit_unknown, duplicate_key_fields, insert_many_duplicate,
-    outcome_unknown, transaction_transient, Access,
+    insert_many_failed_at, outcome_unknown, statement_transient, transaction_transient, Access,
 };
 pub use driver::{is_duplicate_key, DUPLICATE_KEY_CODES};
 

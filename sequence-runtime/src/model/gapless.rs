@@ -15,7 +15,9 @@ use mongodb::{ClientSession, Collection, Namespace};
 use super::doc::Doc;
 use super::scope;
 use super::skip_ahead;
-use crate::error::{commit_unknown, transaction_transient, Access, Error, Result};
+use crate::error::{
+    commit_unknown, statement_transient, transaction_transient, Access, Error, Result,
+};
 use crate::sequence::{Issued, Sequence};
 use crate::store::BoxFuture;
 use crate::values::IdValue;
@@ -54,6 +56,9 @@ pub(crate) enum Failure {
     Taken(Issued, i64, Error),
     /// Give up: the error goes to the caller.
     Fatal(Error),
+    /// One document of a group failed on its own and its caller got the error: retry the
+    /// others at once.
+    Dropped,
 }
 
 /// What one transaction body did, with its result.
@@ -65,7 +70,7 @@ pub(crate) enum Done<R> {
 }
 
 /// How a driver error of the transaction on `namespace` is handled.
-fn classify(e: mongodb::error::Error, namespace: &Namespace) -> Failure {
+pub(crate) fn classify(e: mongodb::error::Error, namespace: &Namespace) -> Failure {
     if transaction_transient(&e) {
         Failure::Transient(e)
     } else {
@@ -165,6 +170,7 @@ pub(crate) async fn in_transactions<T: Doc, R>(
             }
         };
         match failure {
+            Failure::Dropped => {}
             Failure::Fatal(e) => return Err(e),
             Failure::Taken(issued, floor, e) => {
                 if taken_rounds == skip_ahead::ROUNDS {
@@ -215,7 +221,7 @@ pub(crate) async fn taken<T: Doc>(
 /// How a failed counter update in the transaction is handled.
 pub(crate) fn counter_failure(e: Error) -> Failure {
     match e {
-        Error::Mongo(e) if transaction_transient(&e) => Failure::Transient(e),
+        Error::Mongo(e) if statement_transient(&e) => Failure::Transient(e),
         // A duplicate key from racing first upserts aborted the transaction: try again.
         Error::DuplicateKey { source, .. } => Failure::Transient(source),
         e => Failure::Fatal(e),
@@ -282,7 +288,7 @@ async fn attempt<T: Doc>(
                 (e, Some(at)) if skip_ahead::on_id_field::<T>(&e) => {
                     Err(taken(docs.get(at), coll, seq, issued[at].clone(), e).await)
                 }
-                (Error::Mongo(e), _) if transaction_transient(&e) => Err(Failure::Transient(e)),
+                (Error::Mongo(e), _) if statement_transient(&e) => Err(Failure::Transient(e)),
                 (e, _) => Err(Failure::Fatal(e)),
             }
         }
@@ -308,7 +314,7 @@ pub(crate) async fn commit(
 }
 
 /// Full jitter: a random pause up to an exponentially growing bound.
-fn backoff(attempt: u32) -> Duration {
+pub(crate) fn backoff(attempt: u32) -> Duration {
     let bound = Duration::from_millis(2)
         .saturating_mul(1 << attempt.min(10))
         .min(MAX_BACKOFF);

@@ -6,6 +6,7 @@
 //! - `counted.rs`: inserts of the counter strategies, a number per document;
 //! - `skip_ahead.rs`: inserts that meet IDs already stored move the counter past them;
 //! - `gapless.rs`: the counter update and the insert in one transaction;
+//! - `group.rs`: concurrent gapless inserts committed together;
 //! - `random.rs`: inserts that draw again on a collision;
 //! - `generated.rs`: inserts of UUIDs and ObjectIds;
 //! - `scope.rs`: the counter of a document's scope;
@@ -17,6 +18,7 @@ mod counted;
 mod doc;
 mod gapless;
 mod generated;
+mod group;
 mod insert;
 mod random;
 mod scope;
@@ -110,15 +112,15 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
     ///
     /// If the insert fails, the ID field keeps the allocated value, which is not reused: a
     /// retry of this call takes a new one. A gapless sequence instead runs the counter update
-    /// and the insert in one transaction, so a failed insert consumes no number.
+    /// and the insert in one transaction (shared with the concurrent gapless inserts of the
+    /// same counter and collection in this process), so a failed insert consumes no number.
     fn insert_with_id(
         &mut self,
         coll: &Collection<Self>,
     ) -> impl Future<Output = Result<Self::Id>> + Send {
         async move {
             if Self::SEQUENCE.gapless {
-                let ids = gapless::insert(Docs::One(self), coll, &Self::sequence(coll)).await?;
-                return Ok(ids.into_iter().next().expect("one document, one ID"));
+                return group::insert_one(self, coll, &Self::sequence(coll)).await;
             }
             match Self::SEQUENCE.strategy {
                 Strategy::Random => return random::insert_one(self, coll, None).await,

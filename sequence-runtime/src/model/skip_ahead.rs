@@ -83,7 +83,7 @@ pub(crate) fn taken<T: Doc>(
 }
 
 /// `{ <stored scope field>: { $eq: <value> }, … }`: the documents of `doc`'s scope.
-fn scope_filter<T: Doc>(doc: &T) -> Result<Document> {
+pub(crate) fn scope_filter<T: Doc>(doc: &T) -> Result<Document> {
     let values = doc.scope_of()?;
     Ok(T::CONFIG
         .stored_scope()
@@ -100,6 +100,16 @@ pub(crate) async fn stored_floor<T: Doc>(
     seq: &Sequence,
     issued: &Issued,
 ) -> Result<i64> {
+    stored_floor_in::<T>(scope_filter(doc)?, coll, seq, issued).await
+}
+
+/// Like [`stored_floor`], in the documents `scope` selects (see [`scope_filter`]).
+pub(crate) async fn stored_floor_in<T: Doc>(
+    scope: Document,
+    coll: &Collection<T>,
+    seq: &Sequence,
+    issued: &Issued,
+) -> Result<i64> {
     let docs = coll.clone_with_type::<Document>();
     let ids = StoredIds {
         coll: &docs,
@@ -109,7 +119,7 @@ pub(crate) async fn stored_floor<T: Doc>(
         } else {
             IdForm::Number
         },
-        scope: scope_filter(doc)?,
+        scope,
     };
     let (space, limit) = seq.stored_domain(issued)?;
     let highest = ids.highest(&issued.slot.rendering, space, limit).await?;

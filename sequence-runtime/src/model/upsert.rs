@@ -18,7 +18,7 @@ use super::gapless::{self, Body, Done, Failure};
 use super::insert;
 use super::scope;
 use super::skip_ahead;
-use crate::error::{collided_on_id, outcome_unknown, transaction_transient, Access, Error, Result};
+use crate::error::{collided_on_id, outcome_unknown, statement_transient, Access, Error, Result};
 use crate::sequence::{Issued, Sequence};
 use crate::store::BoxFuture;
 use crate::values::{Generated, IdValue};
@@ -295,7 +295,7 @@ impl<T: Doc> Body<T::Id> for GaplessUpsert<'_, '_, T> {
                     self.doc.put_id(id.clone());
                     Ok(Done::Abort(id))
                 }
-                Err(e) if transaction_transient(&e) => Err(Failure::Transient(e)),
+                Err(e) if statement_transient(&e) => Err(Failure::Transient(e)),
                 Err(e) => {
                     let e = self.upsert.error(e);
                     if skip_ahead::on_id_field::<T>(&e) {

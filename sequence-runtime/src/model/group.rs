@@ -1,0 +1,421 @@
+//! Gapless group commit: concurrent gapless inserts of one counter into one collection, in one
+//! process, commit together.
+//!
+//! The first insert of an idle group runs its own transaction (as [`gapless::insert`] does).
+//! Inserts arriving meanwhile queue, serialized, and a round task commits them together once it
+//! ends: one transaction takes `k` numbers (one counter update), inserts the `k` documents in
+//! order (one `insert_many`) and commits once. A document that fails on its own (a duplicate on
+//! another unique index, a validation error) gets that error and the others go on without it
+//! in a new transaction, so the stored numbers stay exactly `start, start + 1, …`. Transient
+//! errors retry the group until the sequence's transaction timeout; a commit whose outcome
+//! stays unknown is settled by reading the documents back, so a document is never numbered
+//! twice. A round takes at most [`MAX_DOCS`] documents of at most [`MAX_BYTES`] in all, far
+//! inside the server's transaction limits.
+
+use std::any::TypeId;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
+
+use mongodb::bson::oid::ObjectId;
+use mongodb::bson::{doc, Bson, Document};
+use mongodb::options::{ReadConcern, WriteConcern};
+use mongodb::{ClientSession, Collection};
+use tokio::sync::oneshot;
+
+use super::doc::Doc;
+use super::gapless::{self, backoff, commit, counter_failure, Docs, Failure};
+use super::skip_ahead;
+use crate::engine;
+use crate::error::{insert_many_failed_at, statement_transient, Access, Error, Result};
+use crate::sequence::Sequence;
+use crate::store::Deployment;
+use crate::values::{IdValue, Rendering};
+
+/// The most documents one round commits.
+pub(crate) const MAX_DOCS: usize = 256;
+
+/// The most bytes of documents one round commits (the server takes 16 MiB per command and
+/// transactions of several commands; a round stays far inside both).
+pub(crate) const MAX_BYTES: usize = 4 << 20;
+
+/// An insert waiting for a round: its document, serialized with the ID field set to a
+/// placeholder, and where its ID (or its error) goes.
+struct Member<I> {
+    doc: Document,
+    bytes: usize,
+    reply: oneshot::Sender<Result<I>>,
+}
+
+/// The inserts of one group waiting for a round; `active` while an insert or a round of the
+/// group is in flight.
+struct Queue<I> {
+    state: Mutex<(bool, VecDeque<Member<I>>)>,
+}
+
+impl<I> Default for Queue<I> {
+    fn default() -> Self {
+        Queue {
+            state: Mutex::new((false, VecDeque::new())),
+        }
+    }
+}
+
+impl<I> Queue<I> {
+    fn lock(&self) -> MutexGuard<'_, (bool, VecDeque<Member<I>>)> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// How the ID field stores a counter value, as the model's serializer writes it.
+#[derive(Clone, Copy)]
+enum Shape {
+    Int32,
+    Int64,
+    Text,
+}
+
+impl Shape {
+    /// The shape of `stored`, the ID field of a document serialized with the ID of counter
+    /// value `value` rendered with `rendering`, if that is how this module would store it.
+    fn of(stored: &Bson, value: i64, rendering: &Rendering) -> Option<Self> {
+        let shape = match stored {
+            Bson::Int32(_) => Shape::Int32,
+            Bson::Int64(_) => Shape::Int64,
+            Bson::String(_) => Shape::Text,
+            _ => return None,
+        };
+        (shape.bson(value, rendering, "a placeholder").ok()? == *stored).then_some(shape)
+    }
+
+    /// The stored ID of counter value `value` rendered with `rendering`.
+    fn bson(self, value: i64, rendering: &Rendering, target: &'static str) -> Result<Bson> {
+        Ok(match self {
+            Shape::Text => Bson::String(rendering.text(value)),
+            Shape::Int64 => Bson::Int64(rendering.number(value, target)?),
+            Shape::Int32 => {
+                let n = rendering.number(value, target)?;
+                Bson::Int32(i32::try_from(n).map_err(|_| Error::IdOutOfRange { value: n, target })?)
+            }
+        })
+    }
+}
+
+/// Inserts `doc` with the next number of `seq`, in a transaction of its own or committed with
+/// the inserts of the same counter and collection waiting at the same time.
+pub(crate) async fn insert_one<T: Doc>(
+    doc: &mut T,
+    coll: &Collection<T>,
+    seq: &Sequence,
+) -> Result<T::Id> {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return single(doc, coll, seq).await;
+    };
+    let scoped = super::scope::for_document(seq.clone(), &*doc)?;
+    let Some((member, rx, shape)) = prepare(doc, &scoped)? else {
+        return single(doc, coll, seq).await; // an ID field this module cannot write: alone
+    };
+    let round = Round {
+        coll: coll.clone(),
+        seq: scoped.clone(),
+        scope: skip_ahead::scope_filter(&*doc)?,
+        shape,
+    };
+    let id = format!(
+        "gapless-group\0{:?}\0{}\0{}\0{}",
+        TypeId::of::<T>(),
+        Deployment::of_collection(coll),
+        coll.namespace(),
+        scoped.scope().map(|s| s.canonical()).unwrap_or_default(),
+    );
+    let queue = engine::entry(id, Queue::<T::Id>::default);
+    let leads = {
+        let mut state = queue.lock();
+        if state.0 {
+            state.1.push_back(member);
+            false
+        } else {
+            state.0 = true;
+            true
+        }
+    };
+    if !leads {
+        return match rx.await {
+            Ok(result) => {
+                let id = result?;
+                doc.put_id(id.clone());
+                Ok(id)
+            }
+            // The round task ended without an answer (its runtime shut down) before it
+            // committed anything for this insert: insert alone.
+            Err(_) => single(doc, coll, seq).await,
+        };
+    }
+    let _next = NextRound {
+        queue: queue.clone(),
+        round,
+        runtime,
+    };
+    single(doc, coll, seq).await
+}
+
+/// Inserts `doc` in a transaction of its own.
+async fn single<T: Doc>(doc: &mut T, coll: &Collection<T>, seq: &Sequence) -> Result<T::Id> {
+    let ids = gapless::insert(Docs::One(doc), coll, seq).await?;
+    Ok(ids.into_iter().next().expect("one document, one ID"))
+}
+
+/// `doc` serialized as a member of a group, with a placeholder ID; `None` if the model stores
+/// its ID field in a way this module cannot reproduce (its own serializer).
+#[allow(clippy::type_complexity)]
+fn prepare<T: Doc>(
+    doc: &mut T,
+    seq: &Sequence,
+) -> Result<Option<(Member<T::Id>, oneshot::Receiver<Result<T::Id>>, Shape)>> {
+    let start = seq.start()?;
+    let rendering = seq.issued(start)?.slot.rendering.clone();
+    doc.put_id(T::Id::render(start, &rendering)?);
+    let mut serialized = mongodb::bson::to_document(&*doc)
+        .map_err(|e| Error::InvalidOptions(format!("cannot serialize the document: {e}")))?;
+    let field = T::CONFIG.id_field;
+    let Some(shape) = serialized
+        .get(field)
+        .and_then(|stored| Shape::of(stored, start, &rendering))
+    else {
+        return Ok(None);
+    };
+    if !serialized.contains_key("_id") {
+        // So that the documents of a commit of unknown outcome can be looked up.
+        serialized.insert("_id", ObjectId::new());
+    }
+    let bytes = mongodb::bson::to_vec(&serialized).map_or(0, |b| b.len());
+    let (reply, rx) = oneshot::channel();
+    let member = Member {
+        doc: serialized,
+        bytes,
+        reply,
+    };
+    Ok(Some((member, rx, shape)))
+}
+
+/// What a round task needs: the collection, the sequence (in the group's scope), the filter of
+/// the group's scope among stored documents, and how IDs are stored.
+struct Round<T: Doc> {
+    coll: Collection<T>,
+    seq: Sequence,
+    scope: Document,
+    shape: Shape,
+}
+
+/// Ends the insert of the caller that went alone, however it ends: the inserts that queued
+/// meanwhile get a round task, or the group goes idle if none did.
+struct NextRound<T: Doc> {
+    queue: Arc<Queue<T::Id>>,
+    round: Round<T>,
+    runtime: tokio::runtime::Handle,
+}
+
+impl<T: Doc> Drop for NextRound<T> {
+    fn drop(&mut self) {
+        let mut state = self.queue.lock();
+        if state.1.is_empty() {
+            state.0 = false;
+            return;
+        }
+        drop(state);
+        let round = Round {
+            coll: self.round.coll.clone(),
+            seq: self.round.seq.clone(),
+            scope: self.round.scope.clone(),
+            shape: self.round.shape,
+        };
+        self.runtime.spawn(rounds(self.queue.clone(), round));
+    }
+}
+
+/// Commits the queued inserts round after round, until none is left.
+async fn rounds<T: Doc>(queue: Arc<Queue<T::Id>>, round: Round<T>) {
+    loop {
+        let members = {
+            let mut state = queue.lock();
+            // Inserts whose caller gave up take no number.
+            state.1.retain(|m| !m.reply.is_closed());
+            if state.1.is_empty() {
+                state.0 = false;
+                return;
+            }
+            let (mut n, mut bytes) = (0, 0);
+            while n < state.1.len().min(MAX_DOCS)
+                && (n == 0 || bytes + state.1[n].bytes <= MAX_BYTES)
+            {
+                bytes += state.1[n].bytes;
+                n += 1;
+            }
+            state.1.drain(..n).collect::<Vec<_>>()
+        };
+        tracing::trace!(counter = %round.seq.key(), inserts = members.len(), "gapless group commit");
+        round.commit_all(members).await;
+    }
+}
+
+impl<T: Doc> Round<T> {
+    /// Commits `members` in transactions until each has its ID or its error.
+    async fn commit_all(&self, mut members: Vec<Member<T::Id>>) {
+        let namespace = self.coll.namespace();
+        let timeout = self.seq.options().transaction_timeout;
+        let mapped = |e| Error::from_driver_on(e, &namespace, Access::Insert);
+        let mut session = match self.coll.client().start_session().await {
+            Ok(session) => session,
+            Err(e) => return answer_all(members, &mapped(e)),
+        };
+        let started = Instant::now();
+        let (mut attempts, mut taken_rounds) = (0_u32, 0);
+        while !members.is_empty() {
+            attempts += 1;
+            let outcome = self.attempt(&mut members, &mut session).await;
+            let failure = match outcome {
+                Ok((ids, stored)) => match commit(&mut session, &namespace, started, timeout).await
+                {
+                    Ok(()) => return answer(members, ids),
+                    Err(Failure::Fatal(e)) => {
+                        // The commit's outcome may still be unknown: read the documents back.
+                        return match self.committed(&stored).await {
+                            Some(true) => answer(members, ids),
+                            _ => answer_all(members, &e),
+                        };
+                    }
+                    Err(failure) => failure,
+                },
+                Err(failure) => {
+                    let _ = session.abort_transaction().await;
+                    failure
+                }
+            };
+            match failure {
+                // A document failed on its own: the others go on at once.
+                Failure::Dropped => {}
+                Failure::Fatal(e) => return answer_all(members, &e),
+                Failure::Taken(issued, floor, e) => {
+                    if taken_rounds == skip_ahead::ROUNDS {
+                        let id = match T::Id::render(issued.value, &issued.slot.rendering) {
+                            Ok(id) => id,
+                            Err(e) => return answer_all(members, &e),
+                        };
+                        let hint = skip_ahead::AFTER_ROUNDS;
+                        let e = skip_ahead::taken(&self.coll, &id, &issued, e, hint);
+                        return answer_all(members, &e);
+                    }
+                    taken_rounds += 1;
+                    if let Err(e) = self.seq.raise(&issued, floor).await {
+                        return answer_all(members, &e);
+                    }
+                }
+                Failure::Transient(e) if started.elapsed() >= timeout => {
+                    let e = Error::TransactionTimeout {
+                        counter: self.seq.key().to_string(),
+                        attempts,
+                        elapsed_ms: started.elapsed().as_millis() as u64,
+                        source: e,
+                    };
+                    return answer_all(members, &e);
+                }
+                Failure::Transient(e) => {
+                    tracing::debug!(counter = %self.seq.key(), attempts, error = %e, "retrying gapless group");
+                    tokio::time::sleep(backoff(attempts)).await;
+                }
+            }
+        }
+    }
+
+    /// One transaction body: numbers for every member, their documents inserted in order. A
+    /// member whose document fails on its own is answered with its error and removed (the
+    /// transaction is then retried without it, as a transient failure).
+    /// Returns the IDs and the stored `_id`s.
+    async fn attempt(
+        &self,
+        members: &mut Vec<Member<T::Id>>,
+        session: &mut ClientSession,
+    ) -> std::result::Result<(Vec<T::Id>, Vec<Bson>), Failure> {
+        session
+            .start_transaction()
+            .write_concern(WriteConcern::majority())
+            .await
+            .map_err(|e| gapless::classify(e, &self.coll.namespace()))?;
+        let issued = self
+            .seq
+            .issue_ids::<T::Id>(members.len() as u64, Some(&mut *session))
+            .await
+            .map_err(counter_failure)?;
+        let field = T::CONFIG.id_field;
+        let mut docs = Vec::with_capacity(members.len());
+        for (member, (_, issued)) in members.iter().zip(&issued) {
+            let stored = self
+                .shape
+                .bson(issued.value, &issued.slot.rendering, T::Id::TYPE_NAME)
+                .map_err(Failure::Fatal)?;
+            let mut doc = member.doc.clone();
+            doc.insert(field, stored);
+            docs.push(doc);
+        }
+        let stored: Vec<Bson> = docs.iter().filter_map(|d| d.get("_id").cloned()).collect();
+        let docs_coll = self.coll.clone_with_type::<Document>();
+        let Err(e) = docs_coll.insert_many(docs).session(&mut *session).await else {
+            return Ok((issued.into_iter().map(|(id, _)| id).collect(), stored));
+        };
+        let at = insert_many_failed_at(&e);
+        let namespace = self.coll.namespace();
+        let duplicate_id = skip_ahead::duplicate_at::<T>(&e);
+        match (Error::from_driver_on(e, &namespace, Access::Insert), at) {
+            (e, Some(at)) if duplicate_id == Some(at) && skip_ahead::on_id_field::<T>(&e) => {
+                let issued = issued[at].1.clone();
+                let floor = skip_ahead::stored_floor_in::<T>(
+                    self.scope.clone(),
+                    &self.coll,
+                    &self.seq,
+                    &issued,
+                )
+                .await
+                .map_err(Failure::Fatal)?;
+                Err(Failure::Taken(issued, floor, e))
+            }
+            (Error::Mongo(e), _) if statement_transient(&e) => Err(Failure::Transient(e)),
+            (e, Some(at)) => {
+                // This document's own error: its caller gets it, the others go on without it.
+                let _ = members.remove(at).reply.send(Err(e));
+                Err(Failure::Dropped)
+            }
+            (e, None) => Err(Failure::Fatal(e)),
+        }
+    }
+
+    /// Whether the documents with the `_id`s `ids` are stored, read with majority read concern
+    /// (`None` if that cannot be told).
+    async fn committed(&self, ids: &[Bson]) -> Option<bool> {
+        let found = self
+            .coll
+            .clone_with_type::<Document>()
+            .count_documents(doc! { "_id": { "$in": ids } })
+            .read_concern(ReadConcern::majority())
+            .await
+            .ok()?;
+        match found {
+            0 => Some(false),
+            n if n == ids.len() as u64 => Some(true),
+            _ => None,
+        }
+    }
+}
+
+/// Gives each member its ID.
+fn answer<I>(members: Vec<Member<I>>, ids: Vec<I>) {
+    for (member, id) in members.into_iter().zip(ids) {
+        let _ = member.reply.send(Ok(id));
+    }
+}
+
+/// Gives every member the error `e`.
+fn answer_all<I>(members: Vec<Member<I>>, e: &Error) {
+    for member in members {
+        let _ = member.reply.send(Err(e.clone()));
+    }
+}
