@@ -148,6 +148,8 @@ struct Scenario {
     /// The scenario whose throughput (at the same task count) is the denominator of the ratio.
     baseline: Option<&'static str>,
     run: fn(Run) -> BoxFuture<Result<Measured>>,
+    /// The fewest tasks it runs with (a scenario of two processes needs two).
+    min_tasks: usize,
 }
 
 /// The batch size of a scenario's model.
@@ -204,6 +206,7 @@ const SCENARIOS: &[Scenario] = &[
         work: Work::Docs,
         baseline: Some("plain_insert_one"),
         run: plain_insert_one,
+        min_tasks: 1,
     },
     Scenario {
         name: "naive_counter_insert",
@@ -211,6 +214,7 @@ const SCENARIOS: &[Scenario] = &[
         work: Work::Docs,
         baseline: Some("plain_insert_one"),
         run: naive_counter_insert,
+        min_tasks: 1,
     },
     Scenario {
         name: "insert_with_id",
@@ -218,6 +222,7 @@ const SCENARIOS: &[Scenario] = &[
         work: Work::Docs,
         baseline: Some("plain_insert_one"),
         run: insert_with_id::<B1>,
+        min_tasks: 1,
     },
     Scenario {
         name: "insert_with_id",
@@ -225,6 +230,7 @@ const SCENARIOS: &[Scenario] = &[
         work: Work::Docs,
         baseline: Some("plain_insert_one"),
         run: insert_with_id::<B25>,
+        min_tasks: 1,
     },
     Scenario {
         name: "insert_with_id",
@@ -232,6 +238,7 @@ const SCENARIOS: &[Scenario] = &[
         work: Work::Docs,
         baseline: Some("plain_insert_one"),
         run: insert_with_id::<B1000>,
+        min_tasks: 1,
     },
     Scenario {
         name: "insert_with_id_auto",
@@ -239,6 +246,7 @@ const SCENARIOS: &[Scenario] = &[
         work: Work::Docs,
         baseline: Some("plain_insert_one"),
         run: insert_with_id::<BAuto>,
+        min_tasks: 1,
     },
     Scenario {
         name: "insert_with_id_gapless",
@@ -246,6 +254,15 @@ const SCENARIOS: &[Scenario] = &[
         work: Work::FewDocs,
         baseline: Some("plain_insert_one"),
         run: insert_gapless,
+        min_tasks: 1,
+    },
+    Scenario {
+        name: "insert_with_id_gapless_2p",
+        batch: BatchSize::Fixed(1),
+        work: Work::FewDocs,
+        baseline: Some("plain_insert_one"),
+        run: insert_gapless_two_processes,
+        min_tasks: 2,
     },
     Scenario {
         name: "sharded_counter",
@@ -253,6 +270,7 @@ const SCENARIOS: &[Scenario] = &[
         work: Work::Docs,
         baseline: Some("plain_insert_one"),
         run: insert_with_id::<Sharded>,
+        min_tasks: 1,
     },
     Scenario {
         name: "plain_insert_many",
@@ -260,6 +278,7 @@ const SCENARIOS: &[Scenario] = &[
         work: Work::Many,
         baseline: Some("plain_insert_many"),
         run: plain_insert_many,
+        min_tasks: 1,
     },
     Scenario {
         name: "insert_many_with_ids",
@@ -267,6 +286,7 @@ const SCENARIOS: &[Scenario] = &[
         work: Work::Many,
         baseline: Some("plain_insert_many"),
         run: insert_many_with_ids::<B1>,
+        min_tasks: 1,
     },
     Scenario {
         name: "next_id",
@@ -274,6 +294,7 @@ const SCENARIOS: &[Scenario] = &[
         work: Work::Ids(1),
         baseline: None,
         run: next_id::<B1>,
+        min_tasks: 1,
     },
     Scenario {
         name: "next_id",
@@ -281,6 +302,7 @@ const SCENARIOS: &[Scenario] = &[
         work: Work::Ids(25),
         baseline: None,
         run: next_id::<B25>,
+        min_tasks: 1,
     },
     Scenario {
         name: "next_id",
@@ -288,6 +310,7 @@ const SCENARIOS: &[Scenario] = &[
         work: Work::Ids(1000),
         baseline: None,
         run: next_id::<B1000>,
+        min_tasks: 1,
     },
     Scenario {
         name: "next_id_auto",
@@ -295,12 +318,15 @@ const SCENARIOS: &[Scenario] = &[
         work: Work::Ids(1000),
         baseline: None,
         run: next_id::<BAuto>,
+        min_tasks: 1,
     },
 ];
 
 /// What a run of a scenario gets: its own database, the task count and the calls per task.
 struct Run {
     db: Database,
+    /// The server's URI, for the scenarios that start another process.
+    uri: String,
     tasks: usize,
     calls_per_task: u64,
 }
@@ -362,6 +388,108 @@ fn insert_with_id<M: SequentialId + Sample>(run: Run) -> BoxFuture<Result<Measur
 fn insert_gapless(run: Run) -> BoxFuture<Result<Measured>> {
     let coll = run.db.collection::<Gapless>(COLL);
     insert_one_each(run, coll)
+}
+
+/// The first argument that makes the bench the second process of
+/// `insert_with_id_gapless_2p`.
+const WORKER: &str = "--gapless-worker";
+
+/// Gapless inserts from two processes at once, half the tasks each: this one, and the bench
+/// started again as a worker. Both connect first, then start together; the run lasts until the
+/// later one is done.
+fn insert_gapless_two_processes(run: Run) -> BoxFuture<Result<Measured>> {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command, Stdio};
+    Box::pin(async move {
+        let half = (run.tasks / 2).max(1);
+        let mut child = Command::new(std::env::current_exe()?)
+            .args([
+                WORKER,
+                &run.uri,
+                run.db.name(),
+                &half.to_string(),
+                &run.calls_per_task.to_string(),
+            ])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()?;
+        let mut stdin = child.stdin.take().ok_or("no stdin")?;
+        let mut lines = BufReader::new(child.stdout.take().ok_or("no stdout")?).lines();
+        let (ready, lines) = tokio::task::spawn_blocking(move || (lines.next(), lines)).await?;
+        if !matches!(ready, Some(Ok(ref l)) if l == "ready") {
+            return Err(format!("the worker did not start: {ready:?}").into());
+        }
+        writeln!(stdin, "go")?;
+        let theirs = tokio::task::spawn_blocking(move || -> Result<(u64, Duration, Vec<u64>)> {
+            let mut lines = lines;
+            let done = lines.next().ok_or("the worker stopped")??;
+            let mut parts = done.split_whitespace().skip(1);
+            let mut next = || -> Result<u64> { Ok(parts.next().ok_or("short line")?.parse()?) };
+            let (ids, nanos) = (next()?, next()?);
+            let latencies = lines
+                .map(|l| Ok(l?.parse()?))
+                .collect::<Result<Vec<u64>>>()?;
+            Ok((ids, Duration::from_nanos(nanos), latencies))
+        });
+        let coll = run.db.collection::<Gapless>(COLL);
+        let ours = insert_one_each(Run { tasks: half, ..run }, coll).await?;
+        let (ids, elapsed, latencies) = theirs.await??;
+        if !child.wait()?.success() {
+            return Err("the worker failed".into());
+        }
+        let mut latency = ours.latency;
+        for l in latencies {
+            latency.saturating_record(l);
+        }
+        Ok(Measured {
+            ids: ours.ids + ids,
+            elapsed: ours.elapsed.max(elapsed),
+            latency,
+            waits: None,
+        })
+    })
+}
+
+/// The second process of `insert_with_id_gapless_2p`: `URI DB TASKS CALLS`. Says `ready` once
+/// connected, waits for a line, runs its tasks, then writes `done IDS NANOS` and the latency of
+/// every call in nanoseconds, one per line.
+async fn gapless_worker(args: &[String]) -> Result<()> {
+    use std::io::{BufRead, Write};
+    let [uri, db, tasks, calls] = args else {
+        return Err(format!("{WORKER} takes URI DB TASKS CALLS").into());
+    };
+    let mut options = ClientOptions::parse(uri).await?;
+    options.max_pool_size.get_or_insert(POOL_SIZE);
+    let client = Client::with_options(options)?;
+    client
+        .database("admin")
+        .run_command(doc! { "ping": 1 })
+        .await?;
+    println!("ready");
+    std::io::stdout().flush()?;
+    std::io::stdin().lock().read_line(&mut String::new())?;
+    let db = client.database(db);
+    let coll = db.collection::<Gapless>(COLL);
+    // Numbers of its own for the documents' fields, apart from the other process's.
+    let calls: u64 = calls.parse()?;
+    let measured = drive(tasks.parse()?, calls, move |n| {
+        let coll = coll.clone();
+        async move {
+            let mut doc = Gapless::sample((1 << 40) + n);
+            <Gapless as SequentialId>::insert_with_id(&mut doc, &coll).await?;
+            Ok(1)
+        }
+    })
+    .await?;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    writeln!(out, "done {} {}", measured.ids, measured.elapsed.as_nanos())?;
+    for v in measured.latency.iter_recorded() {
+        for _ in 0..v.count_at_value() {
+            writeln!(out, "{}", v.value_iterated_to())?;
+        }
+    }
+    out.flush()?;
+    Ok(())
 }
 
 fn insert_one_each<M: SequentialId + Sample>(
@@ -669,7 +797,7 @@ rounds; for insert_many_with_ids and plain_insert_many, over plain_insert_many's
 
 fn table(rows: &[Row]) -> String {
     let mut out = format!(
-        "{:<24} {:>6} {:>6} {:>12} {:>10} {:>10} {:>9} {:>9} {:>7}\n",
+        "{:<26} {:>6} {:>6} {:>12} {:>10} {:>10} {:>9} {:>9} {:>7}\n",
         "scenario", "batch", "tasks", "ops/s", "p50 µs", "p99 µs", "trips/ID", "waits/ID", "ratio"
     );
     for r in rows {
@@ -677,7 +805,7 @@ fn table(rows: &[Row]) -> String {
         let ratio = r.ratio.map_or("-".to_owned(), |x| format!("{x:.3}"));
         let waits = r.waits_per_id.map_or("-".to_owned(), |x| format!("{x:.3}"));
         out += &format!(
-            "{:<24} {:>6} {:>6} {:>12.0} {:>10.1} {:>10.1} {:>9.3} {:>9} {:>7}\n",
+            "{:<26} {:>6} {:>6} {:>12.0} {:>10.1} {:>10.1} {:>9.3} {:>9} {:>7}\n",
             r.scenario,
             batch,
             r.tasks,
@@ -832,6 +960,10 @@ fn format_rate(y: f64) -> String {
 
 #[tokio::main]
 async fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some(WORKER) {
+        return gapless_worker(&args[1..]).await;
+    }
     let options = match parse_args() {
         Ok(options) => options,
         Err(e) => {
@@ -874,6 +1006,7 @@ async fn main() -> Result<()> {
         let db = client.database(&unique_db_name("bench_warmup"));
         plain_insert_one(Run {
             db: db.clone(),
+            uri: server.uri().to_owned(),
             tasks: 32,
             calls_per_task: if options.quick { 2 } else { 20 },
         })
@@ -892,6 +1025,7 @@ async fn main() -> Result<()> {
         .filter(|&(s, _)| {
             options.only.is_empty() || options.only.iter().any(|o| o == SCENARIOS[s].name)
         })
+        .filter(|&(s, t)| TASKS[t] >= SCENARIOS[s].min_tasks)
         .collect();
     for round in 0..options.rounds {
         for &(s, t) in &order {
@@ -903,6 +1037,7 @@ async fn main() -> Result<()> {
             let trips_before = find_and_modify_total(&client).await?;
             let measured = (scenario.run)(Run {
                 db: db.clone(),
+                uri: server.uri().to_owned(),
                 tasks,
                 calls_per_task: calls_per_task(scenario.work, options.docs, tasks),
             })
@@ -917,7 +1052,7 @@ async fn main() -> Result<()> {
             let p99 = measured.latency.value_at_quantile(0.99) as f64 / 1000.0;
             let quantile = |q| measured.latency.value_at_quantile(q) as f64 / 1000.0;
             say(&format!(
-                "round {}/{}: {:<22} batch {:>4} tasks {:>2}: {:>9.0} ops/s, latency µs p50 {:.1} \
+                "round {}/{}: {:<25} batch {:>4} tasks {:>2}: {:>9.0} ops/s, latency µs p50 {:.1} \
                  p99 {:.1} p99.9 {:.1} max {:.1}; {} IDs, {} round trips, {} waits, {:.2} s",
                 round + 1,
                 options.rounds,

@@ -72,7 +72,7 @@ impl Pair {
     /// Inserts `n` documents of `M` into `name` on both deployments, taking turns, and checks
     /// that each deployment's counters cover the IDs stored there: a dry run of
     /// `sync_counters` would move none of them.
-    async fn check<M>(&self, name: &str, n: usize, make: impl Fn() -> M)
+    async fn check<M>(&self, name: &str, n: usize, make: impl Fn() -> M) -> usize
     where
         M: SequentialId<Id = i64> + Serialize + for<'de> Deserialize<'de> + Unpin,
     {
@@ -97,6 +97,7 @@ impl Pair {
                  process would issue again: {behind:?}"
             );
         }
+        n
     }
 }
 
@@ -114,10 +115,10 @@ async fn each_deployment_covers_its_ids_with_its_own_counter() {
     let pair = Pair {
         dbs: [clients[0].database(&name), clients[1].database(&name)],
     };
-    pair.check("cached", 60, || Cached { id: 0 }).await;
-    pair.check("single", 20, || Single { id: 0 }).await;
-    pair.check("sharded", 30, || Sharded { id: 0 }).await;
-    pair.check("mongoose", 30, || Mongoose { id: 0 }).await;
+    let ids = pair.check("cached", 60, || Cached { id: 0 }).await
+        + pair.check("single", 20, || Single { id: 0 }).await
+        + pair.check("sharded", 30, || Sharded { id: 0 }).await
+        + pair.check("mongoose", 30, || Mongoose { id: 0 }).await;
 
     // The mongoose layout's unique index exists on both deployments.
     for (d, db) in pair.dbs.iter().enumerate() {
@@ -154,6 +155,10 @@ async fn each_deployment_covers_its_ids_with_its_own_counter() {
             "deployment {d}: {counter}"
         );
     }
+    println!(
+        "reliability: deployments deployments=2 ids={} reissued=0 counters_behind=0",
+        ids + 30
+    );
     drop(clients);
     tokio::task::spawn_blocking(move || other.stop())
         .await

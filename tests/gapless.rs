@@ -9,8 +9,6 @@ use std::sync::Arc;
 
 use mongo_sequence::{Error, SequentialId};
 use mongodb::bson::{doc, Document};
-use mongodb::options::IndexOptions;
-use mongodb::IndexModel;
 use sequence_testkit::{unique_db_name, ServerOptions, TestServer};
 use serde::{Deserialize, Serialize};
 
@@ -31,14 +29,7 @@ fn invoice(code: impl Into<String>) -> Invoice {
 }
 
 async fn unique_code_index<T: Send + Sync>(coll: &mongodb::Collection<T>) {
-    coll.create_index(
-        IndexModel::builder()
-            .keys(doc! { "code": 1 })
-            .options(IndexOptions::builder().unique(true).build())
-            .build(),
-    )
-    .await
-    .unwrap();
+    common::unique_index(coll, "code").await;
 }
 
 async fn counter_value(db: &mongodb::Database, name: &str) -> Option<i64> {

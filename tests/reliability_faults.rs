@@ -20,7 +20,7 @@ use mongodb::bson::{doc, Bson, Document};
 use mongodb::event::command::CommandEvent;
 use mongodb::event::EventHandler;
 use mongodb::{Collection, Database};
-use reliability_support as support;
+use reliability_support::{self as support, Receipt};
 use sequence_testkit::{unique_db_name, ServerOptions, TestServer};
 use serde::{Deserialize, Serialize};
 
@@ -49,15 +49,6 @@ struct Order {
     #[serde(rename = "_id")]
     id: i64,
     call: String,
-}
-
-/// A gapless model with a unique code.
-#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
-#[seq(name = "receipt", gapless)]
-struct Receipt {
-    #[serde(rename = "_id")]
-    id: i64,
-    code: String,
 }
 
 /// The fault a fail point injects.
@@ -406,6 +397,8 @@ async fn faults_at_random() {
         .database("admin");
     let (mut total_ok, mut total_fired, mut total_errors, mut total_lost) = (0, 0, 0, 0);
     let mut total_bound = 0;
+    // Gapless groups: acknowledged, refused (a repeated code), errors, faults fired.
+    let mut gapless = (0, 0, 0, 0);
     for fault in Fault::ALL {
         let name = unique_db_name("faults_random");
         let app = format!("app-{name}");
@@ -476,9 +469,11 @@ async fn faults_at_random() {
         let (line, ok, errors, fired_gapless) =
             gapless_under(fault, server.uri(), &admin, per_task).await;
         lines.push(line);
-        total_ok += ok;
-        total_errors += errors;
-        total_fired += fired + fired_gapless;
+        gapless.0 += ok;
+        gapless.1 += errors.iter().filter(|e| *e == "duplicate-code").count();
+        gapless.2 += errors.len();
+        gapless.3 += fired_gapless;
+        total_fired += fired;
         println!(
             "faults: {fault:?} p=0.1 fired={} ms={} | {}",
             fired + fired_gapless,
@@ -489,6 +484,10 @@ async fn faults_at_random() {
     println!(
         "reliability: faults-random ids={total_ok} duplicates=0 lost={total_lost} lost_bound={total_bound} faults={total_fired} errors={total_errors}"
     );
+    println!(
+        "reliability: faults-gapless ids={} duplicates=0 gaps=0 refused={} faults={} errors={}",
+        gapless.0, gapless.1, gapless.3, gapless.2
+    );
     drop(admin);
     tokio::task::spawn_blocking(move || drop(server))
         .await
@@ -498,30 +497,20 @@ async fn faults_at_random() {
 /// Gapless inserts committed in groups under `fault` at `{activationProbability: 0.1}` on
 /// `findAndModify`, `insert` and `commitTransaction`, with one call in eight repeating a code
 /// (a unique index) from 16 tasks: every `Ok` stored once, the stored numbers exactly 1..=N,
-/// only typed errors. Returns the summary, the `Ok` and error counts and the faults fired.
+/// only typed errors. Returns the summary, the `Ok` count, the errors' kinds and the faults
+/// fired.
 async fn gapless_under(
     fault: Fault,
     uri: &str,
     admin: &Database,
     per_task: usize,
-) -> (String, usize, usize, i64) {
+) -> (String, usize, Vec<String>, i64) {
     const GROUP_TASKS: usize = 16;
     let name = unique_db_name("faults_gapless");
     let app = format!("app-{name}");
     let (client, _) = app_client(uri, &app).await;
     let coll = client.database(&name).collection::<Receipt>("receipts");
-    coll.create_index(
-        mongodb::IndexModel::builder()
-            .keys(doc! { "code": 1 })
-            .options(
-                mongodb::options::IndexOptions::builder()
-                    .unique(true)
-                    .build(),
-            )
-            .build(),
-    )
-    .await
-    .unwrap();
+    common::unique_index(&coll, "code").await;
     let fail_point = support::fail_point(
         admin,
         doc! { "activationProbability": 0.1 },
@@ -586,5 +575,5 @@ async fn gapless_under(
         stored.len(),
         support::tally(&errors)
     );
-    (line, ok.len(), errors.len(), fired)
+    (line, ok.len(), errors, fired)
 }

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use mongo_sequence::{Batch, Sequence, SequenceOptions, SequentialId};
 use mongodb::bson::{doc, Document};
-use reliability_support as support;
+use reliability_support::{self as support, Receipt};
 use sequence_testkit::{unique_db_name, TestServer};
 use serde::{Deserialize, Serialize};
 
@@ -46,6 +46,12 @@ struct Job {
 }
 
 const CRASH_BATCH: i64 = 50;
+
+/// Which calls of a gapless worker repeat the code of the call before (a unique index refuses
+/// them): one in eight.
+fn repeats(i: u64) -> bool {
+    i % 8 == 7
+}
 
 fn env(name: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| panic!("worker: {name} is not set"))
@@ -77,6 +83,7 @@ fn worker() {
         match mode.as_str() {
             "alloc" => alloc_worker(db).await,
             "insert" => insert_worker(db).await,
+            "gapless" => gapless_worker(db).await,
             other => panic!("worker: unknown mode {other}"),
         }
     });
@@ -108,6 +115,42 @@ async fn alloc_worker(db: mongodb::Database) {
         }
     }
     seq.release().await.unwrap();
+    std::fs::write(env(WORKER_OUT), out).unwrap();
+}
+
+/// `tasks` tasks each make `per_task` gapless inserts, one in eight repeating a code; the output
+/// file gets `ok ID` for each insert that succeeded and `refused` for each duplicate code.
+async fn gapless_worker(db: mongodb::Database) {
+    let coll = db.collection::<Receipt>("receipts");
+    let label = env(WORKER_LABEL);
+    let per_task = env_num(WORKER_PER_TASK);
+    let tasks: Vec<_> = (0..env_num(WORKER_TASKS))
+        .map(|task| {
+            let (coll, label) = (coll.clone(), label.clone());
+            tokio::spawn(async move {
+                let mut out = String::new();
+                for i in 0..per_task {
+                    let n = if repeats(i) { i - 1 } else { i };
+                    let mut receipt = Receipt {
+                        id: 0,
+                        code: format!("{label}-{task}-{n}"),
+                    };
+                    match receipt.insert_with_id(&coll).await {
+                        Ok(id) => out.push_str(&format!("ok {id}\n")),
+                        Err(mongo_sequence::Error::DuplicateKey { .. }) if repeats(i) => {
+                            out.push_str("refused\n")
+                        }
+                        Err(e) => panic!("worker: insert {task}-{i}: {e}"),
+                    }
+                }
+                out
+            })
+        })
+        .collect();
+    let mut out = String::new();
+    for t in tasks {
+        out.push_str(&t.await.unwrap());
+    }
     std::fs::write(env(WORKER_OUT), out).unwrap();
 }
 
@@ -180,6 +223,36 @@ fn spawn_worker(mode: &str, vars: &[(&str, String)], stderr_to: &Path) -> Child 
     cmd.spawn().expect("a worker process starts")
 }
 
+/// Starts `count` workers in `mode`, worker `p` with the environment `vars(p, its output
+/// file)`, waits for all of them to exit successfully (5 minutes at most), and returns their
+/// output files.
+async fn run_workers(
+    scratch: &Scratch,
+    mode: &str,
+    count: usize,
+    vars: impl Fn(usize, String) -> Vec<(&'static str, String)>,
+) -> Vec<PathBuf> {
+    let children: Vec<_> = (0..count)
+        .map(|p| {
+            let out = scratch.0.join(format!("{mode}-out-{p}"));
+            let err = scratch.0.join(format!("{mode}-err-{p}"));
+            let child = spawn_worker(mode, &vars(p, out.display().to_string()), &err);
+            (child, out, err)
+        })
+        .collect();
+    tokio::task::spawn_blocking(move || {
+        children
+            .into_iter()
+            .map(|(mut child, out, err)| {
+                wait_ok(&mut child, Duration::from_secs(300), &err);
+                out
+            })
+            .collect()
+    })
+    .await
+    .unwrap()
+}
+
 /// Waits for a worker to exit successfully, killing it if it takes longer than `limit`.
 fn wait_ok(child: &mut Child, limit: Duration, stderr: &Path) {
     let deadline = Instant::now() + limit;
@@ -250,36 +323,20 @@ async fn processes_share_one_counter() {
         let name = unique_db_name(&format!("processes_{batch}"));
         let scratch = Scratch::new(&name);
         let started = Instant::now();
-        let children: Vec<_> = (0..PROCESSES)
-            .map(|p| {
-                let out = scratch.0.join(format!("ids-{p}"));
-                let err = scratch.0.join(format!("err-{p}"));
-                let child = spawn_worker(
-                    "alloc",
-                    &[
-                        (WORKER_URI, server.uri().to_owned()),
-                        (WORKER_DB, name.clone()),
-                        (WORKER_BATCH, batch.to_string()),
-                        (WORKER_TASKS, TASKS.to_string()),
-                        (WORKER_PER_TASK, per_task.to_string()),
-                        (WORKER_OUT, out.display().to_string()),
-                    ],
-                    &err,
-                );
-                (child, out, err)
-            })
-            .collect();
-        let outputs = tokio::task::spawn_blocking(move || {
-            children
-                .into_iter()
-                .map(|(mut child, out, err)| {
-                    wait_ok(&mut child, Duration::from_secs(300), &err);
-                    read_ids(&out)
-                })
-                .collect::<Vec<_>>()
+        let outputs = run_workers(&scratch, "alloc", PROCESSES, |_, out| {
+            vec![
+                (WORKER_URI, server.uri().to_owned()),
+                (WORKER_DB, name.clone()),
+                (WORKER_BATCH, batch.to_string()),
+                (WORKER_TASKS, TASKS.to_string()),
+                (WORKER_PER_TASK, per_task.to_string()),
+                (WORKER_OUT, out),
+            ]
         })
         .await
-        .unwrap();
+        .iter()
+        .map(|out| read_ids(out))
+        .collect::<Vec<_>>();
         let elapsed = started.elapsed();
 
         let mut union = HashSet::new();
@@ -437,6 +494,68 @@ async fn killed_processes_never_reuse_an_id() {
         "reliability: crash kills={kills} mid_range_kills={mid_range} ids={} acknowledged={} duplicates=0 lost={lost} lost_bound={bound} (2 x batch {CRASH_BATCH} x (kills + {SLOTS} final stops)) ms={}",
         stored.len(),
         acknowledged.len(),
+        elapsed.as_millis()
+    );
+}
+
+/// 2 processes × 16 tasks of gapless inserts into one collection, one insert in eight refused by
+/// a unique index: each process commits its callers in groups, the groups of the two conflict
+/// and are retried, and the stored numbers are exactly 1..=N, each acknowledged once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gapless_groups_across_processes() {
+    const GAPLESS_PROCESSES: usize = 2;
+    const GAPLESS_TASKS: u64 = 16;
+    let server = TestServer::shared_or_panic();
+    let per_task = common::pick(16, 200);
+    let name = unique_db_name("processes_gapless");
+    let scratch = Scratch::new(&name);
+    let db = common::client().await.database(&name);
+    common::unique_index(&db.collection::<Document>("receipts"), "code").await;
+    let started = Instant::now();
+    let outputs = run_workers(&scratch, "gapless", GAPLESS_PROCESSES, |p, out| {
+        vec![
+            (WORKER_URI, server.uri().to_owned()),
+            (WORKER_DB, name.clone()),
+            (WORKER_TASKS, GAPLESS_TASKS.to_string()),
+            (WORKER_PER_TASK, per_task.to_string()),
+            (WORKER_LABEL, format!("p{p}")),
+            (WORKER_OUT, out),
+        ]
+    })
+    .await
+    .iter()
+    .map(|out| std::fs::read_to_string(out).unwrap())
+    .collect::<Vec<_>>();
+    let elapsed = started.elapsed();
+    let (mut acknowledged, mut refused) = (HashSet::new(), 0);
+    for line in outputs.iter().flat_map(|o| o.lines()) {
+        match line.split_once(' ') {
+            Some(("ok", id)) => {
+                let id: i64 = id.parse().unwrap();
+                assert!(acknowledged.insert(id), "ID {id} acknowledged twice");
+            }
+            _ => {
+                assert_eq!(line, "refused");
+                refused += 1;
+            }
+        }
+    }
+    let calls = GAPLESS_PROCESSES as u64 * GAPLESS_TASKS * per_task;
+    assert_eq!(acknowledged.len() as u64 + refused, calls);
+    assert_eq!(refused, calls / 8, "exactly the repeated codes are refused");
+    let docs: Vec<Document> = common::all(&db.collection::<Document>("receipts")).await;
+    let mut stored: Vec<i64> = docs.iter().map(|d| d.get_i64("_id").unwrap()).collect();
+    stored.sort_unstable();
+    let n = acknowledged.len() as i64;
+    assert_eq!(
+        stored,
+        (1..=n).collect::<Vec<_>>(),
+        "the numbers are 1..=N, once each"
+    );
+    assert_eq!(support::counter(&db, "receipt").await, n);
+    println!(
+        "reliability: gapless-processes processes={GAPLESS_PROCESSES} tasks={} ids={n} duplicates=0 gaps=0 refused={refused} ms={}",
+        GAPLESS_PROCESSES as u64 * GAPLESS_TASKS,
         elapsed.as_millis()
     );
 }

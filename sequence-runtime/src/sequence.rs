@@ -618,7 +618,7 @@ impl Sequence {
                 Kind::Sharded(shards) => Origin::sharded(shards),
                 _ => Origin::counter(&engine.store, &slot, engine.bounds),
             };
-            return Ok((engine.shared.one(origin).await?, slot));
+            return Ok((engine.shared.coalescer.one(origin).await?, slot));
         }
         let req = Request {
             store: &engine.store,

@@ -103,3 +103,16 @@ pub async fn client_with_app(
     tweak(&mut options);
     Client::with_options(options).expect("client options are valid")
 }
+
+/// Creates a unique index on `field` of `coll`.
+pub async fn unique_index<T: Send + Sync>(coll: &mongodb::Collection<T>, field: &str) {
+    let index = mongodb::IndexModel::builder()
+        .keys(mongodb::bson::doc! { field: 1 })
+        .options(
+            mongodb::options::IndexOptions::builder()
+                .unique(true)
+                .build(),
+        )
+        .build();
+    coll.create_index(index).await.unwrap();
+}

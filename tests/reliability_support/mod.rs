@@ -120,3 +120,15 @@ pub async fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+/// Gapless documents whose `code` the tests make unique (with an index), so that a repeated
+/// code fails one insert on purpose.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, mongo_sequence::SequentialId)]
+#[seq(name = "receipt", gapless)]
+pub struct Receipt {
+    /// The gapless number.
+    #[serde(rename = "_id")]
+    pub id: i64,
+    /// Unique.
+    pub code: String,
+}

@@ -42,13 +42,25 @@ pub(crate) struct Request<'a> {
 }
 
 /// The cache and the statistics of one sequence.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Shared {
-    pub(crate) stats: StatsCell,
+    pub(crate) stats: Arc<StatsCell>,
     /// The callers served by coalesced reservations.
-    pub(super) coalescer: Coalescer,
+    pub(crate) coalescer: Arc<Coalescer>,
     state: Mutex<State>,
     refilled: Notify,
+}
+
+impl Default for Shared {
+    fn default() -> Self {
+        let stats = Arc::new(StatsCell::default());
+        Shared {
+            coalescer: Arc::new(Coalescer::new(stats.clone())),
+            stats,
+            state: Mutex::default(),
+            refilled: Notify::new(),
+        }
+    }
 }
 
 #[derive(Debug, Default)]

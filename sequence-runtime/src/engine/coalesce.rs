@@ -16,18 +16,20 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tokio::sync::oneshot;
 
-use super::cache::Shared;
 use super::origin::Origin;
+use super::stats::StatsCell;
 use crate::error::Result;
 
 /// The most values one round reserves.
 pub(crate) const ROUND_CAP: usize = 1000;
 
 /// The queues of callers, per origin, of one sequence in this process.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Coalescer {
-    /// A queue exists exactly while a round task serves it.
+    /// A queue exists exactly while a round trip of its origin is in flight.
     queues: Mutex<HashMap<String, VecDeque<Waiter>>>,
+    /// The sequence's statistics.
+    stats: Arc<StatsCell>,
 }
 
 type Waiter = oneshot::Sender<Result<i64>>;
@@ -35,32 +37,38 @@ type Waiter = oneshot::Sender<Result<i64>>;
 /// Ends the round trip of a caller that went alone, however it ends (done, failed, or dropped):
 /// the callers that queued meanwhile get a round task, or the queue is removed if none did.
 struct NextRound<'a> {
-    shared: Arc<Shared>,
+    coalescer: Arc<Coalescer>,
     origin: &'a Origin,
     runtime: tokio::runtime::Handle,
 }
 
 impl Drop for NextRound<'_> {
     fn drop(&mut self) {
-        let mut queues = self.shared.coalescer.lock();
+        let mut queues = self.coalescer.lock();
         let id = self.origin.id();
         if queues.get(id).is_some_and(VecDeque::is_empty) {
             queues.remove(id);
         } else {
             drop(queues);
-            let rounds = self.shared.clone().rounds(self.origin.clone());
+            let rounds = self.coalescer.clone().rounds(self.origin.clone());
             self.runtime.spawn(rounds);
         }
     }
 }
 
 impl Coalescer {
+    /// Queues counting into `stats`.
+    pub(crate) fn new(stats: Arc<StatsCell>) -> Self {
+        Coalescer {
+            queues: Mutex::default(),
+            stats,
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, HashMap<String, VecDeque<Waiter>>> {
         self.queues.lock().unwrap_or_else(PoisonError::into_inner)
     }
-}
 
-impl Shared {
     /// One value of `origin`, from the round that serves the callers queued with this one.
     pub(crate) async fn one(self: &Arc<Self>, origin: Origin) -> Result<i64> {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
@@ -68,7 +76,7 @@ impl Shared {
         };
         self.stats.waited();
         let queued = {
-            let mut queues = self.coalescer.lock();
+            let mut queues = self.lock();
             match queues.get_mut(origin.id()) {
                 Some(queue) => {
                     let (tx, rx) = oneshot::channel();
@@ -85,7 +93,7 @@ impl Shared {
             // Nobody is waiting: this caller's round trip is the one in flight, made by the
             // caller itself; those arriving meanwhile queue for the next.
             let _next = NextRound {
-                shared: self.clone(),
+                coalescer: self.clone(),
                 origin: &origin,
                 runtime,
             };
@@ -114,7 +122,7 @@ impl Shared {
     async fn rounds(self: Arc<Self>, origin: Origin) {
         loop {
             let mut round: Vec<Waiter> = {
-                let mut queues = self.coalescer.lock();
+                let mut queues = self.lock();
                 let Some(queue) = queues.get_mut(origin.id()) else {
                     return;
                 };
@@ -145,7 +153,7 @@ impl Shared {
                         }
                     }
                     if !left.is_empty() {
-                        let mut queues = self.coalescer.lock();
+                        let mut queues = self.lock();
                         let queue = queues.entry(origin.id().to_owned()).or_default();
                         for waiter in left.into_iter().rev() {
                             queue.push_front(waiter);
