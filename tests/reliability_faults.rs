@@ -577,3 +577,70 @@ async fn gapless_under(
     );
     (line, ok.len(), errors, fired)
 }
+
+/// Gapless documents whose transactions give up soon.
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(name = "slip", gapless, timeout_ms = 300)]
+struct Slip {
+    #[serde(rename = "_id")]
+    id: i64,
+    note: String,
+}
+
+/// Every `commitTransaction` commits and then answers with a write concern error, until past
+/// the transaction timeout: the commit's outcome stays unknown. The documents are read back,
+/// so a lone insert and each insert of a group return their numbers, stored once each and
+/// exactly `1..=N`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gapless_commits_of_unknown_outcome_are_read_back() {
+    // A server of its own: the fail point is one per server.
+    let server = tokio::task::spawn_blocking(|| TestServer::start(ServerOptions::default()))
+        .await
+        .unwrap()
+        .expect("a server for the unknown commits starts");
+    let admin = mongodb::Client::with_uri_str(server.uri())
+        .await
+        .unwrap()
+        .database("admin");
+    let name = unique_db_name("faults_unknown_commit");
+    let app = format!("app-{name}");
+    let (client, _) = app_client(server.uri(), &app).await;
+    let coll = client.database(&name).collection::<Slip>("slips");
+    let slip = |note: &str| Slip {
+        id: 0,
+        note: note.into(),
+    };
+    // The counter and the collection exist before the fault.
+    let mut returned = vec![slip("first").insert_with_id(&coll).await.unwrap()];
+    let fail_point = support::fail_point(
+        &admin,
+        "alwaysOn",
+        Fault::WriteConcern64.data(&["commitTransaction"], &app),
+    )
+    .await;
+    let mut lone = slip("lone");
+    let lone_id = lone.insert_with_id(&coll).await;
+    let group: Vec<_> = (0..8)
+        .map(|i| {
+            let coll = coll.clone();
+            tokio::spawn(async move { slip(&format!("group-{i}")).insert_with_id(&coll).await })
+        })
+        .collect();
+    let mut outcomes = vec![lone_id];
+    for task in group {
+        outcomes.push(task.await.unwrap());
+    }
+    let fired = fail_point.off().await;
+    assert!(fired > 0, "the fail point fired");
+    for outcome in outcomes {
+        returned.push(outcome.expect("a commit that took effect returns its number"));
+    }
+    returned.sort_unstable();
+    let stored = stored_numbers(&coll.clone_with_type::<Document>()).await;
+    assert_eq!(returned, stored, "each returned number stored once");
+    assert_eq!(stored, (1..=10).collect::<Vec<i64>>(), "no gap, no repeat");
+    println!(
+        "reliability: faults-unknown-commit ids={} fired={fired}",
+        stored.len()
+    );
+}

@@ -4,15 +4,17 @@
 //! the issued IDs are exactly `start, start + 1, …`. Transient transaction errors (write
 //! conflicts between callers racing for the counter, network errors, elections) retry the whole
 //! transaction with jittered backoff until the deadline; an unknown commit result retries the
-//! commit only; errors that are the caller's (a duplicate on another unique index, validation)
-//! abort and are returned unchanged.
+//! commit only, and past the deadline the documents are read back; errors that are the
+//! caller's (a duplicate on another unique index, validation) abort and are returned unchanged.
 
 use std::time::{Duration, Instant};
 
-use mongodb::options::WriteConcern;
+use mongodb::bson::{doc, Bson, Document};
+use mongodb::options::{ReadConcern, WriteConcern};
 use mongodb::{ClientSession, Collection, Namespace};
 
 use super::doc::Doc;
+use super::insert::document;
 use super::scope;
 use super::skip_ahead;
 use crate::error::{
@@ -107,6 +109,12 @@ pub(crate) trait Body<R> {
         &'s mut self,
         session: &'s mut ClientSession,
     ) -> BoxFuture<'s, std::result::Result<Done<R>, Failure>>;
+
+    /// The documents the last run inserted, as sent, if each has an `_id`: a commit whose
+    /// outcome stayed unknown succeeded if they are stored. `None`: that cannot be told.
+    fn sent(&self) -> Option<Vec<Document>> {
+        None
+    }
 }
 
 /// The body of a gapless insert.
@@ -126,6 +134,13 @@ impl<T: Doc> Body<Vec<T::Id>> for Inserts<'_, '_, T> {
                 .await
                 .map(Done::Commit)
         })
+    }
+
+    fn sent(&self) -> Option<Vec<Document>> {
+        (0..self.docs.len())
+            .map(|i| document(self.docs.get(i)).ok())
+            .collect::<Option<Vec<_>>>()
+            .filter(|docs| docs.iter().all(|d| d.contains_key("_id")))
     }
 }
 
@@ -156,6 +171,14 @@ pub(crate) async fn in_transactions<T: Doc, R>(
             Ok(Done::Commit(result)) => {
                 match commit(&mut session, &namespace, started, timeout).await {
                     Ok(()) => return Ok(result),
+                    Err(Failure::Fatal(e)) => {
+                        // The commit's outcome may still be unknown: read the documents back.
+                        let sent = body.sent().unwrap_or_default();
+                        return match stored_as_sent(coll, &sent).await {
+                            Some(true) => Ok(result),
+                            _ => Err(e),
+                        };
+                    }
                     Err(e) => e,
                 }
             }
@@ -310,6 +333,37 @@ pub(crate) async fn commit(
             }
             Err(e) => return Err(classify(e, namespace)),
         }
+    }
+}
+
+/// Whether the documents `sent` (each with an `_id`) are stored as sent, read with majority
+/// read concern: `Some(true)` if all are, `Some(false)` if none is (a document of another
+/// writer under one of their `_id`s is not one of them), `None` if that cannot be told.
+pub(crate) async fn stored_as_sent<T: Send + Sync>(
+    coll: &Collection<T>,
+    sent: &[Document],
+) -> Option<bool> {
+    let ids: Vec<&Bson> = sent.iter().map(|d| d.get("_id")).collect::<Option<_>>()?;
+    if ids.is_empty() {
+        return None;
+    }
+    let mut cursor = coll
+        .clone_with_type::<Document>()
+        .find(doc! { "_id": { "$in": ids } })
+        .read_concern(ReadConcern::majority())
+        .await
+        .ok()?;
+    let mut ours = 0;
+    while cursor.advance().await.ok()? {
+        let stored = cursor.deserialize_current().ok()?;
+        if sent.contains(&stored) {
+            ours += 1;
+        }
+    }
+    match ours {
+        0 => Some(false),
+        n if n == sent.len() => Some(true),
+        _ => None,
     }
 }
 

@@ -18,8 +18,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
 use mongodb::bson::oid::ObjectId;
-use mongodb::bson::{doc, Bson, Document};
-use mongodb::options::{ReadConcern, WriteConcern};
+use mongodb::bson::{Bson, Document};
+use mongodb::options::WriteConcern;
 use mongodb::{ClientSession, Collection};
 use tokio::sync::oneshot;
 
@@ -274,12 +274,11 @@ impl<T: Doc> Round<T> {
             attempts += 1;
             let outcome = self.attempt(&mut members, &mut session).await;
             let failure = match outcome {
-                Ok((ids, stored)) => match commit(&mut session, &namespace, started, timeout).await
-                {
+                Ok((ids, sent)) => match commit(&mut session, &namespace, started, timeout).await {
                     Ok(()) => return answer(members, ids),
                     Err(Failure::Fatal(e)) => {
                         // The commit's outcome may still be unknown: read the documents back.
-                        return match self.committed(&stored).await {
+                        return match gapless::stored_as_sent(&self.coll, &sent).await {
                             Some(true) => answer(members, ids),
                             _ => answer_all(members, &e),
                         };
@@ -330,12 +329,12 @@ impl<T: Doc> Round<T> {
     /// One transaction body: numbers for every member, their documents inserted in order. A
     /// member whose document fails on its own is answered with its error and removed (the
     /// transaction is then retried without it, as a transient failure).
-    /// Returns the IDs and the stored `_id`s.
+    /// Returns the IDs and the documents as sent.
     async fn attempt(
         &self,
         members: &mut Vec<Member<T::Id>>,
         session: &mut ClientSession,
-    ) -> std::result::Result<(Vec<T::Id>, Vec<Bson>), Failure> {
+    ) -> std::result::Result<(Vec<T::Id>, Vec<Document>), Failure> {
         session
             .start_transaction()
             .write_concern(WriteConcern::majority())
@@ -357,10 +356,9 @@ impl<T: Doc> Round<T> {
             doc.insert(field, stored);
             docs.push(doc);
         }
-        let stored: Vec<Bson> = docs.iter().filter_map(|d| d.get("_id").cloned()).collect();
         let docs_coll = self.coll.clone_with_type::<Document>();
-        let Err(e) = docs_coll.insert_many(docs).session(&mut *session).await else {
-            return Ok((issued.into_iter().map(|(id, _)| id).collect(), stored));
+        let Err(e) = docs_coll.insert_many(&docs).session(&mut *session).await else {
+            return Ok((issued.into_iter().map(|(id, _)| id).collect(), docs));
         };
         let at = insert_many_failed_at(&e);
         let namespace = self.coll.namespace();
@@ -385,23 +383,6 @@ impl<T: Doc> Round<T> {
                 Err(Failure::Dropped)
             }
             (e, None) => Err(Failure::Fatal(e)),
-        }
-    }
-
-    /// Whether the documents with the `_id`s `ids` are stored, read with majority read concern
-    /// (`None` if that cannot be told).
-    async fn committed(&self, ids: &[Bson]) -> Option<bool> {
-        let found = self
-            .coll
-            .clone_with_type::<Document>()
-            .count_documents(doc! { "_id": { "$in": ids } })
-            .read_concern(ReadConcern::majority())
-            .await
-            .ok()?;
-        match found {
-            0 => Some(false),
-            n if n == ids.len() as u64 => Some(true),
-            _ => None,
         }
     }
 }
