@@ -19,6 +19,9 @@ use mongodb::{Collection, Database};
 use sequence_testkit::{unique_db_name, TestServer};
 use serde::{Deserialize, Serialize};
 
+mod support;
+use support::check;
+
 #[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
 #[seq(name = "account", strategy = "sharded", shards = 1000, digits = 12)]
 struct ShardedAccount {
@@ -38,16 +41,6 @@ struct RandomAccount {
 /// Tasks opening accounts at once, and accounts each.
 const TASKS: usize = 8;
 const PER_TASK: usize = 25;
-
-/// Fails the example with `message` unless `holds`.
-fn check(holds: bool, message: &str) -> Result<(), Box<dyn std::error::Error>> {
-    if holds {
-        println!("  ok: {message}");
-        Ok(())
-    } else {
-        Err(format!("claim failed: {message}").into())
-    }
-}
 
 /// What opening the accounts cost.
 struct Run {

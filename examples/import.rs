@@ -14,6 +14,9 @@ use mongodb::IndexModel;
 use sequence_testkit::{unique_db_name, TestServer};
 use serde::{Deserialize, Serialize};
 
+mod support;
+use support::check;
+
 #[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
 #[seq(name = "order", batch = 25)]
 struct Order {
@@ -30,16 +33,6 @@ struct Customer {
     id: i64,
     email: String,
     name: String,
-}
-
-/// Fails the example with `message` unless `holds`.
-fn check(holds: bool, message: &str) -> Result<(), Box<dyn std::error::Error>> {
-    if holds {
-        println!("  ok: {message}");
-        Ok(())
-    } else {
-        Err(format!("claim failed: {message}").into())
-    }
 }
 
 #[tokio::main]

@@ -20,6 +20,9 @@ use mongodb::IndexModel;
 use sequence_testkit::{unique_db_name, TestServer};
 use serde::{Deserialize, Serialize};
 
+mod support;
+use support::check;
+
 #[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
 #[seq(
     name = "invoice",
@@ -34,16 +37,6 @@ struct Invoice {
     clerk: u32,
     /// The order the invoice is for: unique, so a repeated one is refused.
     reference: String,
-}
-
-/// Fails the example with `message` unless `holds`.
-fn check(holds: bool, message: &str) -> Result<(), Box<dyn std::error::Error>> {
-    if holds {
-        println!("  ok: {message}");
-        Ok(())
-    } else {
-        Err(format!("claim failed: {message}").into())
-    }
 }
 
 #[tokio::main]

@@ -23,6 +23,9 @@ use sequence_testkit::{unique_db_name, TestServer};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+mod support;
+use support::check;
+
 #[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
 #[seq(name = "order", batch = 20)]
 struct Order {
@@ -52,16 +55,6 @@ async fn create_order(
     match order.insert_with_id(&orders).await {
         Ok(id) => Ok(Json(json!({ "id": id }))),
         Err(e) => Err((StatusCode::SERVICE_UNAVAILABLE, e.to_string())),
-    }
-}
-
-/// Fails the example with `message` unless `holds`.
-fn check(holds: bool, message: &str) -> Result<(), Box<dyn std::error::Error>> {
-    if holds {
-        println!("  ok: {message}");
-        Ok(())
-    } else {
-        Err(format!("claim failed: {message}").into())
     }
 }
 

@@ -15,6 +15,9 @@ use mongodb::options::ReturnDocument;
 use sequence_testkit::{unique_db_name, TestServer};
 use serde::{Deserialize, Serialize};
 
+mod support;
+use support::check;
+
 /// A support ticket, numbered per tenant. The counters are mongoose-sequence's, in its
 /// `identitycounters` collection, as a Node service with
 /// `TicketSchema.plugin(AutoIncrement, { id: "ticket", inc_field: "number",
@@ -33,16 +36,6 @@ struct Ticket {
     number: i64,
     tenant: String,
     title: String,
-}
-
-/// Fails the example with `message` unless `holds`.
-fn check(holds: bool, message: &str) -> Result<(), Box<dyn std::error::Error>> {
-    if holds {
-        println!("  ok: {message}");
-        Ok(())
-    } else {
-        Err(format!("claim failed: {message}").into())
-    }
 }
 
 #[tokio::main]
