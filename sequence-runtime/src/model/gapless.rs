@@ -110,8 +110,8 @@ pub(crate) trait Body<R> {
         session: &'s mut ClientSession,
     ) -> BoxFuture<'s, std::result::Result<Done<R>, Failure>>;
 
-    /// The documents the last run inserted, as sent, if each has an `_id`: a commit whose
-    /// outcome stayed unknown succeeded if they are stored. `None`: that cannot be told.
+    /// The documents the last run inserted, as sent: a commit whose outcome stayed unknown
+    /// succeeded if they are stored (see [`stored_as_sent`]). `None`: not known.
     fn sent(&self) -> Option<Vec<Document>> {
         None
     }
@@ -139,8 +139,7 @@ impl<T: Doc> Body<Vec<T::Id>> for Inserts<'_, '_, T> {
     fn sent(&self) -> Option<Vec<Document>> {
         (0..self.docs.len())
             .map(|i| document(self.docs.get(i)).ok())
-            .collect::<Option<Vec<_>>>()
-            .filter(|docs| docs.iter().all(|d| d.contains_key("_id")))
+            .collect()
     }
 }
 
@@ -173,8 +172,11 @@ pub(crate) async fn in_transactions<T: Doc, R>(
                     Ok(()) => return Ok(result),
                     Err(Failure::Fatal(e)) => {
                         // The commit's outcome may still be unknown: read the documents back.
-                        let sent = body.sent().unwrap_or_default();
-                        return match stored_as_sent(coll, &sent).await {
+                        let stored = match body.sent() {
+                            Some(sent) => stored_as_sent(coll, &sent).await,
+                            None => None,
+                        };
+                        return match stored {
                             Some(true) => Ok(result),
                             _ => Err(e),
                         };
@@ -336,9 +338,10 @@ pub(crate) async fn commit(
     }
 }
 
-/// Whether the documents `sent` (each with an `_id`) are stored as sent, read with majority
-/// read concern: `Some(true)` if all are, `Some(false)` if none is (a document of another
-/// writer under one of their `_id`s is not one of them), `None` if that cannot be told.
+/// Whether the documents `sent` are stored as sent, read by `_id` with majority read concern:
+/// `Some(true)` if all are, `Some(false)` if none is (a document of another writer under one
+/// of their `_id`s is not one of them), `None` if that cannot be told (none sent, one without
+/// an `_id`, a failed read, some stored and some not).
 pub(crate) async fn stored_as_sent<T: Send + Sync>(
     coll: &Collection<T>,
     sent: &[Document],
