@@ -551,7 +551,7 @@ impl Sequence {
     /// A sequence with invalid options did nothing: all zeros.
     pub fn stats(&self) -> Stats {
         self.engine()
-            .map(|engine| engine.shared.stats.snapshot())
+            .map(|engine| engine.shared.snapshot())
             .unwrap_or_default()
     }
 

@@ -22,7 +22,7 @@ use tokio::sync::Notify;
 use super::coalesce::Coalescer;
 use super::origin::Origin;
 use super::sharded::Shards;
-use super::stats::StatsCell;
+use super::stats::{Stats, StatsCell};
 use crate::error::{Error, Result};
 use crate::options::Batch;
 use crate::store::{CounterStore, Reservation};
@@ -97,6 +97,9 @@ struct State {
     /// Values known to be taken by stored documents (the last skip-ahead): a refill that lands
     /// with values in it keeps only those above.
     dead: Option<(i64, i64)>,
+    /// IDs handed out from the cached ranges: counted under the lock the call holds anyway, so
+    /// that a cached ID costs no write to the shared statistics.
+    issued: u64,
 }
 
 enum Step<'a> {
@@ -254,8 +257,17 @@ impl Shared {
         let current = st.current.take().expect("a range in use");
         let (head, rest) = current.split_first(1);
         st.current = rest;
-        self.stats.issued(1);
+        st.issued += 1;
         head.first()
+    }
+
+    /// What the sequence did in this process: the shared statistics with the IDs handed out
+    /// from the cache.
+    pub(crate) fn snapshot(&self) -> Stats {
+        let issued = self.lock().issued;
+        let mut stats = self.stats.snapshot();
+        stats.issued += issued;
+        stats
     }
 
     fn begin_refill(&self, st: &mut State, batch: Batch) -> Refill {

@@ -6,6 +6,8 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, PoisonError, RwLock};
 
+use mongodb::Collection;
+
 use super::cache::Shared;
 use crate::store::Deployment;
 
@@ -44,35 +46,39 @@ pub(crate) fn entry<T: Any + Send + Sync>(id: String, make: impl FnOnce() -> T) 
     fresh
 }
 
-/// How many (model, deployment, database) triples each thread remembers.
+/// How many (model, collection handle) pairs each thread remembers.
 const RECENT_CAPACITY: usize = 16;
 
-/// A model type, and the deployment and database it is used in.
-type ModelKey = (TypeId, Deployment, Box<str>);
+/// A model type, and the collection handle it is used with, by address (see
+/// [`Deployment::handle_address`]).
+type HandleKey = (TypeId, usize);
+
+/// A pair remembered: its key, a clone of the handle that keeps the address its own while it
+/// is remembered, and the cache.
+type Recent = (HandleKey, Box<dyn Any>, Arc<Shared>);
 
 thread_local! {
-    /// The caches this thread used last, by model, deployment and database: a lookup here
-    /// neither formats a key nor touches the registry's lock. Most recently used last.
-    static RECENT: RefCell<Vec<(ModelKey, Arc<Shared>)>> = const { RefCell::new(Vec::new()) };
+    /// The caches this thread used last, by model and collection handle: a lookup here neither
+    /// reads the handle's namespace, nor formats a key, nor touches the registry's lock. Most
+    /// recently used last.
+    static RECENT: RefCell<Vec<Recent>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Calls `f` with the shared cache of the counter of a model in `db` of `deployment`: the same
-/// cache as [`shared`]`(place(deployment, db, counters), key())`, remembered per thread under
-/// the model's type, whose configuration fixes `counters` and `key`.
-pub(crate) fn with_model_shared<R>(
+/// Calls `f` with the shared cache of the counter of a model used with `coll`: the same cache
+/// as [`shared`]`(place(deployment, db, counters), key())` for the deployment and database of
+/// `coll`, remembered per thread under the model's type, whose configuration fixes `counters`
+/// and `key`.
+pub(crate) fn with_model_shared<T: Send + Sync + 'static, R>(
     model: TypeId,
-    deployment: Deployment,
-    db: &str,
+    coll: &Collection<T>,
     counters: &str,
     key: impl FnOnce() -> String,
     f: impl FnOnce(&Shared) -> R,
 ) -> R {
+    let handle = (model, Deployment::handle_address(coll.client()));
     RECENT.with(|recent| {
         let mut recent = recent.borrow_mut();
-        let last = match recent
-            .iter()
-            .rposition(|((t, dep, d), _)| *t == model && *dep == deployment && **d == *db)
-        {
+        let last = match recent.iter().rposition(|(k, _, _)| *k == handle) {
             Some(i) => {
                 let last = recent.len() - 1;
                 recent.swap(i, last);
@@ -82,13 +88,14 @@ pub(crate) fn with_model_shared<R>(
                 if recent.len() == RECENT_CAPACITY {
                     recent.remove(0);
                 }
-                let cache = shared(&place(deployment, db, counters), &key());
-                recent.push(((model, deployment, db.into()), cache));
+                let deployment = Deployment::of_collection(coll);
+                let cache = shared(&place(deployment, &coll.namespace().db, counters), &key());
+                recent.push((handle, Box::new(coll.clone()), cache));
                 recent.len() - 1
             }
         };
         // `f` gets a reference: no reference count is touched on the way.
-        f(&recent[last].1)
+        f(&recent[last].2)
     })
 }
 
@@ -99,21 +106,28 @@ mod tests {
     struct ModelA;
     struct ModelB;
 
-    #[test]
-    fn model_lookups_find_the_registry_entry() {
+    #[tokio::test]
+    async fn model_lookups_find_the_registry_entry() {
         let a = TypeId::of::<ModelA>();
         let b = TypeId::of::<ModelB>();
-        // More databases than a thread remembers, twice over: hits and misses alike must give
-        // the registry's cache of the counter.
-        for _ in 0..2 {
-            for i in 0..RECENT_CAPACITY + 4 {
+        let uri = "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=10";
+        let client = mongodb::Client::with_uri_str(uri).await.unwrap();
+        let deployment = Deployment::of_database(&client.database("x"));
+        // More handles than a thread remembers, twice over: hits and misses alike must give the
+        // registry's cache of the counter of the handle's database.
+        let handles: Vec<_> = (0..RECENT_CAPACITY + 4)
+            .map(|i| {
                 let db = format!("registry_test_{i}");
+                (client.database(&db).collection::<()>("c"), db)
+            })
+            .collect();
+        for _ in 0..2 {
+            for (coll, db) in &handles {
                 for (model, key) in [(a, "s:a"), (b, "s:b")] {
-                    let expected = shared(&place(Deployment::NONE, &db, "counters"), key);
+                    let expected = shared(&place(deployment, db, "counters"), key);
                     let same = with_model_shared(
                         model,
-                        Deployment::NONE,
-                        &db,
+                        &coll.clone(),
                         "counters",
                         || key.to_owned(),
                         |s| std::ptr::eq(s, &*expected),

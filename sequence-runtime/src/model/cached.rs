@@ -10,7 +10,6 @@ use mongodb::Collection;
 
 use super::doc::Doc;
 use crate::engine::{self, Kind};
-use crate::store::Deployment;
 use crate::values::CounterKey;
 
 /// The next ID of `M`'s counter from the cache a [`Sequence`](crate::Sequence) of `M` uses,
@@ -20,11 +19,9 @@ use crate::values::CounterKey;
 pub(crate) fn cached_id<M: Doc>(coll: &Collection<M>) -> Option<i64> {
     let config = &M::CONFIG;
     let batch = config.cached_batch()?;
-    let db = coll.namespace().db;
     engine::with_model_shared(
         TypeId::of::<M>(),
-        Deployment::of_collection(coll),
-        &db,
+        coll,
         config.counters,
         || Kind::Counter.cache_id(&CounterKey::named(config.name)),
         |shared| shared.next_cached(batch, defaults::PREFETCH_AT),

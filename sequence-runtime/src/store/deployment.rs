@@ -61,6 +61,13 @@ impl Deployment {
         remembered(coll.client(), || Box::new(coll.clone()))
     }
 
+    /// The address of a handle's client field, which tells the handle (a database or a
+    /// collection, and its clones) apart from other handles while it lives: each handle made by
+    /// `database` or `collection` holds a client of its own; clones of it share that one.
+    pub(crate) fn handle_address(client: &Client) -> usize {
+        std::ptr::from_ref(client) as usize
+    }
+
     /// The deployment of `client`, from its connection options.
     fn of_client(client: &Client) -> Self {
         let mut scan = OptionsScan::default();
@@ -87,7 +94,7 @@ impl Deployment {
 /// The deployment of `client`, remembered by the address of the handle field it is read from
 /// (`keep` makes the clone that keeps that address).
 fn remembered(client: &Client, keep: impl FnOnce() -> Box<dyn Any>) -> Deployment {
-    let address = std::ptr::from_ref(client) as usize;
+    let address = Deployment::handle_address(client);
     SEEN.with(|seen| {
         let mut seen = seen.borrow_mut();
         if let Some(i) = seen.iter().rposition(|(a, _, _)| *a == address) {
