@@ -29,9 +29,9 @@ use std::pin::Pin;
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use mongo_sequence::SequentialId;
+use mongo_sequence::{Sequence, SequenceOptions, SequentialId};
 use mongodb::bson::{doc, oid::ObjectId, Bson, DateTime};
-use mongodb::options::{ClientOptions, ReturnDocument};
+use mongodb::options::{Acknowledgment, ClientOptions, ReturnDocument, WriteConcern};
 use mongodb::{Client, Database};
 use sequence_testkit::{unique_db_name, TestServer};
 use serde::Serialize;
@@ -273,6 +273,14 @@ const SCENARIOS: &[Scenario] = &[
         min_tasks: 1,
     },
     Scenario {
+        name: "counter_w1_insert",
+        batch: BatchSize::Fixed(1),
+        work: Work::Docs,
+        baseline: Some("plain_insert_one"),
+        run: counter_w1_insert,
+        min_tasks: 1,
+    },
+    Scenario {
         name: "plain_insert_many",
         batch: BatchSize::None,
         work: Work::Many,
@@ -373,6 +381,32 @@ fn naive_counter_insert(run: Run) -> BoxFuture<Result<Measured>> {
                     .get_i64("seq")
                     .or_else(|_| counter.get_i32("seq").map(i64::from))?,
             );
+            coll.insert_one(doc).await?;
+            Ok(1)
+        }
+    })
+}
+
+/// Batch 1 as `insert_with_id` does it, except that the counter updates are acknowledged by the
+/// primary alone (`w: 1`) instead of a majority: not a setting to use (a failover can roll such
+/// an update back, and its values be handed out again), but what it gains is what waiting for
+/// a durable counter update costs batch 1.
+fn counter_w1_insert(run: Run) -> BoxFuture<Result<Measured>> {
+    let coll = run.db.collection::<Naive>(COLL);
+    let options = SequenceOptions::builder("bench_w1")
+        .write_concern(Some(
+            WriteConcern::builder().w(Acknowledgment::Nodes(1)).build(),
+        ))
+        .build();
+    let seq = match Sequence::new(&run.db, options) {
+        Ok(seq) => seq,
+        Err(e) => return Box::pin(async move { Err(e.into()) }),
+    };
+    drive(run.tasks, run.calls_per_task, move |n| {
+        let (coll, seq) = (coll.clone(), seq.clone());
+        async move {
+            let mut doc = Naive::sample(n);
+            doc.id = Some(seq.next().await?);
             coll.insert_one(doc).await?;
             Ok(1)
         }
