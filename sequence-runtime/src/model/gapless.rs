@@ -72,7 +72,7 @@ pub(crate) enum Done<R> {
 }
 
 /// How a driver error of the transaction on `namespace` is handled.
-pub(crate) fn classify(e: mongodb::error::Error, namespace: &Namespace) -> Failure {
+fn classify(e: mongodb::error::Error, namespace: &Namespace) -> Failure {
     if transaction_transient(&e) {
         Failure::Transient(e)
     } else {
@@ -195,6 +195,7 @@ pub(crate) async fn in_transactions<T: Doc, R>(
             }
         };
         match failure {
+            // A document of a group failed on its own: the others go on at once.
             Failure::Dropped => {}
             Failure::Fatal(e) => return Err(e),
             Failure::Taken(issued, floor, e) => {
@@ -321,7 +322,7 @@ async fn attempt<T: Doc>(
 }
 
 /// Commits, retrying the commit alone while its result is unknown.
-pub(crate) async fn commit(
+async fn commit(
     session: &mut ClientSession,
     namespace: &Namespace,
     started: Instant,
@@ -371,7 +372,7 @@ pub(crate) async fn stored_as_sent<T: Send + Sync>(
 }
 
 /// Full jitter: a random pause up to an exponentially growing bound.
-pub(crate) fn backoff(attempt: u32) -> Duration {
+fn backoff(attempt: u32) -> Duration {
     let bound = Duration::from_millis(2)
         .saturating_mul(1 << attempt.min(10))
         .min(MAX_BACKOFF);

@@ -15,21 +15,19 @@
 use std::any::TypeId;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Instant;
 
 use mongodb::bson::oid::ObjectId;
 use mongodb::bson::{Bson, Document};
-use mongodb::options::WriteConcern;
 use mongodb::{ClientSession, Collection};
 use tokio::sync::oneshot;
 
 use super::doc::Doc;
-use super::gapless::{self, backoff, commit, counter_failure, Docs, Failure};
+use super::gapless::{self, counter_failure, Body, Docs, Done, Failure};
 use super::skip_ahead;
 use crate::engine;
 use crate::error::{insert_many_failed_at, statement_transient, Access, Error, Result};
 use crate::sequence::Sequence;
-use crate::store::Deployment;
+use crate::store::{BoxFuture, Deployment};
 use crate::values::{IdValue, Rendering};
 
 /// The most documents one round commits.
@@ -153,7 +151,7 @@ pub(crate) async fn insert_one<T: Doc>(
     }
     let _next = NextRound {
         queue: queue.clone(),
-        round,
+        round: Some(round),
         runtime,
     };
     single(doc, coll, seq).await
@@ -211,7 +209,8 @@ struct Round<T: Doc> {
 /// meanwhile get a round task, or the group goes idle if none did.
 struct NextRound<T: Doc> {
     queue: Arc<Queue<T::Id>>,
-    round: Round<T>,
+    /// Taken by the round task, if one is needed.
+    round: Option<Round<T>>,
     runtime: tokio::runtime::Handle,
 }
 
@@ -223,13 +222,9 @@ impl<T: Doc> Drop for NextRound<T> {
             return;
         }
         drop(state);
-        let round = Round {
-            coll: self.round.coll.clone(),
-            seq: self.round.seq.clone(),
-            scope: self.round.scope.clone(),
-            shape: self.round.shape,
-        };
-        self.runtime.spawn(rounds(self.queue.clone(), round));
+        if let Some(round) = self.round.take() {
+            self.runtime.spawn(rounds(self.queue.clone(), round));
+        }
     }
 }
 
@@ -259,87 +254,29 @@ async fn rounds<T: Doc>(queue: Arc<Queue<T::Id>>, round: Round<T>) {
 }
 
 impl<T: Doc> Round<T> {
-    /// Commits `members` in transactions until each has its ID or its error.
+    /// Commits `members` in transactions (see [`gapless::in_transactions`]) until each has its
+    /// ID or its error.
     async fn commit_all(&self, mut members: Vec<Member<T::Id>>) {
-        let namespace = self.coll.namespace();
-        let timeout = self.seq.options().transaction_timeout;
-        let mapped = |e| Error::from_driver_on(e, &namespace, Access::Insert);
-        let mut session = match self.coll.client().start_session().await {
-            Ok(session) => session,
-            Err(e) => return answer_all(members, &mapped(e)),
+        let mut body = Group {
+            round: self,
+            members: &mut members,
+            sent: Vec::new(),
         };
-        let started = Instant::now();
-        let (mut attempts, mut taken_rounds) = (0_u32, 0);
-        while !members.is_empty() {
-            attempts += 1;
-            let outcome = self.attempt(&mut members, &mut session).await;
-            let failure = match outcome {
-                Ok((ids, sent)) => match commit(&mut session, &namespace, started, timeout).await {
-                    Ok(()) => return answer(members, ids),
-                    Err(Failure::Fatal(e)) => {
-                        // The commit's outcome may still be unknown: read the documents back.
-                        return match gapless::stored_as_sent(&self.coll, &sent).await {
-                            Some(true) => answer(members, ids),
-                            _ => answer_all(members, &e),
-                        };
-                    }
-                    Err(failure) => failure,
-                },
-                Err(failure) => {
-                    let _ = session.abort_transaction().await;
-                    failure
-                }
-            };
-            match failure {
-                // A document failed on its own: the others go on at once.
-                Failure::Dropped => {}
-                Failure::Fatal(e) => return answer_all(members, &e),
-                Failure::Taken(issued, floor, e) => {
-                    if taken_rounds == skip_ahead::ROUNDS {
-                        let id = match T::Id::render(issued.value, &issued.slot.rendering) {
-                            Ok(id) => id,
-                            Err(e) => return answer_all(members, &e),
-                        };
-                        let hint = skip_ahead::AFTER_ROUNDS;
-                        let e = skip_ahead::taken(&self.coll, &id, &issued, e, hint);
-                        return answer_all(members, &e);
-                    }
-                    taken_rounds += 1;
-                    if let Err(e) = self.seq.raise(&issued, floor).await {
-                        return answer_all(members, &e);
-                    }
-                }
-                Failure::Transient(e) if started.elapsed() >= timeout => {
-                    let e = Error::TransactionTimeout {
-                        counter: self.seq.key().to_string(),
-                        attempts,
-                        elapsed_ms: started.elapsed().as_millis() as u64,
-                        source: e,
-                    };
-                    return answer_all(members, &e);
-                }
-                Failure::Transient(e) => {
-                    tracing::debug!(counter = %self.seq.key(), attempts, error = %e, "retrying gapless group");
-                    tokio::time::sleep(backoff(attempts)).await;
-                }
-            }
+        match gapless::in_transactions(&self.coll, &self.seq, &mut body).await {
+            Ok(ids) => answer(members, ids),
+            Err(e) => answer_all(members, &e),
         }
     }
 
     /// One transaction body: numbers for every member, their documents inserted in order. A
     /// member whose document fails on its own is answered with its error and removed (the
-    /// transaction is then retried without it, as a transient failure).
+    /// transaction is then retried without it).
     /// Returns the IDs and the documents as sent.
     async fn attempt(
         &self,
         members: &mut Vec<Member<T::Id>>,
         session: &mut ClientSession,
     ) -> std::result::Result<(Vec<T::Id>, Vec<Document>), Failure> {
-        session
-            .start_transaction()
-            .write_concern(WriteConcern::majority())
-            .await
-            .map_err(|e| gapless::classify(e, &self.coll.namespace()))?;
         let issued = self
             .seq
             .issue_ids::<T::Id>(members.len() as u64, Some(&mut *session))
@@ -384,6 +321,35 @@ impl<T: Doc> Round<T> {
             }
             (e, None) => Err(Failure::Fatal(e)),
         }
+    }
+}
+
+/// The transaction body of a round: its members still waiting, and the documents its last
+/// run inserted.
+struct Group<'r, T: Doc> {
+    round: &'r Round<T>,
+    members: &'r mut Vec<Member<T::Id>>,
+    sent: Vec<Document>,
+}
+
+impl<T: Doc> Body<Vec<T::Id>> for Group<'_, T> {
+    fn run<'s>(
+        &'s mut self,
+        session: &'s mut ClientSession,
+    ) -> BoxFuture<'s, std::result::Result<Done<Vec<T::Id>>, Failure>> {
+        Box::pin(async move {
+            if self.members.is_empty() {
+                // Every member failed on its own: nothing is left to commit.
+                return Ok(Done::Abort(Vec::new()));
+            }
+            let (ids, sent) = self.round.attempt(self.members, session).await?;
+            self.sent = sent;
+            Ok(Done::Commit(ids))
+        })
+    }
+
+    fn sent(&self) -> Option<Vec<Document>> {
+        Some(self.sent.clone())
     }
 }
 
