@@ -10,8 +10,7 @@ use mongo_sequence::{Error, Sequence, SequenceOptions, SequentialId, Strategy};
 use mongodb::bson::oid::ObjectId;
 use mongodb::bson::spec::BinarySubtype;
 use mongodb::bson::{doc, Bson, Document};
-use mongodb::options::IndexOptions;
-use mongodb::{Database, IndexModel};
+use mongodb::Database;
 use serde::{Deserialize, Serialize};
 
 // ---------------------------------------------------------------------------------------------
@@ -497,15 +496,7 @@ async fn random_bulk_inserts_redraw_only_the_collisions() {
 async fn a_duplicate_on_another_unique_index_is_returned_not_retried() {
     let db = common::database("random_other_index").await;
     let vouchers = db.collection::<Voucher>("vouchers");
-    vouchers
-        .create_index(
-            IndexModel::builder()
-                .keys(doc! { "email": 1 })
-                .options(IndexOptions::builder().unique(true).build())
-                .build(),
-        )
-        .await
-        .unwrap();
+    common::unique_index(&vouchers, "email").await;
     let mut a = Voucher {
         code: String::new(),
         email: "a@example.com".into(),

@@ -7,8 +7,6 @@ use std::collections::BTreeSet;
 
 use mongo_sequence::SequentialId;
 use mongodb::bson::{doc, Document};
-use mongodb::options::IndexOptions;
-use mongodb::{Collection, IndexModel};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
@@ -45,20 +43,11 @@ fn customer(email: &str, name: &str) -> Customer {
     }
 }
 
-async fn unique_email<T: Send + Sync>(coll: &Collection<T>) {
-    let unique = IndexOptions::builder().unique(true).build();
-    let index = IndexModel::builder()
-        .keys(doc! { "email": 1 })
-        .options(unique)
-        .build();
-    coll.create_index(index).await.unwrap();
-}
-
 #[tokio::test]
 async fn an_existing_document_keeps_its_id_and_takes_no_number() {
     let db = common::database("upsert_basic").await;
     let coll = db.collection::<Customer>("customers");
-    unique_email(&coll).await;
+    common::unique_index(&coll, "email").await;
     let mut ada = customer("ada@example.com", "Ada");
     assert_eq!(
         ada.upsert_with_id(&coll, doc! { "email": "ada@example.com" })
@@ -94,7 +83,7 @@ async fn an_existing_document_keeps_its_id_and_takes_no_number() {
 async fn concurrent_upserts_of_one_key_agree_on_one_document() {
     let db = common::database("upsert_race").await;
     let coll = db.collection::<Customer>("customers");
-    unique_email(&coll).await;
+    common::unique_index(&coll, "email").await;
     let tasks: Vec<_> = (0..16)
         .map(|i| {
             let coll = coll.clone();
@@ -137,7 +126,7 @@ async fn concurrent_upserts_of_one_key_agree_on_one_document() {
 async fn gapless_upserts_take_a_number_only_for_an_insert() {
     let db = common::database("upsert_gapless").await;
     let coll = db.collection::<Member>("members");
-    unique_email(&coll).await;
+    common::unique_index(&coll, "email").await;
     let tasks: Vec<_> = (0..16)
         .map(|i| {
             let coll = coll.clone();
