@@ -134,6 +134,16 @@ impl OptionsScan {
         self.done.then(|| self.hasher.finish())
     }
 
+    /// Feeds `s`, from inside the options, to the hasher; stops the writing once their
+    /// closing brace is passed.
+    fn feed(&mut self, s: &str) -> fmt::Result {
+        if self.inside(s) {
+            self.done = true;
+            return Err(fmt::Error);
+        }
+        Ok(())
+    }
+
     /// Feeds `s`, from inside the options, to the hasher; true once their closing brace is
     /// passed.
     fn inside(&mut self, s: &str) -> bool {
@@ -187,16 +197,6 @@ impl fmt::Write for OptionsScan {
             return self.feed(&rest);
         }
         self.feed(s)
-    }
-}
-
-impl OptionsScan {
-    fn feed(&mut self, s: &str) -> fmt::Result {
-        if self.inside(s) {
-            self.done = true;
-            return Err(fmt::Error);
-        }
-        Ok(())
     }
 }
 
