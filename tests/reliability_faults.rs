@@ -522,14 +522,9 @@ async fn gapless_under(
             let coll = coll.clone();
             tokio::spawn(async move {
                 let mut out = Vec::new();
-                for i in 0..per_task {
-                    let code = if i % 8 == 7 {
-                        format!("{task}-{}", i - 1)
-                    } else {
-                        format!("{task}-{i}")
-                    };
-                    let mut receipt = Receipt { id: 0, code };
-                    out.push((i % 8 == 7, receipt.insert_with_id(&coll).await));
+                for i in 0..per_task as u64 {
+                    let (mut receipt, repeats) = support::receipt(&task.to_string(), i);
+                    out.push((repeats, receipt.insert_with_id(&coll).await));
                 }
                 out
             })

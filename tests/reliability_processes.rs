@@ -47,12 +47,6 @@ struct Job {
 
 const CRASH_BATCH: i64 = 50;
 
-/// Which calls of a gapless worker repeat the code of the call before (a unique index refuses
-/// them): one in eight.
-fn repeats(i: u64) -> bool {
-    i % 8 == 7
-}
-
 fn env(name: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| panic!("worker: {name} is not set"))
 }
@@ -130,14 +124,10 @@ async fn gapless_worker(db: mongodb::Database) {
             tokio::spawn(async move {
                 let mut out = String::new();
                 for i in 0..per_task {
-                    let n = if repeats(i) { i - 1 } else { i };
-                    let mut receipt = Receipt {
-                        id: 0,
-                        code: format!("{label}-{task}-{n}"),
-                    };
+                    let (mut receipt, repeats) = support::receipt(&format!("{label}-{task}"), i);
                     match receipt.insert_with_id(&coll).await {
                         Ok(id) => out.push_str(&format!("ok {id}\n")),
-                        Err(mongo_sequence::Error::DuplicateKey { .. }) if repeats(i) => {
+                        Err(mongo_sequence::Error::DuplicateKey { .. }) if repeats => {
                             out.push_str("refused\n")
                         }
                         Err(e) => panic!("worker: insert {task}-{i}: {e}"),

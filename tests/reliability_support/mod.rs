@@ -132,3 +132,16 @@ pub struct Receipt {
     /// Unique.
     pub code: String,
 }
+
+/// The receipt of call `i` of the inserts labelled `prefix`: one call in eight repeats the code
+/// of the call before, so that the unique index on `code` refuses it. Returns it with whether
+/// it repeats.
+pub fn receipt(prefix: &str, i: u64) -> (Receipt, bool) {
+    let repeats = i % 8 == 7;
+    let n = if repeats { i - 1 } else { i };
+    let receipt = Receipt {
+        id: 0,
+        code: format!("{prefix}-{n}"),
+    };
+    (receipt, repeats)
+}
