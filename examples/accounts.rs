@@ -1,6 +1,6 @@
 //! 12-digit account numbers, opened concurrently, two ways side by side:
 //!
-//! - `strategy = "sharded"` with 1,000 shards: each shard is a counter document owning a slice
+//! - `strategy = "ranges"` with 1,000 shards: each shard is a counter document owning a slice
 //!   of the 12-digit space, so concurrent openings rarely update the same document; numbers
 //!   still grow within a slice, which hints at how many accounts a slice has;
 //! - `strategy = "random"` with `digits = 12`: numbers drawn at random reveal nothing; the
@@ -13,7 +13,7 @@
 use std::collections::BTreeSet;
 use std::time::Instant;
 
-use mongo_sequence::{SequentialId, Stats};
+use mongo_sequence::{stats::Stats, SequentialId};
 use mongodb::bson::{doc, Document};
 use mongodb::{Collection, Database};
 use sequence_testkit::{unique_db_name, TestServer};
@@ -23,7 +23,7 @@ mod support;
 use support::check;
 
 #[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
-#[seq(name = "account", strategy = "sharded", shards = 1000, digits = 12)]
+#[seq(name = "account", strategy = "ranges", shards = 1000, digits = 12)]
 struct ShardedAccount {
     #[serde(rename = "_id")]
     number: i64,
@@ -150,7 +150,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let all = TASKS * PER_TASK;
     let twelve = |n: &i64| (100_000_000_000..=999_999_999_999).contains(n);
-    for (name, run) in [("sharded", &sharded), ("random", &random)] {
+    for (name, run) in [("ranges", &sharded), ("random", &random)] {
         check(
             run.numbers.len() == all,
             &format!("{name}: {all} distinct numbers"),

@@ -131,7 +131,7 @@ bench_model!(
 );
 bench_model!(
     #[derive(SequentialId)]
-    #[seq(name = "bench_sharded", strategy = "sharded", shards = 16)]
+    #[seq(name = "bench_sharded", strategy = "ranges", shards = 16)]
     Sharded,
     i64
 );
@@ -265,7 +265,7 @@ const SCENARIOS: &[Scenario] = &[
         min_tasks: 2,
     },
     Scenario {
-        name: "sharded_counter",
+        name: "ranges_counter",
         batch: BatchSize::Fixed(1),
         work: Work::Docs,
         baseline: Some("plain_insert_one"),

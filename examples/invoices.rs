@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use futures_util::TryStreamExt;
 use mongo_sequence::jiff::{civil::date, Timestamp};
-use mongo_sequence::{Error, ManualClock, SequentialId};
+use mongo_sequence::{clock::ManualClock, Error, SequentialId};
 use mongodb::bson::{doc, Document};
 use mongodb::options::IndexOptions;
 use mongodb::IndexModel;

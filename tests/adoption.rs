@@ -6,7 +6,7 @@ mod common;
 
 use std::sync::Arc;
 
-use mongo_sequence::{Error, ManualClock, SequentialId};
+use mongo_sequence::{clock::ManualClock, Error, SequentialId};
 use mongodb::bson::{doc, oid::ObjectId, Document};
 use mongodb::options::IndexOptions;
 use mongodb::{Collection, IndexModel};
@@ -71,7 +71,7 @@ struct Receipt {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
-#[seq(name = "account", strategy = "sharded", shards = 4, max = 4000)]
+#[seq(name = "account", strategy = "ranges", shards = 4, max = 4000)]
 struct Account {
     #[serde(rename = "_id")]
     id: i64,
@@ -124,7 +124,7 @@ impl Sent {
 
 /// 8 tasks insert over documents 1..=500 imported without a counter; returns the statistics
 /// and the commands the inserts sent.
-async fn over_imported<T>(name: &str, make: fn(u32) -> T) -> (mongo_sequence::Stats, Sent)
+async fn over_imported<T>(name: &str, make: fn(u32) -> T) -> (mongo_sequence::stats::Stats, Sent)
 where
     T: SequentialId<Id = i64> + Clone,
 {
@@ -375,7 +375,8 @@ async fn inserts_in_the_callers_session_say_to_sync() {
     let coll = db.collection::<Legacy>("docs");
     let mut session = db.client().start_session().await.unwrap();
     let err = Legacy { id: 0, task: 1 }
-        .insert_with_id_in_session(&coll, &mut session)
+        .insert_with_id(&coll)
+        .session(&mut session)
         .await
         .unwrap_err();
     match &err {
@@ -449,7 +450,7 @@ struct Shared {
 }
 
 /// The counters of a report: key, old, new, stored, ids.
-fn rows(report: &mongo_sequence::SyncReport) -> Vec<(String, Option<i64>, i64, i64, u64)> {
+fn rows(report: &mongo_sequence::sync::SyncReport) -> Vec<(String, Option<i64>, i64, i64, u64)> {
     report
         .counters
         .iter()

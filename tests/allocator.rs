@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use backend::Backend;
 use mongo_sequence::{
-    AdaptiveBatch, Batch, Bounds, BoxFuture, CounterKey, CounterStore, Error, MemoryStore,
-    Reservation, Sequence, SequenceOptions, SequenceOptionsBuilder,
+    id::Bounds, id::CounterKey, options::AdaptiveBatch, options::SequenceOptionsBuilder,
+    store::BoxFuture, store::CounterStore, store::MemoryStore, store::Reservation, Batch, Error,
+    Sequence, SequenceOptions,
 };
 use mongodb::bson::{doc, Document};
 use mongodb::Database;
@@ -44,7 +45,7 @@ async fn single_ids_and_bulk_ranges(b: Backend) {
     assert_eq!(seq.current().await.unwrap(), Some(13));
     assert!(matches!(
         seq.reserve(0).await,
-        Err(Error::InvalidOptions(_))
+        Err(Error::InvalidArgument { argument: "n", .. })
     ));
     let stats = seq.stats();
     assert_eq!((stats.issued, stats.reserved, stats.refills), (13, 13, 4));
@@ -137,7 +138,10 @@ async fn set_next_refuses_to_go_backwards(b: Backend) {
     assert_eq!(seq.next().await.unwrap(), 100);
     assert!(matches!(
         seq.set_next(0).await,
-        Err(Error::InvalidOptions(_))
+        Err(Error::InvalidArgument {
+            argument: "next",
+            ..
+        })
     ));
     assert!(seq.stats().wasted > 0);
 }
@@ -328,7 +332,7 @@ async fn invalid_names_fail_before_any_write() {
     ));
     assert!(matches!(
         Sequence::new(&db, opts("ok").start(10).max(1).build()),
-        Err(Error::InvalidOptions(_))
+        Err(Error::InvalidConfig { key: "start", .. })
     ));
     let names = db.list_collection_names().await.unwrap();
     assert!(names.is_empty(), "nothing was written: {names:?}");
@@ -336,7 +340,7 @@ async fn invalid_names_fail_before_any_write() {
 
 #[tokio::test]
 async fn counter_layouts_interoperate_with_existing_documents() {
-    use mongo_sequence::{CounterLayout, Stores};
+    use mongo_sequence::{options::CounterLayout, options::Stores};
     let db = common::database("layouts").await;
 
     // Seed 003's style: the field holds the next free value.
@@ -616,7 +620,7 @@ async fn callers_waiting_together_share_one_reservation_in_arrival_order() {
 /// to back: a range of 100 lasts microseconds.
 #[tokio::test(flavor = "current_thread")]
 async fn busy_caches_reserve_batches_ahead() {
-    async fn take(batch: u64, n: i64) -> (Vec<i64>, mongo_sequence::Stats) {
+    async fn take(batch: u64, n: i64) -> (Vec<i64>, mongo_sequence::stats::Stats) {
         let store = Arc::new(CountingStore {
             delay: Duration::from_millis(5),
             ..CountingStore::default()
@@ -655,12 +659,16 @@ async fn busy_caches_reserve_batches_ahead() {
 #[tokio::test]
 async fn an_invalid_configuration_fails_every_operation_with_its_error() {
     let db = common::database("invalid_configuration").await;
-    let seq = mongo_sequence::SequenceConfig::new("bad")
+    let seq = mongo_sequence::options::SequenceConfig::new("bad")
         .prefix("YYY")
         .batch(10)
         .sequence(&db);
     let invalid = |what: &str, result: Result<(), Error>| match result {
-        Err(Error::InvalidOptions(m)) => {
+        Err(Error::InvalidConfig {
+            key: "prefix",
+            message: m,
+            ..
+        }) => {
             assert!(m.contains("unknown prefix token `YYY`"), "{what}: {m}")
         }
         other => panic!("{what}: expected the configuration's error, got {other:?}"),
@@ -679,8 +687,8 @@ async fn an_invalid_configuration_fails_every_operation_with_its_error() {
     invalid("purge", seq.purge_periods_before(day).await.map(drop));
     let mut session = db.client().start_session().await.unwrap();
     invalid(
-        "reserve_in_session",
-        seq.reserve_in_session(1, &mut session).await.map(drop),
+        "reserve in a session",
+        seq.reserve(1).session(&mut session).await.map(drop),
     );
     invalid(
         "in_scope",
@@ -694,7 +702,7 @@ async fn an_invalid_configuration_fails_every_operation_with_its_error() {
     );
     assert_eq!(
         seq.stats(),
-        mongo_sequence::Stats::default(),
+        mongo_sequence::stats::Stats::default(),
         "nothing happened"
     );
     let names = db.list_collection_names().await.unwrap();

@@ -33,8 +33,8 @@ struct Single {
 /// Shards, whose full ones a process remembers.
 #[derive(Debug, Serialize, Deserialize, SequentialId)]
 #[seq(
-    name = "sharded",
-    strategy = "sharded",
+    name = "ranges",
+    strategy = "ranges",
     shards = 2,
     digits = 6,
     batch = 5
@@ -117,7 +117,7 @@ async fn each_deployment_covers_its_ids_with_its_own_counter() {
     };
     let ids = pair.check("cached", 60, || Cached { id: 0 }).await
         + pair.check("single", 20, || Single { id: 0 }).await
-        + pair.check("sharded", 30, || Sharded { id: 0 }).await
+        + pair.check("ranges", 30, || Sharded { id: 0 }).await
         + pair.check("mongoose", 30, || Mongoose { id: 0 }).await;
 
     // The mongoose layout's unique index exists on both deployments.

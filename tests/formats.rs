@@ -8,7 +8,9 @@ mod common;
 use std::sync::Arc;
 
 use mongo_sequence::jiff::Timestamp;
-use mongo_sequence::{Error, ManualClock, SequenceOptions, SequenceOptionsBuilder, SequentialId};
+use mongo_sequence::{
+    clock::ManualClock, options::SequenceOptionsBuilder, Error, SequenceOptions, SequentialId,
+};
 use mongodb::bson::doc;
 use serde::{Deserialize, Serialize};
 
@@ -45,7 +47,11 @@ async fn prefixes_and_padding_render_as_text_and_digits(b: Backend) {
     assert_eq!(inv.next_id::<String>().await.unwrap(), "INV-251122-0007");
     assert_eq!(inv.next_id::<String>().await.unwrap(), "INV-251122-0008");
     match inv.next_id::<i64>().await {
-        Err(Error::InvalidOptions(m)) => assert!(m.contains("`String`"), "{m}"),
+        Err(Error::InvalidConfig {
+            key: "prefix",
+            message: m,
+            ..
+        }) => assert!(m.contains("`String`"), "{m}"),
         other => panic!("an integer cannot hold a literal prefix: {other:?}"),
     }
 
@@ -170,15 +176,18 @@ async fn digits_fix_the_length(b: Backend) {
     assert_eq!(eight.next_id::<String>().await.unwrap(), "10000000");
     assert!(matches!(
         eight.set_next(5).await,
-        Err(Error::InvalidOptions(_))
+        Err(Error::InvalidArgument {
+            argument: "next",
+            ..
+        })
     ));
 }
 
 #[test]
 fn invalid_formats_are_typed_errors() {
     let invalid = |b: SequenceOptionsBuilder| match b.build().validate() {
-        Err(Error::InvalidOptions(m)) => m,
-        other => panic!("expected InvalidOptions, got {other:?}"),
+        Err(Error::InvalidConfig { message, .. }) => message,
+        other => panic!("expected InvalidConfig, got {other:?}"),
     };
     let o = || SequenceOptions::builder("x");
     assert!(invalid(o().prefix("YYMMDD").tz("Europe/Berln")).contains("unknown time zone"));

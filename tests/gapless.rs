@@ -124,7 +124,7 @@ async fn failed_inserts_leave_no_gap() {
     println!("reliability: gapless ids={n} duplicates=0 gaps=0 refused={refused}");
 }
 
-/// A caller's transaction that aborts after `insert_with_id_in_session` leaves neither the
+/// A caller's transaction that aborts after `insert_with_id` in a session leaves neither the
 /// document nor a consumed number; one that commits keeps both.
 #[tokio::test]
 async fn joining_the_callers_transaction() {
@@ -138,7 +138,8 @@ async fn joining_the_callers_transaction() {
     session.start_transaction().await.unwrap();
     let mut aborted = invoice("b");
     let id = aborted
-        .insert_with_id_in_session(&coll, &mut session)
+        .insert_with_id(&coll)
+        .session(&mut session)
         .await
         .unwrap();
     assert_eq!(id, 2);
@@ -153,7 +154,8 @@ async fn joining_the_callers_transaction() {
     session.start_transaction().await.unwrap();
     let mut committed = invoice("c");
     let id = committed
-        .insert_with_id_in_session(&coll, &mut session)
+        .insert_with_id(&coll)
+        .session(&mut session)
         .await
         .unwrap();
     assert_eq!(id, 2, "the aborted number is issued again");
@@ -165,7 +167,8 @@ async fn joining_the_callers_transaction() {
     let mut plain = invoice("d");
     assert_eq!(
         plain
-            .insert_with_id_in_session(&coll, &mut session)
+            .insert_with_id(&coll)
+            .session(&mut session)
             .await
             .unwrap(),
         3
@@ -380,7 +383,7 @@ struct Receipt {
 /// numbered without holes, even around failed inserts.
 #[tokio::test]
 async fn gapless_with_prefix_and_scope() {
-    use mongo_sequence::ManualClock;
+    use mongo_sequence::clock::ManualClock;
     let db = common::database("gapless_prefix_scope").await;
     let coll = db.collection::<Receipt>("receipts");
     unique_code_index(&coll).await;
@@ -422,4 +425,275 @@ async fn gapless_with_prefix_and_scope() {
         "R-2026-00001"
     );
     Receipt::sequence(&coll).clear_clock_override();
+}
+
+/// A counter model with a batch: outside a session its numbers come from this process's cache.
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(name = "order", batch = 25)]
+struct Order {
+    #[serde(rename = "_id")]
+    id: Option<i64>,
+    email: String,
+}
+
+fn order(email: &str) -> Order {
+    Order {
+        id: None,
+        email: email.into(),
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(strategy = "uuid_v7")]
+struct Event {
+    #[serde(rename = "_id")]
+    id: Option<mongodb::bson::Uuid>,
+    kind: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(strategy = "random", digits = 9)]
+struct Ticket {
+    #[serde(rename = "_id")]
+    id: Option<i64>,
+}
+
+/// Every action of a `counter` model takes its numbers in the caller's transaction: an abort
+/// leaves no document and gives every number back, a commit keeps both; the batch cache is
+/// not touched in a session.
+#[tokio::test]
+async fn every_action_takes_its_numbers_in_the_callers_transaction() {
+    let db = common::database("actions_in_transaction").await;
+    let coll = db.collection::<Order>("orders");
+    common::unique_index(&coll, "email").await;
+    let mut session = db.client().start_session().await.unwrap();
+
+    for commit in [false, true] {
+        session.start_transaction().await.unwrap();
+        let mut one = order("one@example.com");
+        let first = one
+            .insert_with_id(&coll)
+            .session(&mut session)
+            .await
+            .unwrap();
+        let mut many = vec![order("two@example.com"), order("three@example.com")];
+        let bulk = Order::insert_many_with_ids(&mut many, &coll)
+            .session(&mut session)
+            .await
+            .unwrap();
+        let mut upserted = order("four@example.com");
+        let filter = doc! { "email": "four@example.com" };
+        let fourth = upserted
+            .upsert_with_id(&coll, filter)
+            .session(&mut session)
+            .await
+            .unwrap();
+        let taken = Order::next_id(&coll).session(&mut session).await.unwrap();
+        let range = Order::sequence(&coll)
+            .reserve(3)
+            .session(&mut session)
+            .await
+            .unwrap();
+        assert_eq!(
+            (first, bulk, fourth, taken, range.first(), range.last()),
+            (1, vec![2, 3], 4, 5, 6, 8),
+            "numbers follow each other in the transaction (commit: {commit})"
+        );
+        if commit {
+            session.commit_transaction().await.unwrap();
+        } else {
+            session.abort_transaction().await.unwrap();
+            assert_eq!(common::all(&coll).await.len(), 0, "no document after abort");
+            assert_eq!(
+                counter_value(&db, "order").await,
+                None,
+                "every number is back"
+            );
+        }
+    }
+    let stored: Vec<Order> = common::all(&coll).await;
+    let mut ids: Vec<i64> = stored.iter().map(|o| o.id.unwrap()).collect();
+    ids.sort_unstable();
+    assert_eq!(ids, vec![1, 2, 3, 4]);
+    assert_eq!(counter_value(&db, "order").await, Some(8));
+    let stats = Order::sequence(&coll).stats();
+    assert_eq!(stats.waits, 0, "nothing came from the cache: {stats:?}");
+}
+
+/// Strategies without a counter write in the caller's transaction too: an abort stores nothing.
+#[tokio::test]
+async fn other_strategies_write_in_the_callers_transaction() {
+    let db = common::database("strategies_in_transaction").await;
+    let events = db.collection::<Event>("events");
+    let tickets = db.collection::<Ticket>("tickets");
+    let mut session = db.client().start_session().await.unwrap();
+    session.start_transaction().await.unwrap();
+    let mut batch = vec![
+        Event {
+            id: None,
+            kind: "a".into(),
+        },
+        Event {
+            id: None,
+            kind: "b".into(),
+        },
+    ];
+    let ids = Event::insert_many_with_ids(&mut batch, &events)
+        .session(&mut session)
+        .await
+        .unwrap();
+    assert_eq!(ids.len(), 2);
+    let mut ticket = Ticket { id: None };
+    let drawn = ticket
+        .insert_with_id(&tickets)
+        .session(&mut session)
+        .await
+        .unwrap();
+    assert!((100_000_000..=999_999_999).contains(&drawn));
+    session.abort_transaction().await.unwrap();
+    assert_eq!(common::all(&events).await.len(), 0);
+    assert_eq!(common::all(&tickets).await.len(), 0);
+
+    session.start_transaction().await.unwrap();
+    let mut ticket = Ticket { id: None };
+    let drawn = ticket
+        .insert_with_id(&tickets)
+        .session(&mut session)
+        .await
+        .unwrap();
+    session.commit_transaction().await.unwrap();
+    let stored: Vec<Ticket> = common::all(&tickets).await;
+    assert_eq!(
+        stored.iter().map(|t| t.id).collect::<Vec<_>>(),
+        [Some(drawn)]
+    );
+}
+
+/// The driver's options reach the write underneath: a document the collection's validator
+/// refuses goes in with `bypass_document_validation`, and an impossible write concern is the
+/// server's error, for each action.
+#[tokio::test]
+async fn options_reach_the_write_underneath() {
+    use mongodb::options::{InsertManyOptions, InsertOneOptions};
+    let db = common::database("action_options").await;
+    db.create_collection("orders")
+        .validator(doc! { "email": { "$regex": "@example\\.com$" } })
+        .await
+        .unwrap();
+    let coll = db.collection::<Order>("orders");
+
+    let mut refused = order("not-an-address");
+    let e = refused.insert_with_id(&coll).await.unwrap_err();
+    assert!(e.to_string().contains("failed validation"), "{e}");
+    let bypass = InsertOneOptions::builder()
+        .bypass_document_validation(true)
+        .build();
+    let mut admitted = order("not-an-address");
+    admitted
+        .insert_with_id(&coll)
+        .with_options(bypass)
+        .await
+        .unwrap();
+    let mut many = vec![order("x"), order("y")];
+    Order::insert_many_with_ids(&mut many, &coll)
+        .with_options(
+            InsertManyOptions::builder()
+                .bypass_document_validation(true)
+                .build(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(common::all(&coll).await.len(), 3);
+}
+
+/// A write concern given to an action is the one its writes of documents carry; the counter
+/// update keeps `majority`.
+#[tokio::test]
+async fn a_write_concern_reaches_the_documents_writes() {
+    use mongodb::options::{Acknowledgment, WriteConcern};
+    let name = sequence_testkit::unique_db_name("action_write_concern");
+    let (client, commands) = common::monitored_client(&name).await;
+    let db = client.database(&name);
+    let coll = db.collection::<Order>("orders");
+    let wc = || {
+        WriteConcern::builder()
+            .w(Acknowledgment::Nodes(1))
+            .journal(true)
+            .build()
+    };
+    let mut one = order("one@example.com");
+    one.insert_with_id(&coll).write_concern(wc()).await.unwrap();
+    let mut many = vec![order("two@example.com")];
+    Order::insert_many_with_ids(&mut many, &coll)
+        .write_concern(wc())
+        .await
+        .unwrap();
+    let mut up = order("three@example.com");
+    up.upsert_with_id(&coll, doc! { "email": "three@example.com" })
+        .write_concern(wc())
+        .await
+        .unwrap();
+    let ours = doc! { "w": 1, "j": true };
+    let inserts = commands.sent("insert");
+    assert_eq!(inserts.len(), 2, "{inserts:?}");
+    for command in &inserts {
+        assert_eq!(
+            command.get_document("writeConcern").ok(),
+            Some(&ours),
+            "{command}"
+        );
+    }
+    let updates = commands.sent("findAndModify");
+    let (documents, counters): (Vec<_>, Vec<_>) = updates
+        .iter()
+        .partition(|c| c.get_str("findAndModify") == Ok("orders"));
+    assert_eq!(
+        documents.len(),
+        2,
+        "the update, then the upsert: {updates:?}"
+    );
+    for command in documents {
+        assert_eq!(
+            command.get_document("writeConcern").ok(),
+            Some(&ours),
+            "{command}"
+        );
+    }
+    assert!(!counters.is_empty());
+    for command in counters {
+        assert_eq!(
+            command
+                .get_document("writeConcern")
+                .and_then(|wc| wc.get_str("w")),
+            Ok("majority"),
+            "{command}"
+        );
+    }
+}
+
+/// A gapless insert commits its own transaction with `majority`: a write concern of its own is
+/// refused before anything is written.
+#[tokio::test]
+async fn gapless_inserts_refuse_a_write_concern_of_their_own() {
+    let db = common::database("gapless_write_concern").await;
+    let coll = db.collection::<Invoice>("invoices");
+    let mut doc = invoice("a");
+    let e = doc
+        .insert_with_id(&coll)
+        .write_concern(mongodb::options::WriteConcern::nodes(1))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            &e,
+            Error::InvalidArgument {
+                argument: "write_concern",
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("remove `write_concern`"), "{e}");
+    assert_eq!(common::all(&coll).await.len(), 0);
+    assert_eq!(counter_value(&db, "invoice").await, None);
 }

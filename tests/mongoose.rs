@@ -10,7 +10,7 @@ use std::collections::HashSet;
 
 use futures_util::TryStreamExt;
 use mongo_sequence::{
-    is_duplicate_key, CounterLayout, Scope, Sequence, SequenceOptions, SequentialId,
+    error::is_duplicate_key, options::CounterLayout, Scope, Sequence, SequenceOptions, SequentialId,
 };
 use mongodb::bson::{doc, Bson, Document};
 use mongodb::options::{IndexOptions, ReturnDocument};
@@ -255,10 +255,10 @@ async fn a_collection_of_default_layout_counters_is_refused() {
     )
     .unwrap();
     match seq.next().await {
-        Err(mongo_sequence::Error::InvalidOptions(m)) => {
-            assert!(m.contains("separate collections"), "{m}");
+        Err(mongo_sequence::Error::IndexConflict { reason, .. }) => {
+            assert!(reason.contains("separate collections"), "{reason}");
         }
-        other => panic!("expected InvalidOptions, got {other:?}"),
+        other => panic!("expected IndexConflict, got {other:?}"),
     }
     assert_eq!(
         counter_docs(&db, "job").await.len(),

@@ -11,7 +11,9 @@ use std::sync::Arc;
 
 use mongo_sequence::jiff::civil::date;
 use mongo_sequence::jiff::Timestamp;
-use mongo_sequence::{Error, ManualClock, SequenceOptions, SequenceOptionsBuilder, SequentialId};
+use mongo_sequence::{
+    clock::ManualClock, options::SequenceOptionsBuilder, Error, SequenceOptions, SequentialId,
+};
 use mongodb::bson::{doc, Document};
 use serde::{Deserialize, Serialize};
 
@@ -264,12 +266,19 @@ async fn purge_removes_exactly_the_old_periods(b: Backend) {
 
     // Now is Nov 22: Nov 23 is in the future, and would delete today's counter.
     match inv.purge_periods_before(date(2025, 11, 23)).await {
-        Err(Error::InvalidOptions(m)) => assert!(m.contains("after the current period"), "{m}"),
-        other => panic!("expected InvalidOptions, got {other:?}"),
+        Err(Error::InvalidArgument {
+            argument: "before",
+            reason,
+            ..
+        }) => assert!(reason.contains("after the current period"), "{reason}"),
+        other => panic!("expected InvalidArgument, got {other:?}"),
     }
     assert!(matches!(
         plain.purge_periods_before(date(2025, 11, 1)).await,
-        Err(Error::InvalidOptions(_))
+        Err(Error::InvalidArgument {
+            argument: "before",
+            ..
+        })
     ));
     assert_eq!(
         inv.purge_periods_before(date(2025, 11, 22)).await.unwrap(),

@@ -16,7 +16,9 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use mongo_sequence::{CounterLayout, Error, Sequence, SequenceOptions, SequentialId, Stores};
+use mongo_sequence::{
+    options::CounterLayout, options::Stores, Error, Sequence, SequenceOptions, SequentialId,
+};
 use mongodb::bson::{doc, Bson, Decimal128, Document};
 use mongodb::Database;
 use serde::{Deserialize, Serialize};
@@ -470,7 +472,7 @@ struct Daily {
 /// issued twice.
 #[tokio::test]
 async fn a_clock_moving_backwards_never_reissues() {
-    use mongo_sequence::ManualClock;
+    use mongo_sequence::clock::ManualClock;
     use std::sync::Arc;
     let db = common::database("bad_input_clock_back").await;
     let coll = db.collection::<Daily>("daily");

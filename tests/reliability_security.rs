@@ -5,7 +5,7 @@ mod common;
 
 use std::fmt::Debug;
 
-use mongo_sequence::{CounterLayout, Error, Sequence, SequenceOptions, SequentialId};
+use mongo_sequence::{options::CounterLayout, Error, Sequence, SequenceOptions, SequentialId};
 use mongodb::bson::{doc, Document};
 use mongodb::{Client, Database};
 use sequence_testkit::{ServerOptions, TestServer};
@@ -358,7 +358,7 @@ async fn every_path_names_the_missing_privilege() {
     // Handles with caches of their own, so that no value cached by another test's handle
     // of the same name answers in place of the server.
     let handle = |db: &Database, options: SequenceOptions| {
-        let store = mongo_sequence::MongoStore::new(
+        let store = mongo_sequence::store::MongoStore::new(
             db,
             &options.counters,
             options.layout.clone(),
@@ -379,7 +379,7 @@ async fn every_path_names_the_missing_privilege() {
     let cached = handle(&reader, opts("cached").batch(25).build());
     assert_refused("cached next", cached.next().await, "counters", reserve);
     assert_refused("reserve", plain.reserve(5).await, "counters", reserve);
-    let sharded = handle(&reader, opts("sharded").sharded(4).build());
+    let sharded = handle(&reader, opts("ranges").ranges(4).build());
     assert_refused("sharded next", sharded.next().await, "counters", reserve);
     assert_refused("set_next", plain.set_next(10).await, "counters", set);
     assert_refused("reset", plain.reset().await, "counters", set);
@@ -393,8 +393,8 @@ async fn every_path_names_the_missing_privilege() {
         "`find` is enough to read"
     );
     let mut session = reader.client().start_session().await.unwrap();
-    let in_session = plain.reserve_in_session(1, &mut session).await;
-    assert_refused("reserve_in_session", in_session, "counters", reserve);
+    let in_session = plain.reserve(1).session(&mut session).await;
+    assert_refused("reserve in a session", in_session, "counters", reserve);
 
     // The counters: not even read.
     let items_only = login("items_only").await;
@@ -455,9 +455,10 @@ async fn every_path_names_the_missing_privilege() {
     assert_refused("insert_many_with_ids", bulk, "items", insert);
     let mut session = counters_only.client().start_session().await.unwrap();
     let one = Item { id: 0 }
-        .insert_with_id_in_session(&items, &mut session)
+        .insert_with_id(&items)
+        .session(&mut session)
         .await;
-    assert_refused("insert_with_id_in_session", one, "items", insert);
+    assert_refused("insert_with_id in a session", one, "items", insert);
     let lots = counters_only.collection::<Lot>("lots");
     let random = Lot { id: 0 }.insert_with_id(&lots).await;
     assert_refused("random insert_with_id", random, "lots", insert);

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use futures_util::TryStreamExt;
 use mongo_sequence::jiff::Timestamp;
-use mongo_sequence::{Error, ManualClock, Scope, SequenceOptions, SequentialId};
+use mongo_sequence::{clock::ManualClock, Error, Scope, SequenceOptions, SequentialId};
 use mongodb::bson::{doc, Bson, Document};
 use serde::{Deserialize, Serialize};
 
@@ -50,11 +50,17 @@ async fn tenants_count_independently(b: Backend) {
     ));
     assert!(matches!(
         seq.in_scope(Scope::new().with("tenat", "acme")),
-        Err(Error::InvalidOptions(_))
+        Err(Error::InvalidArgument {
+            argument: "scope",
+            ..
+        })
     ));
     assert!(matches!(
         seq.in_scope(tenant("acme").with("year", 2025)),
-        Err(Error::InvalidOptions(_))
+        Err(Error::InvalidArgument {
+            argument: "scope",
+            ..
+        })
     ));
 
     globex.reset().await.unwrap();
@@ -211,12 +217,14 @@ async fn a_scoped_model_numbers_each_tenant() {
     assert_eq!(order("globex").next_id_for(&orders).await.unwrap(), 2);
 
     // A configuration the derive would reject reports its own error, scoped or not.
-    let bad = mongo_sequence::SequenceConfig::new("bad")
+    let bad = mongo_sequence::options::SequenceConfig::new("bad")
         .prefix("YYY")
         .scope(&["tenant"])
         .sequence(&db);
     match bad.in_scope(tenant("acme")) {
-        Err(Error::InvalidOptions(m)) => assert!(m.contains("unknown prefix token"), "{m}"),
+        Err(Error::InvalidConfig { message: m, .. }) => {
+            assert!(m.contains("unknown prefix token"), "{m}")
+        }
         other => panic!("expected the configuration's error, got {other:?}"),
     }
 

@@ -1,4 +1,4 @@
-//! The strategies other than the single counter, against a real server: sharded counters with
+//! The strategies other than the single counter, against a real server: range counters with
 //! preassigned slices, random IDs retried on a duplicate `_id`, UUIDs and ObjectIds.
 
 mod common;
@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 /// A bank account with a 12-digit number, from 16 counter documents.
 #[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
-#[seq(name = "account", strategy = "sharded", shards = 16, digits = 12)]
+#[seq(name = "account", strategy = "ranges", shards = 16, digits = 12)]
 struct Account {
     #[serde(rename = "_id")]
     number: i64,
@@ -30,7 +30,7 @@ struct Account {
 #[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
 #[seq(
     name = "card",
-    strategy = "sharded",
+    strategy = "ranges",
     shards = 4,
     digits = 12,
     batch = 10
@@ -42,13 +42,13 @@ struct Card {
 
 /// A tiny space: 9 one-digit IDs over 3 shards.
 #[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
-#[seq(name = "desk", strategy = "sharded", shards = 3, digits = 1)]
+#[seq(name = "desk", strategy = "ranges", shards = 3, digits = 1)]
 struct Desk {
     #[serde(rename = "_id")]
     number: i32,
 }
 
-/// The counter documents of the sharded sequence `name`: shard → (lo, hi, seq).
+/// The counter documents of the ranges sequence `name`: shard → (lo, hi, seq).
 async fn shard_docs(db: &Database, name: &str) -> BTreeMap<i32, (i64, i64, i64)> {
     let docs: Vec<Document> = db
         .collection::<Document>("counters")
@@ -220,10 +220,7 @@ async fn full_shards_are_skipped_then_the_sequence_is_exhausted() {
     );
 
     // A fresh handle (another process, in effect) finds them full too, and writes nothing.
-    let opts = SequenceOptions::builder("desk")
-        .sharded(3)
-        .digits(1)
-        .build();
+    let opts = SequenceOptions::builder("desk").ranges(3).digits(1).build();
     let other = Sequence::new(&db, opts).unwrap();
     assert!(matches!(other.next().await, Err(Error::Exhausted { .. })));
     assert_eq!(shard_docs(&db, "desk").await, shards);
@@ -234,7 +231,7 @@ async fn sharded_batches_take_the_tails_of_their_shards() {
     let db = common::database("sharded_tails").await;
     // 4 slices of 3 values, batches of 2: the last value of each slice is a batch of 1.
     let opts = SequenceOptions::builder("tiny")
-        .sharded(4)
+        .ranges(4)
         .start(1)
         .max(12)
         .batch(2)
@@ -254,7 +251,7 @@ async fn sharded_batches_take_the_tails_of_their_shards() {
 
     // Bulk reservations never straddle two shards, and a request no shard can satisfy fails.
     let opts = SequenceOptions::builder("bulk")
-        .sharded(4)
+        .ranges(4)
         .start(1)
         .max(12)
         .build();
@@ -269,7 +266,7 @@ async fn sharded_batches_take_the_tails_of_their_shards() {
         other => panic!("expected Exhausted, got {other:?}"),
     }
     let opts = SequenceOptions::builder("big")
-        .sharded(4)
+        .ranges(4)
         .start(1)
         .max(12)
         .build();
@@ -293,13 +290,13 @@ async fn sharded_batches_take_the_tails_of_their_shards() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn another_shard_layout_for_the_same_name_is_refused() {
     let db = common::database("sharded_mismatch").await;
-    let four = SequenceOptions::builder("inv").sharded(4).digits(6).build();
+    let four = SequenceOptions::builder("inv").ranges(4).digits(6).build();
     let seq = Sequence::new(&db, four).unwrap();
     seq.reset().await.unwrap(); // creates all four counter documents
     assert_eq!(shard_docs(&db, "inv").await.len(), 4);
     let before = shard_docs(&db, "inv").await;
 
-    let two = SequenceOptions::builder("inv").sharded(2).digits(6).build();
+    let two = SequenceOptions::builder("inv").ranges(2).digits(6).build();
     let other = Sequence::new(&db, two).unwrap();
     match other.next().await {
         Err(e @ Error::CounterMismatch { .. }) => {
@@ -325,7 +322,7 @@ async fn another_shard_layout_for_the_same_name_is_refused() {
 async fn sharded_release_gives_values_back_to_their_shard() {
     let db = common::database("sharded_release").await;
     let opts = SequenceOptions::builder("rel")
-        .sharded(2)
+        .ranges(2)
         .start(1)
         .max(1000)
         .batch(10)
@@ -345,7 +342,7 @@ async fn sharded_release_gives_values_back_to_their_shard() {
         assert!(matches!(
             op,
             Err(Error::Unsupported {
-                strategy: "sharded",
+                strategy: "ranges",
                 ..
             })
         ));
@@ -355,7 +352,7 @@ async fn sharded_release_gives_values_back_to_their_shard() {
 #[tokio::test]
 async fn sharded_in_memory() {
     let opts = SequenceOptions::builder("m")
-        .sharded(3)
+        .ranges(3)
         .start(1)
         .max(6)
         .build();
@@ -528,14 +525,15 @@ async fn a_duplicate_on_another_unique_index_is_returned_not_retried() {
         Err(Error::DuplicateKey { .. })
     ));
 
-    // Through `insert_with_id_in_session`, the same rules.
+    // Through `insert_with_id` in a session, the same rules.
     let mut session = db.client().start_session().await.unwrap();
     let mut c = Voucher {
         code: String::new(),
         email: "c@example.com".into(),
     };
     let code = c
-        .insert_with_id_in_session(&vouchers, &mut session)
+        .insert_with_id(&vouchers)
+        .session(&mut session)
         .await
         .unwrap();
     assert_eq!(c.code, code);
@@ -792,7 +790,7 @@ async fn a_collision_inside_a_transaction_returns_the_transient_error() {
     let mut session = db.client().start_session().await.unwrap();
     session.start_transaction().await.unwrap();
     let mut s = Seat { number: 0 };
-    match s.insert_with_id_in_session(&seats, &mut session).await {
+    match s.insert_with_id(&seats).session(&mut session).await {
         Err(Error::Mongo(e)) => assert!(
             e.contains_label(mongodb::error::TRANSIENT_TRANSACTION_ERROR),
             "{e}"

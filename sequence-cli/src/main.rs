@@ -9,8 +9,8 @@ use clap::{Args, Parser, Subcommand};
 use comfy_table::{presets, Table};
 use mongo_sequence_runtime::jiff::civil::Date;
 use mongo_sequence_runtime::{
-    Bounds, CounterKey, CounterLayout, CounterStore, Error, MongoStore, Scope, Sequence,
-    SequenceOptions, StoredCounter, SyncReport,
+    id::Bounds, id::CounterKey, options::CounterLayout, store::CounterStore, store::MongoStore,
+    store::StoredCounter, sync::SyncReport, Error, Scope, Sequence, SequenceOptions,
 };
 use mongodb::bson::{doc, Bson, Document};
 use mongodb::options::WriteConcern;
@@ -139,7 +139,7 @@ struct SyncArgs {
     /// The largest value of the sequence.
     #[arg(long)]
     max: Option<i64>,
-    /// The number of shards of a sharded sequence.
+    /// The number of shards of a ranges sequence.
     #[arg(long)]
     shards: Option<u32>,
     /// A scope field (repeat for several): one counter per value.
@@ -445,7 +445,7 @@ async fn sync(
         options = options.max(v);
     }
     if let Some(v) = args.shards {
-        options = options.sharded(v);
+        options = options.ranges(v);
     }
     if args.mongoose {
         options = options.layout(CounterLayout::mongoose());

@@ -3,7 +3,9 @@
 
 use std::process::{Command, Output};
 
-use mongo_sequence_runtime::{jiff, CounterLayout, ManualClock, Scope, Sequence, SequenceOptions};
+use mongo_sequence_runtime::{
+    clock::ManualClock, jiff, options::CounterLayout, Scope, Sequence, SequenceOptions,
+};
 use mongodb::bson::{doc, Document};
 use sequence_testkit::{unique_db_name, TestServer};
 use serde_json::Value;

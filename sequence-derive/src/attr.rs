@@ -96,6 +96,11 @@ impl Errors {
         self.push(syn::Error::new(span, msg));
     }
 
+    /// Whether no error was reported.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_none()
+    }
+
     pub fn finish(self) -> Result<(), syn::Error> {
         self.0.map_or(Ok(()), Err)
     }
@@ -369,8 +374,10 @@ fn one_of<T>(
 }
 
 fn strategy(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<Sp<Strategy>> {
-    let names = Strategy::ALL.map(Strategy::name);
-    one_of(meta, key, "strategy", &names, Strategy::from_name)
+    let s = string(meta, key)?;
+    Strategy::parse(&s.value)
+        .map(|strategy| Sp::new(strategy, s.span))
+        .map_err(|message| syn::Error::new(s.span, message))
 }
 
 fn layout(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<Sp<LayoutConfig>> {

@@ -13,7 +13,12 @@ use crate::check;
 pub fn derive(input: &DeriveInput) -> TokenStream {
     let mut errors = Errors::default();
     let model = ast::model(input, &mut errors);
-    let checked = model.as_ref().and_then(|m| check::check(m, &mut errors));
+    // The rules read the parsed configuration: after a key that did not parse they would
+    // report its default's consequences as mistakes of their own.
+    let checked = model
+        .as_ref()
+        .filter(|_| errors.is_empty())
+        .and_then(|m| check::check(m, &mut errors));
     match (model, checked, errors.finish()) {
         (Some(model), Some(checked), Ok(())) => generate(&model, &checked),
         (model, _, result) => {
@@ -213,67 +218,55 @@ fn generate(model: &Model, checked: &Checked) -> TokenStream {
         #[allow(dead_code)]
         impl #ident {
             #[doc = #insert_doc]
-            pub async fn insert_with_id(
-                &mut self,
-                collection: &#p::mongodb::Collection<Self>,
-            ) -> #p::Result<#id_ty> {
-                <Self as #p::SequentialId>::insert_with_id(self, collection).await
-            }
-
-            /// Like `insert_with_id`, with the insert in `session`.
-            pub async fn insert_with_id_in_session(
-                &mut self,
-                collection: &#p::mongodb::Collection<Self>,
-                session: &mut #p::mongodb::ClientSession,
-            ) -> #p::Result<#id_ty> {
-                <Self as #p::SequentialId>::insert_with_id_in_session(self, collection, session).await
+            ///
+            /// Returns an action: `.await` it, or first give it `.session(&mut session)` or the
+            /// insert's options (`.with_options(..)`, `.write_concern(..)`).
+            pub fn insert_with_id<'a>(
+                &'a mut self,
+                collection: &'a #p::mongodb::Collection<Self>,
+            ) -> #p::InsertWithId<'a, Self> {
+                <Self as #p::SequentialId>::insert_with_id(self, collection)
             }
 
             /// Updates the document `filter` matches with this document's fields, keeping its
             /// stored ID, or inserts this document with a new ID; returns the stored ID. A
             /// number is taken only for an insert. Needs a unique index on the filter's fields
-            /// for upserts to stay unique.
-            pub async fn upsert_with_id(
-                &mut self,
-                collection: &#p::mongodb::Collection<Self>,
+            /// for upserts to stay unique. Returns an action that takes `.session(..)` and
+            /// `.write_concern(..)`.
+            pub fn upsert_with_id<'a>(
+                &'a mut self,
+                collection: &'a #p::mongodb::Collection<Self>,
                 filter: #p::mongodb::bson::Document,
-            ) -> #p::Result<#id_ty> {
-                <Self as #p::SequentialId>::upsert_with_id(self, collection, filter).await
-            }
-
-            /// Like `upsert_with_id`, in `session`.
-            pub async fn upsert_with_id_in_session(
-                &mut self,
-                collection: &#p::mongodb::Collection<Self>,
-                filter: #p::mongodb::bson::Document,
-                session: &mut #p::mongodb::ClientSession,
-            ) -> #p::Result<#id_ty> {
-                <Self as #p::SequentialId>::upsert_with_id_in_session(self, collection, filter, session).await
+            ) -> #p::UpsertWithId<'a, Self> {
+                <Self as #p::SequentialId>::upsert_with_id(self, collection, filter)
             }
 
             /// Gives every document of `docs` an ID (with a counter: one contiguous range, in
-            /// one round trip) and inserts them with one `insert_many`; returns the IDs in order.
-            pub async fn insert_many_with_ids(
-                docs: &mut [Self],
-                collection: &#p::mongodb::Collection<Self>,
-            ) -> #p::Result<::std::vec::Vec<#id_ty>> {
-                <Self as #p::SequentialId>::insert_many_with_ids(docs, collection).await
+            /// one round trip) and inserts them with one `insert_many`; returns the IDs in
+            /// order. Returns an action that takes `.session(..)` and the insert's options.
+            pub fn insert_many_with_ids<'a>(
+                docs: &'a mut [Self],
+                collection: &'a #p::mongodb::Collection<Self>,
+            ) -> #p::InsertManyWithIds<'a, Self> {
+                <Self as #p::SequentialId>::insert_many_with_ids(docs, collection)
             }
 
-            /// Takes the next ID of this model's sequence without inserting anything.
-            pub async fn next_id(
+            /// Takes the next ID of this model's sequence without inserting anything. Returns
+            /// an action that takes `.session(..)`.
+            pub fn next_id(
                 collection: &#p::mongodb::Collection<Self>,
-            ) -> #p::Result<#id_ty> {
-                <Self as #p::SequentialId>::next_id(collection).await
+            ) -> #p::NextId<'_, Self> {
+                <Self as #p::SequentialId>::next_id(collection)
             }
 
             /// Takes the next ID for this document (from the counter of its `scope` values, if
-            /// the model has a scope) without inserting anything.
-            pub async fn next_id_for(
-                &self,
-                collection: &#p::mongodb::Collection<Self>,
-            ) -> #p::Result<#id_ty> {
-                <Self as #p::SequentialId>::next_id_for(self, collection).await
+            /// the model has a scope) without inserting anything. Returns an action that takes
+            /// `.session(..)`.
+            pub fn next_id_for<'a>(
+                &'a self,
+                collection: &'a #p::mongodb::Collection<Self>,
+            ) -> #p::NextId<'a, Self> {
+                <Self as #p::SequentialId>::next_id_for(self, collection)
             }
 
             #sync_fn
@@ -295,26 +288,20 @@ fn stub(ident: &Ident, krate: &TokenStream) -> TokenStream {
         #[automatically_derived]
         #[allow(dead_code, unused_variables, clippy::all)]
         impl #ident {
-            pub async fn insert_with_id<C>(&mut self, collection: &C) -> #p::Result<i64> {
-                #p::Result::Ok(0)
+            pub fn insert_with_id<C>(&mut self, collection: &C) -> #p::Stub<i64> {
+                #p::Stub::new(0)
             }
-            pub async fn insert_with_id_in_session<C, S>(&mut self, collection: &C, session: &mut S) -> #p::Result<i64> {
-                #p::Result::Ok(0)
+            pub fn insert_many_with_ids<C>(docs: &mut [Self], collection: &C) -> #p::Stub<::std::vec::Vec<i64>> {
+                #p::Stub::new(::std::vec::Vec::new())
             }
-            pub async fn insert_many_with_ids<C>(docs: &mut [Self], collection: &C) -> #p::Result<::std::vec::Vec<i64>> {
-                #p::Result::Ok(::std::vec::Vec::new())
+            pub fn next_id<C>(collection: &C) -> #p::Stub<i64> {
+                #p::Stub::new(0)
             }
-            pub async fn next_id<C>(collection: &C) -> #p::Result<i64> {
-                #p::Result::Ok(0)
+            pub fn next_id_for<C>(&self, collection: &C) -> #p::Stub<i64> {
+                #p::Stub::new(0)
             }
-            pub async fn next_id_for<C>(&self, collection: &C) -> #p::Result<i64> {
-                #p::Result::Ok(0)
-            }
-            pub async fn upsert_with_id<C, F>(&mut self, collection: &C, filter: F) -> #p::Result<i64> {
-                #p::Result::Ok(0)
-            }
-            pub async fn upsert_with_id_in_session<C, F, S>(&mut self, collection: &C, filter: F, session: &mut S) -> #p::Result<i64> {
-                #p::Result::Ok(0)
+            pub fn upsert_with_id<C, F>(&mut self, collection: &C, filter: F) -> #p::Stub<i64> {
+                #p::Stub::new(0)
             }
             pub async fn sync_counters<C>(collection: &C) -> #p::Result<#p::SyncReport> {
                 #p::Result::Ok(::core::default::Default::default())

@@ -31,7 +31,7 @@ pub const MAX: i64 = i64::MAX;
 /// Digits of the zero-padded counter part after a `prefix`.
 pub const WIDTH: u8 = 6;
 
-/// Counter documents of the `sharded` strategy.
+/// Counter documents of the `ranges` strategy.
 pub const SHARDS: u32 = 16;
 
 /// Draws of the `random` strategy after a collision, before giving up.

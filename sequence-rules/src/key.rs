@@ -35,7 +35,7 @@ pub enum Key {
     Max,
     /// `strategy = "..."`.
     Strategy,
-    /// `shards = N`, with `strategy = "sharded"`.
+    /// `shards = N`, with `strategy = "ranges"`.
     Shards,
     /// `retries = N`, with `strategy = "random"`.
     Retries,
@@ -54,8 +54,8 @@ pub enum Key {
 }
 
 /// Which strategies a key applies to.
-const COUNTERS: &[Strategy] = &[Strategy::Counter, Strategy::Sharded];
-const NUMBERS: &[Strategy] = &[Strategy::Counter, Strategy::Sharded, Strategy::Random];
+const COUNTERS: &[Strategy] = &[Strategy::Counter, Strategy::Ranges];
+const NUMBERS: &[Strategy] = &[Strategy::Counter, Strategy::Ranges, Strategy::Random];
 const COUNTER: &[Strategy] = &[Strategy::Counter];
 
 impl Key {
@@ -122,7 +122,7 @@ impl Key {
         match self {
             Key::Batch | Key::BatchMin | Key::BatchMax | Key::Counters | Key::Layout => COUNTERS,
             Key::Start | Key::Max | Key::Digits => NUMBERS,
-            Key::Shards => &[Strategy::Sharded],
+            Key::Shards => &[Strategy::Ranges],
             Key::Retries => &[Strategy::Random],
             Key::Prefix | Key::Tz | Key::Width | Key::Scope | Key::Gapless | Key::TimeoutMs => {
                 COUNTER
@@ -185,14 +185,14 @@ mod tests {
     fn misplaced_keys() {
         assert_eq!(
             Key::Shards.misplaced(Strategy::Counter).unwrap(),
-            "`shards` needs `strategy = \"sharded\"`"
+            "`shards` needs `strategy = \"ranges\"`"
         );
         assert_eq!(
             Key::Layout.misplaced(Strategy::Random).unwrap(),
-            "`layout` does not apply to strategy \"random\", only to: `counter`, `sharded`"
+            "`layout` does not apply to strategy \"random\", only to: `counter`, `ranges`"
         );
-        assert!(Key::Layout.misplaced(Strategy::Sharded).is_none());
-        assert!(Key::Scope.misplaced(Strategy::Sharded).is_some());
+        assert!(Key::Layout.misplaced(Strategy::Ranges).is_none());
+        assert!(Key::Scope.misplaced(Strategy::Ranges).is_some());
         for s in Strategy::ALL {
             assert!(Key::Name.applies_to(s) && Key::Crate.applies_to(s));
         }

@@ -43,5 +43,5 @@ mod violation;
 pub use id::{IdField, IdKind};
 pub use key::Key;
 pub use spec::{check, Batch, Checked, Spec};
-pub use strategy::{BatchConfig, LayoutConfig, Strategy, SHARD_BOUND_FIELDS};
+pub use strategy::{BatchConfig, LayoutConfig, Strategy, UnknownStrategy, SHARD_BOUND_FIELDS};
 pub use violation::{At, Problem, Violation};

@@ -7,7 +7,7 @@ pub const MAX_NAME_BYTES: usize = 255;
 /// The most digits of `width` or `digits`: 18 decimal digits always fit in an `i64`.
 pub const MAX_DIGITS: u8 = 18;
 
-/// The most counter documents of one `sharded` sequence.
+/// The most counter documents of one `ranges` sequence.
 pub const MAX_SHARDS: u32 = 100_000;
 
 /// The most draws of the `random` strategy after a collision.

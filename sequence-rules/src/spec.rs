@@ -368,7 +368,7 @@ pub fn check(spec: &Spec<'_>) -> Result<Checked, Vec<Violation>> {
              rejects a colliding draw: add `#[serde(rename = \"_id\")]` to it",
         );
     }
-    if matches!(strategy, Strategy::Sharded | Strategy::Random) && space_ok {
+    if matches!(strategy, Strategy::Ranges | Strategy::Random) && space_ok {
         if let (Some(t), Some(k)) = (type_max, kind) {
             if hi > t && digits.is_none() {
                 v.push(
@@ -389,7 +389,7 @@ pub fn check(spec: &Spec<'_>) -> Result<Checked, Vec<Violation>> {
                 );
             }
         }
-        if let Some(n) = shards.filter(|_| strategy == Strategy::Sharded) {
+        if let Some(n) = shards.filter(|_| strategy == Strategy::Ranges) {
             let size = u128::from(hi.abs_diff(lo)) + 1;
             if u128::from(n) > size {
                 let at = [Key::Shards, Key::Max, Key::Start, Key::Digits]
@@ -406,7 +406,7 @@ pub fn check(spec: &Spec<'_>) -> Result<Checked, Vec<Violation>> {
             }
         }
     }
-    if strategy == Strategy::Sharded {
+    if strategy == Strategy::Ranges {
         if let Some(field) = spec
             .counter_field
             .filter(|f| SHARD_BOUND_FIELDS.contains(f))
@@ -414,9 +414,9 @@ pub fn check(spec: &Spec<'_>) -> Result<Checked, Vec<Violation>> {
             v.at(
                 Key::Layout,
                 format!(
-                "the counter field `{field}` of a sharded sequence would clash with the bounds \
+                    "the counter field `{field}` of a ranges sequence would clash with the bounds \
                  fields `lo` and `hi` of its counter documents; choose another field"
-            ),
+                ),
             );
         }
     }
@@ -621,7 +621,7 @@ mod tests {
             ),
             (
                 Spec {
-                    strategy: Some(Strategy::Sharded),
+                    strategy: Some(Strategy::Ranges),
                     scope: vec!["tenant"],
                     ..Spec::new("a")
                 },
@@ -673,14 +673,14 @@ mod tests {
     #[test]
     fn sharded_takes_the_mongoose_layout_and_limits_its_shards() {
         assert!(errors(Spec {
-            strategy: Some(Strategy::Sharded),
+            strategy: Some(Strategy::Ranges),
             layout: Some(LayoutConfig::Mongoose),
             ..Spec::new("a")
         })
         .is_empty());
         assert_eq!(
             errors(Spec {
-                strategy: Some(Strategy::Sharded),
+                strategy: Some(Strategy::Ranges),
                 max: Some(10),
                 ..Spec::new("a")
             }),
@@ -688,7 +688,7 @@ mod tests {
         );
         assert_eq!(
             errors(Spec {
-                strategy: Some(Strategy::Sharded),
+                strategy: Some(Strategy::Ranges),
                 shards: Some(0),
                 ..Spec::new("a")
             }),
@@ -696,7 +696,7 @@ mod tests {
         );
         assert_eq!(
             errors(Spec {
-                strategy: Some(Strategy::Sharded),
+                strategy: Some(Strategy::Ranges),
                 counter_field: Some("hi"),
                 ..Spec::new("a")
             })

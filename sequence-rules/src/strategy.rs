@@ -11,8 +11,8 @@ pub enum Strategy {
     /// One counter document, optionally with cached batches.
     #[default]
     Counter,
-    /// Several counter documents, each owning a slice of the ID space.
-    Sharded,
+    /// Several counter documents of one sequence, each owning a range (slice) of the ID space.
+    Ranges,
     /// Random IDs, uniqueness enforced by the database.
     Random,
     /// UUID version 4.
@@ -27,7 +27,7 @@ impl Strategy {
     /// Every strategy, in the order messages list them.
     pub const ALL: [Strategy; 6] = [
         Strategy::Counter,
-        Strategy::Sharded,
+        Strategy::Ranges,
         Strategy::Random,
         Strategy::Uuid,
         Strategy::UuidV7,
@@ -38,7 +38,7 @@ impl Strategy {
     pub const fn name(self) -> &'static str {
         match self {
             Strategy::Counter => "counter",
-            Strategy::Sharded => "sharded",
+            Strategy::Ranges => "ranges",
             Strategy::Random => "random",
             Strategy::Uuid => "uuid",
             Strategy::UuidV7 => "uuid_v7",
@@ -50,7 +50,7 @@ impl Strategy {
     pub const fn variant(self) -> &'static str {
         match self {
             Strategy::Counter => "Counter",
-            Strategy::Sharded => "Sharded",
+            Strategy::Ranges => "Ranges",
             Strategy::Random => "Random",
             Strategy::Uuid => "Uuid",
             Strategy::UuidV7 => "UuidV7",
@@ -69,16 +69,43 @@ impl Strategy {
         Self::ALL.into_iter().find(|s| s.name() == name)
     }
 
-    /// Whether IDs come from counter documents (`counter`, `sharded`).
-    pub const fn uses_counters(self) -> bool {
-        matches!(self, Strategy::Counter | Strategy::Sharded)
+    /// The strategy named `name`, or a message that says what to write instead: the new name
+    /// of a renamed strategy, or the valid names.
+    ///
+    /// ```
+    /// use mongo_sequence_rules::Strategy;
+    /// assert_eq!(Strategy::parse("ranges"), Ok(Strategy::Ranges));
+    /// assert!(Strategy::parse("sharded").unwrap_err().contains("write `strategy = \"ranges\"`"));
+    /// ```
+    pub fn parse(name: &str) -> Result<Self, String> {
+        if let Some(strategy) = Self::from_name(name) {
+            return Ok(strategy);
+        }
+        if name == "sharded" {
+            return Err(
+                "strategy \"sharded\" is now called \"ranges\" (several counter documents \
+                        of one sequence, each owning a range of IDs; it has nothing to do with \
+                        MongoDB sharding): write `strategy = \"ranges\"`"
+                    .to_owned(),
+            );
+        }
+        let names: Vec<String> = Self::ALL.iter().map(|s| format!("`{s}`")).collect();
+        Err(format!(
+            "unknown strategy \"{name}\", expected one of: {}",
+            names.join(", ")
+        ))
     }
 
-    /// Whether IDs are numbers (`counter`, `sharded`, `random`).
+    /// Whether IDs come from counter documents (`counter`, `ranges`).
+    pub const fn uses_counters(self) -> bool {
+        matches!(self, Strategy::Counter | Strategy::Ranges)
+    }
+
+    /// Whether IDs are numbers (`counter`, `ranges`, `random`).
     pub const fn is_numeric(self) -> bool {
         matches!(
             self,
-            Strategy::Counter | Strategy::Sharded | Strategy::Random
+            Strategy::Counter | Strategy::Ranges | Strategy::Random
         )
     }
 }
@@ -86,6 +113,27 @@ impl Strategy {
 impl fmt::Display for Strategy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+/// A strategy name that [`Strategy::parse`] refused, with what to write instead.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownStrategy(String);
+
+impl fmt::Display for UnknownStrategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UnknownStrategy {}
+
+impl std::str::FromStr for Strategy {
+    type Err = UnknownStrategy;
+
+    /// Parses a name as written in `#[seq(strategy = "...")]` (see [`Strategy::parse`]).
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        Strategy::parse(name).map_err(UnknownStrategy)
     }
 }
 

@@ -4,53 +4,184 @@
 //! Most users depend on `mongo-sequence` and use `#[derive(SequentialId)]`; this crate holds the
 //! machinery it expands to, and the [`Sequence`] handle for direct use.
 //!
-//! The modules are layers, each using only the ones before it: `error` (the one error type and
-//! the one mapping of driver errors), `values` (IDs, keys, scopes, periods), `options` (what
-//! users choose; its rules come from `mongo-sequence-rules`), `store` (where counters live and
-//! the one mechanism: reserve a range), `engine` (how each strategy makes values, and the
-//! per-process state), [`Sequence`], and `model` (the trait the derive implements and the
-//! insert paths). `ARCHITECTURE.md` in the repository tells the whole story.
+//! The root holds what code uses every day; the rest sits in modules named for what they hold:
+//!
+//! | module | what it holds |
+//! | --- | --- |
+//! | [`action`] | what the operations return: `.await` them, or give them a session and options first |
+//! | [`options`] | [`SequenceOptions`] and its builder, batches, counter layouts |
+//! | [`id`] | the ID types ([`IdValue`]), scopes, ranges and bounds of counter values |
+//! | [`store`] | where counters live: [`CounterStore`](store::CounterStore), [`MongoStore`](store::MongoStore), [`MemoryStore`](store::MemoryStore) |
+//! | [`clock`] | the clock that chooses the period of dated IDs, and a manual one for tests |
+//! | [`stats`] | what a sequence did in this process |
+//! | [`sync`] | the report of moving counters up to the IDs already stored |
+//! | [`error`] | [`Error`], and the duplicate-key test for the driver's errors |
+//!
+//! ```
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! use mongo_sequence_runtime::{Sequence, SequenceOptions};
+//!
+//! let seq = Sequence::in_memory(SequenceOptions::builder("invoice").prefix("INV-").width(4).build())?;
+//! let id: String = seq.next_id().await?;
+//! assert_eq!(id, "INV-0001");
+//! # Ok::<(), mongo_sequence_runtime::Error>(()) }).unwrap();
+//! ```
+//!
+//! Internally the modules are layers, each using only the ones before it: errors, values,
+//! options, stores, the engine (how each strategy makes values, and the per-process state),
+//! [`Sequence`], and the model layer (the trait the derive implements and the insert paths).
+//! `ARCHITECTURE.md` in the repository tells the whole story.
 
 mod engine;
-mod error;
+pub mod error;
 mod model;
-mod options;
+pub mod options;
 mod sequence;
-mod store;
+pub mod store;
 pub mod uuid_as_binary;
 mod values;
 
-pub use engine::{Stats, SyncReport, SyncedCounter};
-pub use error::{is_duplicate_key, Error, Result, DUPLICATE_KEY_CODES};
+pub use error::{Error, Result};
 pub use model::SequentialId;
-pub use mongo_sequence_rules::{BatchConfig, LayoutConfig, Strategy};
-pub use options::{
-    AdaptiveBatch, Batch, CounterLayout, SequenceConfig, SequenceOptions, SequenceOptionsBuilder,
-    Stores,
-};
-pub use sequence::{Sequence, SetNext, SyncCounters};
-pub use store::{BoxFuture, CounterStore, MemoryStore, MongoStore, Reservation, StoredCounter};
-pub use values::{
-    Bounds, BsonUuid, Clock, CounterKey, Generated, IdRange, IdValue, ManualClock, Rendering,
-    Scope, SystemClock,
-};
+pub use mongo_sequence_rules::Strategy;
+pub use options::{Batch, SequenceOptions};
+pub use sequence::Sequence;
+pub use values::{IdValue, Scope};
 
-/// How long a gapless insert retries transient transaction errors by default.
-pub const DEFAULT_TRANSACTION_TIMEOUT: std::time::Duration =
-    std::time::Duration::from_millis(mongo_sequence_rules::defaults::TRANSACTION_TIMEOUT_MS);
+/// What the operations return: each is awaited directly (it implements
+/// [`IntoFuture`](std::future::IntoFuture)), and takes the caller's session and the options of
+/// the write underneath first, as the driver's own actions do.
+///
+/// ```no_run
+/// # use mongo_sequence_runtime::SequentialId;
+/// # async fn f<T: SequentialId>(mut doc: T, coll: mongodb::Collection<T>, client: mongodb::Client) -> mongo_sequence_runtime::Result<()> {
+/// let mut session = client.start_session().await.map_err(mongo_sequence_runtime::Error::from_driver)?;
+/// session.start_transaction().await.map_err(mongo_sequence_runtime::Error::from_driver)?;
+/// // With the `counter` strategy the number is taken in the transaction: an abort gives it back.
+/// let id = doc.insert_with_id(&coll).session(&mut session).await?;
+/// session.commit_transaction().await.map_err(mongo_sequence_runtime::Error::from_driver)?;
+/// # let _ = id; Ok(()) }
+/// ```
+pub mod action {
+    pub use crate::model::action::{InsertManyWithIds, InsertWithId, NextId, UpsertWithId};
+    pub use crate::sequence::{Reserve, ReserveIds, SetNext, SyncCounters};
+}
+
+/// The ID types and the values they are made of: [`IdValue`] (implemented for the integer
+/// types, `String`, `ObjectId` and the UUID types), the [`Scope`] of a scoped counter, the
+/// [`IdRange`](id::IdRange) a reservation returns, and the [`Bounds`](id::Bounds) of a
+/// counter's values.
+///
+/// ```
+/// use mongo_sequence_runtime::id::{Bounds, IdRange};
+/// let twelve_digits = Bounds::digits(12).unwrap();
+/// assert_eq!(twelve_digits.start, 100_000_000_000);
+/// let range = IdRange::new(5, 9).unwrap();
+/// assert_eq!(range.len(), 5);
+/// ```
+pub mod id {
+    pub use crate::values::{
+        Bounds, BsonUuid, CounterKey, Generated, IdRange, IdValue, Rendering, Scope,
+    };
+}
+
+/// The clock a sequence reads to choose the period of dated IDs (`prefix = "YYMMDD"`): the
+/// system's by default, a [`ManualClock`](clock::ManualClock) in tests (see
+/// [`Sequence::override_clock`]).
+///
+/// ```
+/// use mongo_sequence_runtime::clock::{Clock, ManualClock};
+/// use mongo_sequence_runtime::jiff::SignedDuration;
+/// let clock = ManualClock::new("2025-11-22T22:59:00Z".parse().unwrap());
+/// clock.advance(SignedDuration::from_secs(120));
+/// assert_eq!(clock.now().to_string(), "2025-11-22T23:01:00Z");
+/// ```
+pub mod clock {
+    pub use crate::values::{Clock, ManualClock, SystemClock};
+}
+
+/// What a sequence did in this process: [`Stats`](stats::Stats), from [`Sequence::stats`].
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// use mongo_sequence_runtime::{Sequence, SequenceOptions};
+/// let seq = Sequence::in_memory(SequenceOptions::builder("order").build())?;
+/// seq.next().await?;
+/// seq.reserve(5).await?;
+/// let stats = seq.stats();
+/// assert_eq!((stats.issued, stats.reserved, stats.refills), (6, 6, 2));
+/// # Ok::<(), mongo_sequence_runtime::Error>(()) }).unwrap();
+/// ```
+pub mod stats {
+    pub use crate::engine::Stats;
+}
+
+/// What [`Sequence::sync_counters`] and a model's `sync_counters` found and did: a
+/// [`SyncReport`](sync::SyncReport) with one [`SyncedCounter`](sync::SyncedCounter) per
+/// counter.
+///
+/// ```no_run
+/// # async fn f(seq: mongo_sequence_runtime::Sequence, orders: mongodb::Collection<mongodb::bson::Document>) -> mongo_sequence_runtime::Result<()> {
+/// let report = seq.sync_counters(&orders, "_id").dry_run(true).await?;
+/// for counter in report.counters.iter().filter(|c| c.moved()) {
+///     println!("{} would move from {:?} to {}", counter.key, counter.old, counter.new);
+/// }
+/// # Ok(()) }
+/// ```
+pub mod sync {
+    pub use crate::engine::{SyncReport, SyncedCounter};
+}
 
 /// The date and time library of periods and clocks, re-exported so that callers use the same
-/// version (for example `jiff::Timestamp` for a [`ManualClock`], `jiff::civil::date` for
-/// [`Sequence::purge_periods_before`]).
+/// version (for example `jiff::Timestamp` for a [`ManualClock`](clock::ManualClock),
+/// `jiff::civil::date` for [`Sequence::purge_periods_before`]).
 pub use jiff;
 
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::action::{InsertManyWithIds, InsertWithId, NextId, UpsertWithId};
     pub use crate::model::scope_value;
-    pub use crate::{
-        BsonUuid, Error, LayoutConfig, Result, Sequence, SequenceConfig, SequentialId, Strategy,
-        SyncReport,
-    };
+    pub use crate::options::SequenceConfig;
+    pub use crate::values::BsonUuid;
+    pub use crate::{Error, Result, Sequence, SequentialId, Strategy};
+    pub use mongo_sequence_rules::LayoutConfig;
     pub use mongodb;
     pub use serde;
+
+    pub use crate::engine::SyncReport;
+
+    /// What the methods of a model that failed to derive return: accepts what the real
+    /// actions accept, so that a compile error of the derive comes alone.
+    pub struct Stub<T>(T);
+
+    impl<T> Stub<T> {
+        /// A stub that resolves to `value`.
+        pub fn new(value: T) -> Self {
+            Stub(value)
+        }
+
+        /// Accepts a session.
+        pub fn session<S>(self, _session: S) -> Self {
+            self
+        }
+
+        /// Accepts options.
+        pub fn with_options<O>(self, _options: O) -> Self {
+            self
+        }
+
+        /// Accepts a write concern.
+        pub fn write_concern<W>(self, _wc: W) -> Self {
+            self
+        }
+    }
+
+    impl<T> std::future::IntoFuture for Stub<T> {
+        type Output = Result<T>;
+        type IntoFuture = std::future::Ready<Result<T>>;
+
+        fn into_future(self) -> Self::IntoFuture {
+            std::future::ready(Ok(self.0))
+        }
+    }
 }

@@ -1,6 +1,7 @@
 //! The handle users hold: next ID, bulk reservation, admin operations, statistics.
 
 use std::future::{Future, IntoFuture};
+use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::Arc;
 
@@ -79,14 +80,14 @@ fn gapless_refusal(operation: &'static str) -> Error {
         operation,
         strategy: "gapless",
         hint: "; a number taken outside the insert's transaction would leave a gap if it \
-               were not used: use `insert_with_id` or `insert_with_id_in_session`",
+               were not used: use `insert_with_id`, or `.session(..)` on `reserve` or `next_id`",
     }
 }
 
 impl Sequence {
     /// The sequence described by `options`, with its counter in `db`.
     ///
-    /// Fails with [`Error::InvalidName`] or [`Error::InvalidOptions`] before anything is sent
+    /// Fails with [`Error::InvalidName`] or [`Error::InvalidConfig`] before anything is sent
     /// to the server.
     ///
     /// ```no_run
@@ -220,7 +221,7 @@ impl Sequence {
     }
 
     /// The key of the sequence's counter without period or scope (`_id: "<name>"`); see
-    /// [`current_key`](Self::current_key) for the counter in use now. Of a sharded sequence:
+    /// [`current_key`](Self::current_key) for the counter in use now. Of a ranges sequence:
     /// the name its shards' keys `{ seq: <name>, shard: i }` are made of.
     pub fn key(&self) -> &CounterKey {
         &self.inner.key
@@ -300,35 +301,36 @@ impl Sequence {
     }
 
     /// Reserves `n` contiguous IDs in one round trip (bypassing the cache), for bulk inserts. A
-    /// sharded sequence takes them from one shard (skipping the shards with fewer left).
-    pub async fn reserve(&self, n: u64) -> Result<IdRange> {
-        Ok(self.reserve_range(n, None).await?.0)
+    /// ranges sequence takes them from one shard (skipping the shards with fewer left).
+    ///
+    /// In a session ([`Reserve::session`], counter strategy): inside the session's
+    /// transaction, if one is started, so that the numbers are consumed only if it commits
+    /// (this is how gapless numbering and inserts in a session work); otherwise as a causally
+    /// consistent operation of the session.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// use mongo_sequence_runtime::{Sequence, SequenceOptions};
+    /// let seq = Sequence::in_memory(SequenceOptions::builder("order").build())?;
+    /// let range = seq.reserve(10).await?;
+    /// assert_eq!((range.first(), range.last()), (1, 10));
+    /// # Ok::<(), mongo_sequence_runtime::Error>(()) }).unwrap();
+    /// ```
+    pub fn reserve(&self, n: u64) -> Reserve<'_> {
+        Reserve {
+            seq: self,
+            n,
+            session: None,
+        }
     }
 
     /// Reserves `n` contiguous IDs in one round trip and renders them as `T` (see
-    /// [`next_id`](Self::next_id)).
-    pub async fn reserve_ids<T: IdValue>(&self, n: u64) -> Result<Vec<T>> {
-        let (range, slot) = self.reserve_range(n, None).await?;
-        render_all(range, &slot)
-    }
-
-    /// Reserves `n` contiguous IDs in `session`, bypassing the cache: inside the session's
-    /// transaction, if one is started, so that the numbers are consumed only if it commits
-    /// (this is how gapless numbering and `insert_with_id_in_session` work); otherwise as a
-    /// causally consistent operation of the session. Counter strategy only.
-    pub async fn reserve_in_session(&self, n: u64, session: &mut ClientSession) -> Result<IdRange> {
-        Ok(self.reserve_range(n, Some(session)).await?.0)
-    }
-
-    /// Like [`reserve_in_session`](Self::reserve_in_session), with the values rendered as `T`
-    /// (see [`next_id`](Self::next_id)).
-    pub async fn reserve_ids_in_session<T: IdValue>(
-        &self,
-        n: u64,
-        session: &mut ClientSession,
-    ) -> Result<Vec<T>> {
-        let (range, slot) = self.reserve_range(n, Some(session)).await?;
-        render_all(range, &slot)
+    /// [`next_id`](Self::next_id)); takes a session as [`reserve`](Self::reserve) does.
+    pub fn reserve_ids<T: IdValue>(&self, n: u64) -> ReserveIds<'_, T> {
+        ReserveIds {
+            reserve: self.reserve(n),
+            ids: PhantomData,
+        }
     }
 
     /// The last value issued according to the counter document (`None`: no counter yet).
@@ -357,7 +359,7 @@ impl Sequence {
         }
     }
 
-    /// Puts the counter back so that the next value is `start` (of a sharded sequence: every
+    /// Puts the counter back so that the next value is `start` (of a ranges sequence: every
     /// shard back to the start of its slice, one round trip per shard). Invalidates cached
     /// values.
     pub async fn reset(&self) -> Result<()> {
@@ -369,7 +371,7 @@ impl Sequence {
         self.set_next(engine.bounds.start).force(true).await
     }
 
-    /// Deletes the counter document (of a sharded sequence: those of all its shards, one round
+    /// Deletes the counter document (of a ranges sequence: those of all its shards, one round
     /// trip per shard); the next use starts again at `start`. Returns whether it existed.
     /// Invalidates cached values.
     pub async fn delete(&self) -> Result<bool> {
@@ -430,7 +432,7 @@ impl Sequence {
     /// `before` is a civil date or date-time in the sequence's time zone, truncated to the
     /// period's resolution (`2025-11-01` for a monthly prefix means November 2025). Counters of
     /// other sequences and of `before`'s period and later are never touched. A `before` in a
-    /// period after the current one is refused with [`Error::InvalidOptions`], since that would
+    /// period after the current one is refused with [`Error::InvalidArgument`], since that would
     /// delete the current period's counter and make its IDs start over.
     ///
     /// Purge only periods the clock will not return to: a deleted period's counter would start
@@ -461,17 +463,24 @@ impl Sequence {
             format.period_of(before),
             format.period_at(engine.shared.now(&self.inner.options.clock)),
         ) else {
-            return Err(Error::InvalidOptions(format!(
-                "sequence `{name}` has no date tokens in its `prefix`, so it has no periods to purge"
-            )));
+            return Err(Error::InvalidArgument {
+                argument: "before",
+                reason: format!(
+                    "sequence `{name}` has no date tokens in its `prefix`, so it has no periods \
+                     to purge"
+                ),
+            });
         };
         if given > current {
-            return Err(Error::InvalidOptions(format!(
-                "refusing to purge the periods of `{name}` before {}: that is after the current \
-                 period {}; give a date in the current period or earlier",
-                format.canonical(given),
-                format.canonical(current)
-            )));
+            return Err(Error::InvalidArgument {
+                argument: "before",
+                reason: format!(
+                    "refusing to purge the periods of `{name}` before {}: that is after the \
+                     current period {}; give a date in the current period or earlier",
+                    format.canonical(given),
+                    format.canonical(current)
+                ),
+            });
         }
         Ok(format.canonical(given))
     }
@@ -491,7 +500,7 @@ impl Sequence {
     /// A derived model has `sync_counters(&coll)`, which sets both.
     ///
     /// A stored value beyond `max` is [`Error::StoredBeyondMax`], and nothing is written.
-    /// Counter and sharded strategies only.
+    /// Counter and ranges strategies only.
     ///
     /// ```no_run
     /// # async fn f(seq: mongo_sequence_runtime::Sequence, orders: mongodb::Collection<mongodb::bson::Document>) -> mongo_sequence_runtime::Result<()> {
@@ -523,7 +532,7 @@ impl Sequence {
     ///
     /// ```no_run
     /// # use std::sync::Arc;
-    /// # use mongo_sequence_runtime::{ManualClock, Sequence};
+    /// # use mongo_sequence_runtime::{clock::ManualClock, Sequence};
     /// # fn f(seq: Sequence) {
     /// // seq = Invoice::sequence(&invoices)
     /// let clock = Arc::new(ManualClock::new("2025-11-22T22:59:00Z".parse().unwrap()));
@@ -652,13 +661,14 @@ impl Sequence {
     ) -> Result<(IdRange, Arc<Slot>)> {
         let engine = self.engine()?;
         if n == 0 {
-            return Err(Error::InvalidOptions(
-                "cannot reserve 0 IDs; ask for at least 1".into(),
-            ));
+            return Err(Error::InvalidArgument {
+                argument: "n",
+                reason: "cannot reserve 0 IDs; ask for at least 1".into(),
+            });
         }
         let r = match session {
             Some(session) => {
-                let engine = self.counter_only("reserve_in_session")?;
+                let engine = self.counter_only("reserve in a session")?;
                 let slot = self.slot()?;
                 let r = engine
                     .store
@@ -714,7 +724,7 @@ impl Sequence {
     }
 
     /// What stored documents of the counter `issued` came from may hold: its values (of a
-    /// sharded sequence, the slice of its shard), and the largest value to look for, above
+    /// ranges sequence, the slice of its shard), and the largest value to look for, above
     /// which the IDs belong to no counter of this sequence (the widest its rendering shows; of
     /// a shard, the slice's end, since the next shard's values follow).
     pub(crate) fn stored_domain(&self, issued: &Issued) -> Result<(Bounds, i64)> {
@@ -917,12 +927,15 @@ impl<'a> IntoFuture for SyncCounters<'a> {
             let scope_names: Vec<&str> = options.scope.iter().map(String::as_str).collect();
             let stored = self.scope_fields.unwrap_or(&scope_names);
             if stored.len() != scope_names.len() {
-                return Err(Error::InvalidOptions(format!(
-                    "sequence `{}` is scoped by {} field(s), but {} stored name(s) were given",
-                    options.name,
-                    scope_names.len(),
-                    stored.len()
-                )));
+                return Err(Error::InvalidArgument {
+                    argument: "scope_fields",
+                    reason: format!(
+                        "sequence `{}` is scoped by {} field(s), but {} stored name(s) were given",
+                        options.name,
+                        scope_names.len(),
+                        stored.len()
+                    ),
+                });
             }
             let source = Source {
                 coll: self.coll,
@@ -962,6 +975,63 @@ impl<'a> IntoFuture for SyncCounters<'a> {
     }
 }
 
+/// The action returned by [`Sequence::reserve`]; `.await` it.
+#[must_use = "an action does nothing until it is awaited"]
+pub struct Reserve<'a> {
+    seq: &'a Sequence,
+    n: u64,
+    session: Option<&'a mut ClientSession>,
+}
+
+impl<'a> Reserve<'a> {
+    /// Reserves with a counter update in `session` (counter strategy only).
+    pub fn session(mut self, session: &'a mut ClientSession) -> Self {
+        self.session = Some(session);
+        self
+    }
+
+    /// The values reserved, and the counter they belong to.
+    async fn run(self) -> Result<(IdRange, Arc<Slot>)> {
+        self.seq.reserve_range(self.n, self.session).await
+    }
+}
+
+impl<'a> IntoFuture for Reserve<'a> {
+    type Output = Result<IdRange>;
+    type IntoFuture = Pin<Box<dyn Future<Output = Result<IdRange>> + Send + 'a>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(async move { Ok(self.run().await?.0) })
+    }
+}
+
+/// The action returned by [`Sequence::reserve_ids`]; `.await` it.
+#[must_use = "an action does nothing until it is awaited"]
+pub struct ReserveIds<'a, T> {
+    reserve: Reserve<'a>,
+    ids: PhantomData<fn() -> T>,
+}
+
+impl<'a, T> ReserveIds<'a, T> {
+    /// Reserves with a counter update in `session` (counter strategy only).
+    pub fn session(mut self, session: &'a mut ClientSession) -> Self {
+        self.reserve = self.reserve.session(session);
+        self
+    }
+}
+
+impl<'a, T: IdValue> IntoFuture for ReserveIds<'a, T> {
+    type Output = Result<Vec<T>>;
+    type IntoFuture = Pin<Box<dyn Future<Output = Result<Vec<T>>> + Send + 'a>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(async move {
+            let (range, slot) = self.reserve.run().await?;
+            render_all(range, &slot)
+        })
+    }
+}
+
 /// The action returned by [`Sequence::set_next`]; `.await` it.
 #[must_use = "an action does nothing until it is awaited"]
 pub struct SetNext<'a> {
@@ -988,10 +1058,13 @@ impl<'a> IntoFuture for SetNext<'a> {
             let engine = seq.engine()?;
             let bounds = engine.bounds;
             if self.next < bounds.start || self.next > bounds.max {
-                return Err(Error::InvalidOptions(format!(
-                    "next value {} is outside start..=max ({}..={})",
-                    self.next, bounds.start, bounds.max
-                )));
+                return Err(Error::InvalidArgument {
+                    argument: "next",
+                    reason: format!(
+                        "{} is outside start..=max ({}..={}); give a value in that range",
+                        self.next, bounds.start, bounds.max
+                    ),
+                });
             }
             seq.counter_only("set_next")?;
             let slot = seq.slot()?;

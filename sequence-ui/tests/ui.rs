@@ -9,7 +9,9 @@
 
 use std::time::Duration;
 
-use mongo_sequence::{AdaptiveBatch, CounterLayout, Error, SequenceOptions, Strategy};
+use mongo_sequence::{
+    options::AdaptiveBatch, options::CounterLayout, Error, SequenceOptions, Strategy,
+};
 
 #[test]
 fn ui() {
@@ -17,7 +19,7 @@ fn ui() {
     t.compile_fail("tests/ui/fail/*/*.rs");
 }
 
-fn opts(name: &str) -> mongo_sequence::SequenceOptionsBuilder {
+fn opts(name: &str) -> mongo_sequence::options::SequenceOptionsBuilder {
     SequenceOptions::builder(name)
 }
 
@@ -52,8 +54,8 @@ const REFUSED_BY_BOTH: &[Case] = &[
     ("gapless/with_batch", || {
         opts("x").gapless(true).batch(25).build()
     }),
-    ("gapless/with_sharded", || {
-        opts("x").gapless(true).strategy(Strategy::Sharded).build()
+    ("gapless/with_ranges", || {
+        opts("x").gapless(true).strategy(Strategy::Ranges).build()
     }),
     ("layout/mongoose_with_periods", || {
         opts("x")
@@ -103,31 +105,31 @@ const REFUSED_BY_BOTH: &[Case] = &[
             .scope(["tenant"])
             .build()
     }),
-    ("scope/with_sharded", || {
+    ("scope/with_ranges", || {
         opts("x")
-            .strategy(Strategy::Sharded)
+            .strategy(Strategy::Ranges)
             .scope(["tenant"])
             .build()
     }),
     ("strategy/batch_with_uuid", || {
         opts("x").strategy(Strategy::Uuid).batch(100).build()
     }),
-    ("strategy/counter_key_with_sharded", || {
+    ("strategy/counter_key_with_ranges", || {
         opts("x")
-            .strategy(Strategy::Sharded)
+            .strategy(Strategy::Ranges)
             .prefix("YYMMDD")
             .build()
     }),
     ("strategy/digits_with_max", || {
-        opts("x").sharded(16).digits(12).max(999_999).build()
+        opts("x").ranges(16).digits(12).max(999_999).build()
     }),
     ("strategy/more_shards_than_ids", || {
-        opts("x").sharded(100).digits(1).build()
+        opts("x").ranges(100).digits(1).build()
     }),
     ("strategy/retries_without_random", || {
-        opts("x").strategy(Strategy::Sharded).retries(3).build()
+        opts("x").strategy(Strategy::Ranges).retries(3).build()
     }),
-    ("strategy/shards_without_sharded", || {
+    ("strategy/shards_without_ranges", || {
         let mut o = opts("x").build();
         o.shards = 8;
         o
@@ -157,7 +159,7 @@ const REFUSED_BY_BOTH: &[Case] = &[
 /// preamble.
 fn rule_message(e: Error) -> String {
     match e {
-        Error::InvalidOptions(message) => message,
+        Error::InvalidConfig { message, .. } => message,
         e @ Error::InvalidName { .. } => e.to_string(),
         other => panic!("expected a broken rule, got {other:?}"),
     }
@@ -185,9 +187,9 @@ fn the_runtime_refuses_what_the_derive_refuses_with_the_same_message() {
 fn the_runtime_accepts_what_the_derive_accepts() {
     // The configurations of `tests/ui/pass`, as runtime options.
     let accepted = [
-        opts("account").sharded(1000).digits(12).batch(10).build(),
+        opts("account").ranges(1000).digits(12).batch(10).build(),
         opts("ticket")
-            .sharded(4)
+            .ranges(4)
             .layout(CounterLayout::mongoose())
             .counters("identitycounters")
             .build(),
@@ -224,4 +226,16 @@ fn the_runtime_accepts_what_the_derive_accepts() {
             panic!("{name}: {e}");
         }
     }
+}
+
+/// The old name of the `ranges` strategy is refused by the derive and by parsing, both naming
+/// the new one.
+#[test]
+fn the_old_strategy_name_is_refused_with_the_new_one() {
+    let stderr = std::fs::read_to_string("tests/ui/fail/strategy/renamed_sharded.stderr").unwrap();
+    let derive = stderr.lines().find_map(|l| l.strip_prefix("error: "));
+    let parsed = "sharded".parse::<Strategy>().unwrap_err().to_string();
+    assert_eq!(derive, Some(parsed.as_str()));
+    assert!(parsed.contains("write `strategy = \"ranges\"`"), "{parsed}");
+    assert_eq!("ranges".parse::<Strategy>(), Ok(Strategy::Ranges));
 }

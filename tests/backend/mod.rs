@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use mongo_sequence::{MemoryStore, MongoStore, Sequence, SequenceOptions};
+use mongo_sequence::{store::MemoryStore, store::MongoStore, Sequence, SequenceOptions};
 use mongodb::Database;
 
 /// Where the counters of a test live.

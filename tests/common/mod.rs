@@ -30,11 +30,23 @@ pub async fn database(name: &str) -> Database {
     client().await.database(&unique_db_name(name))
 }
 
-/// Counts the commands a client sends to one database, by command name.
+/// Counts the commands a client sends to one database, by command name, and keeps them.
 #[derive(Clone, Default)]
-pub struct Commands(std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, u64>>>);
+pub struct Commands(
+    std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, u64>>>,
+    std::sync::Arc<std::sync::Mutex<Vec<mongodb::bson::Document>>>,
+);
 
 impl Commands {
+    /// The commands named `name` sent so far, as sent.
+    pub fn sent(&self, name: &str) -> Vec<mongodb::bson::Document> {
+        let sent = self.1.lock().unwrap();
+        sent.iter()
+            .filter(|c| c.keys().next().map(String::as_str) == Some(name))
+            .cloned()
+            .collect()
+    }
+
     /// How many `name` commands were sent.
     pub fn count(&self, name: &str) -> u64 {
         self.0.lock().unwrap().get(name).copied().unwrap_or(0)
@@ -58,6 +70,7 @@ pub async fn monitored_client(db: &str) -> (Client, Commands) {
     options.command_event_handler = Some(EventHandler::callback(move |event| {
         if let CommandEvent::Started(started) = event {
             if started.db == db {
+                seen.1.lock().unwrap().push(started.command.clone());
                 *seen
                     .0
                     .lock()

@@ -37,7 +37,7 @@ pub(crate) struct Request<'a> {
     pub(crate) bounds: Bounds,
     pub(crate) batch: Batch,
     pub(crate) prefetch_at: f64,
-    /// For a sharded sequence: its shards, which ranges then come from instead of `key`.
+    /// For a ranges sequence: its shards, which ranges then come from instead of `key`.
     pub(crate) shards: Option<&'a Arc<Shards>>,
 }
 

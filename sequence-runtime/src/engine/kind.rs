@@ -37,7 +37,7 @@ impl Kind {
     ) -> Self {
         match options.strategy {
             Strategy::Counter => Kind::Counter,
-            Strategy::Sharded => {
+            Strategy::Ranges => {
                 let count = options.shards;
                 let full = place.map(|place| {
                     let id = format!(
@@ -58,7 +58,7 @@ impl Kind {
     pub(crate) fn strategy(&self) -> Strategy {
         match self {
             Kind::Counter => Strategy::Counter,
-            Kind::Sharded(_) => Strategy::Sharded,
+            Kind::Sharded(_) => Strategy::Ranges,
             Kind::Random => Strategy::Random,
             Kind::Generated(s) => *s,
         }
@@ -68,8 +68,8 @@ impl Kind {
     pub(crate) fn unsupported(&self, operation: &'static str) -> Error {
         let strategy = self.strategy();
         let hint = match strategy {
-            Strategy::Sharded => {
-                "; it needs a single counter, and a sharded sequence has one per shard"
+            Strategy::Ranges => {
+                "; it needs a single counter, and a ranges sequence has one per shard"
             }
             Strategy::Random => "; random IDs use no counter",
             _ => "; this strategy makes no numbers",

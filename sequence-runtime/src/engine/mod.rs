@@ -5,7 +5,7 @@
 //! - `origin.rs`: where a reservation takes its values from (a counter, or shards);
 //! - `cache.rs`: the cached ranges of a counter, with the prefetch of the next one;
 //! - `coalesce.rs`: one reservation for the callers of a counter waiting together (`batch = 1`);
-//! - `sharded.rs`: the slices of a sharded sequence;
+//! - `sharded.rs`: the slices of a ranges sequence;
 //! - `random.rs`: uniform draws;
 //! - `registry.rs`: the per-process state shared by the handles of one sequence;
 //! - `stored.rs`: the IDs already stored in a target collection (skipping ahead past them);

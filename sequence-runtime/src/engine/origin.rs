@@ -1,5 +1,5 @@
 //! Where the values of a sequence come from: its counter (of the period and scope in use), or
-//! the shards of a sharded sequence.
+//! the shards of a ranges sequence.
 
 use std::sync::Arc;
 
@@ -25,7 +25,7 @@ enum From {
         slot: Arc<Slot>,
         bounds: Bounds,
     },
-    /// One of the shards of a sharded sequence, picked per reservation.
+    /// One of the shards of a ranges sequence, picked per reservation.
     Sharded(Arc<Shards>),
 }
 
@@ -42,7 +42,7 @@ impl Origin {
         }
     }
 
-    /// The shards of a sharded sequence.
+    /// The shards of a ranges sequence.
     pub(crate) fn sharded(shards: &Arc<Shards>) -> Self {
         Origin {
             id: shards.identity_in_store(),
@@ -57,7 +57,7 @@ impl Origin {
     }
 
     /// Reserves `n` contiguous values, or all that are left if fewer than `n` but at least
-    /// one are (of a sharded sequence: from one shard, which may give fewer).
+    /// one are (of a ranges sequence: from one shard, which may give fewer).
     pub(crate) async fn up_to(&self, n: u64) -> Result<Reservation> {
         match &self.from {
             From::Sharded(shards) => shards.reserve(n, true).await,

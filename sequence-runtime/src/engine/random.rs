@@ -1,4 +1,4 @@
-//! The values of the `random` strategy, and the random picks of the `sharded` one: uniform
+//! The values of the `random` strategy, and the random picks of the `ranges` one: uniform
 //! draws from the operating system's CSPRNG.
 
 use crate::error::{Error, Result};

@@ -1,5 +1,5 @@
 //! The process-wide registry: one cache per (database, counters collection, counter), and the
-//! other per-process state of a sequence (such as the full shards of a sharded one).
+//! other per-process state of a sequence (such as the full shards of a ranges one).
 
 use std::any::{Any, TypeId};
 use std::cell::RefCell;

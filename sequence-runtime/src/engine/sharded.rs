@@ -1,4 +1,4 @@
-//! The `sharded` strategy: several counter documents, each owning a disjoint slice of the ID
+//! The `ranges` strategy: several counter documents, each owning a disjoint slice of the ID
 //! space (the "multiple range allocator counter documents" of MongoDB's guide to unique
 //! identifiers), so that concurrent writers rarely update the same document.
 //!

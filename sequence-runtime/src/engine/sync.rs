@@ -266,7 +266,7 @@ async fn counter_groups(source: &Source<'_>, target: &Target<'_>) -> Result<(Vec
     Ok((groups, skipped))
 }
 
-/// The groups of a sharded sequence: one per shard, found with `$bucket` on the slices.
+/// The groups of a ranges sequence: one per shard, found with `$bucket` on the slices.
 async fn shard_groups(
     source: &Source<'_>,
     target: &Target<'_>,

@@ -1,4 +1,5 @@
-//! The one error type of the crate. [`driver`] turns the driver's errors into it.
+//! The one error type of the crate, [`Error`]; every error of the driver passes one mapping
+//! ([`Error::from_driver`]) on its way into it.
 
 mod driver;
 
@@ -9,7 +10,7 @@ pub(crate) use driver::{
 pub use driver::{is_duplicate_key, DUPLICATE_KEY_CODES};
 
 use mongo_sequence_rules::names::{self, NameError};
-use mongo_sequence_rules::{Problem, Violation};
+use mongo_sequence_rules::{At, Key, Problem, Violation};
 
 /// Result alias used throughout the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -64,9 +65,69 @@ pub enum Error {
         reason: &'static str,
     },
 
-    /// Options that contradict each other (for example `start > max`).
-    #[error("invalid sequence options: {0}")]
-    InvalidOptions(String),
+    /// A configuration that breaks a rule (for example `start > max`, or a key the strategy
+    /// does not use); nothing was sent to the server. The derive refuses the same
+    /// configurations at compile time with the same message.
+    #[error("invalid configuration of `{key}`: {message}")]
+    #[non_exhaustive]
+    InvalidConfig {
+        /// The key or option the rule is about (`batch`, `prefix`, `prefetch_at`, …).
+        key: &'static str,
+        /// What is wrong and what to change.
+        message: String,
+    },
+
+    /// An argument of a call that it cannot take (for example `reserve(0)`, a purge date after
+    /// the current period, or scope values that do not match the sequence's `scope`); nothing
+    /// was written.
+    #[error("invalid argument `{argument}`: {reason}")]
+    #[non_exhaustive]
+    InvalidArgument {
+        /// The argument, as the method names it.
+        argument: &'static str,
+        /// What is wrong and what to give instead.
+        reason: String,
+    },
+
+    /// A document, or a value of it, that cannot be stored as BSON; nothing was written.
+    #[error("cannot serialize {what} to BSON: {source}; check its `Serialize` implementation")]
+    #[non_exhaustive]
+    Serialization {
+        /// What was being serialized (`the document`, `a scope field`).
+        what: &'static str,
+        /// The serializer's error.
+        #[source]
+        source: mongodb::error::Error,
+    },
+
+    /// A counter store that does not implement an operation (a custom
+    /// [`CounterStore`](crate::store::CounterStore) without it); nothing was written.
+    #[error(
+        "the counter store `{store}` cannot {operation}; implement it in the store, or use          `MongoStore` or `MemoryStore`"
+    )]
+    #[non_exhaustive]
+    StoreUnsupported {
+        /// The store, as it names itself.
+        store: String,
+        /// The operation it lacks.
+        operation: &'static str,
+    },
+
+    /// An index this crate needs conflicts with what the collection holds; nothing was
+    /// changed.
+    #[error("cannot create the index {index} in `{collection}`: {reason}")]
+    #[non_exhaustive]
+    IndexConflict {
+        /// The counters or target collection.
+        collection: String,
+        /// The index's keys.
+        index: &'static str,
+        /// Why, and what to do.
+        reason: String,
+        /// The server's error.
+        #[source]
+        source: Box<mongodb::error::Error>,
+    },
 
     /// A value that does not fit the ID field's type.
     #[error("ID value {value} does not fit the ID field type `{target}`")]
@@ -131,10 +192,10 @@ pub enum Error {
     },
 
     /// A counter document exists with other fixed fields than this configuration gives it
-    /// (for a sharded sequence: another slice of the ID space); it was left untouched.
+    /// (for a ranges sequence: another slice of the ID space); it was left untouched.
     #[error(
         "counter document `{counter}` in `{collection}` holds {found} but this configuration \
-         expects {expected}; the slices of a sharded sequence in use cannot change (that would \
+         expects {expected}; the slices of a ranges sequence in use cannot change (that would \
          issue IDs twice): keep `shards`, `digits`, `start` and `max`, or use another `name`"
     )]
     CounterMismatch {
@@ -257,9 +318,9 @@ pub enum Error {
         max: i64,
     },
 
-    /// Any other error from the MongoDB driver.
+    /// Any other error from the MongoDB driver (see [`Error::from_driver`]).
     #[error(transparent)]
-    Mongo(#[from] mongodb::error::Error),
+    Mongo(mongodb::error::Error),
 }
 
 impl From<NameError> for Error {
@@ -274,12 +335,20 @@ impl From<NameError> for Error {
 
 impl From<Violation> for Error {
     /// A broken configuration rule: [`Error::InvalidName`] for a name, else
-    /// [`Error::InvalidOptions`] with the rule's message.
+    /// [`Error::InvalidConfig`] with the rule's key and message.
     fn from(v: Violation) -> Self {
+        let key = match v.at {
+            At::Option(option) => option,
+            At::IdType => "id",
+            _ => v.key().map_or("options", Key::name),
+        };
         match v.problem {
             Problem::Name(e) => e.into(),
-            Problem::Invalid(message) => Error::InvalidOptions(message),
-            _ => Error::InvalidOptions(v.to_string()),
+            Problem::Invalid(message) => Error::InvalidConfig { key, message },
+            _ => Error::InvalidConfig {
+                key,
+                message: v.to_string(),
+            },
         }
     }
 }
@@ -288,17 +357,217 @@ impl From<Violation> for Error {
 mod tests {
     use super::*;
 
+    /// A driver error to wrap, made without a server.
+    fn driver_error() -> mongodb::error::Error {
+        std::io::Error::other("boom").into()
+    }
+
+    /// Every variant's message, with what each must name for the reader to act on it.
     #[test]
-    fn exhausted_names_the_counter_and_the_way_out() {
-        let e = Error::Exhausted {
-            counter: "invoice".into(),
-            requested: 5,
-            last: 98,
-            max: 100,
+    fn every_message_names_what_to_fix() {
+        let cases: Vec<(Error, &[&str])> = vec![
+            (
+                Error::Exhausted {
+                    counter: "invoice".into(),
+                    requested: 5,
+                    last: 98,
+                    max: 100,
+                },
+                &["`invoice`", "raise `max`"],
+            ),
+            (
+                Error::CorruptCounter {
+                    counter: "invoice".into(),
+                    collection: "app.counters".into(),
+                    reason: "`seq` is a string".into(),
+                },
+                &["`invoice`", "`app.counters`", "fix or delete it"],
+            ),
+            (
+                names::check(names::NameKind::Counter, "a.b")
+                    .unwrap_err()
+                    .into(),
+                &["`a.b`"],
+            ),
+            (
+                Error::InvalidConfig {
+                    key: "batch",
+                    message: "`batch` must be at least 1".into(),
+                },
+                &["`batch`", "at least 1"],
+            ),
+            (
+                Error::InvalidArgument {
+                    argument: "n",
+                    reason: "cannot reserve 0 IDs; ask for at least 1".into(),
+                },
+                &["`n`", "at least 1"],
+            ),
+            (
+                Error::Serialization {
+                    what: "the document",
+                    source: driver_error(),
+                },
+                &["the document", "`Serialize`"],
+            ),
+            (
+                Error::StoreUnsupported {
+                    store: "redis".into(),
+                    operation: "delete periods",
+                },
+                &["`redis`", "delete periods", "implement it"],
+            ),
+            (
+                Error::IndexConflict {
+                    collection: "app.counters".into(),
+                    index: "{ id: 1, reference_value: 1 } (unique)",
+                    reason: "keep the two layouts in separate collections".into(),
+                    source: Box::new(driver_error()),
+                },
+                &["`app.counters`", "reference_value", "separate collections"],
+            ),
+            (
+                Error::IdOutOfRange {
+                    value: 1 << 40,
+                    target: "i32",
+                },
+                &["`i32`", "1099511627776"],
+            ),
+            (
+                Error::DuplicateKey {
+                    message: "E11000 duplicate key error index: email_1".into(),
+                    source: driver_error(),
+                },
+                &["email_1"],
+            ),
+            (
+                Error::WouldMoveBackwards {
+                    counter: "invoice".into(),
+                    current: 10,
+                    requested: 3,
+                },
+                &["`invoice`", "pass `force`"],
+            ),
+            (
+                Error::TransactionsUnsupported {
+                    detail: "standalone".into(),
+                },
+                &["replica set"],
+            ),
+            (
+                Error::TransactionTimeout {
+                    counter: "invoice".into(),
+                    attempts: 3,
+                    elapsed_ms: 30_000,
+                    source: driver_error(),
+                },
+                &["`invoice`", "raise the transaction timeout"],
+            ),
+            (
+                Error::CounterMismatch {
+                    counter: "order".into(),
+                    collection: "app.counters".into(),
+                    expected: "shard 1".into(),
+                    found: "shard 2".into(),
+                },
+                &["`order`", "use another `name`"],
+            ),
+            (
+                Error::RandomIdsExhausted {
+                    collection: "app.tickets".into(),
+                    attempts: 11,
+                    start: 10,
+                    max: 99,
+                },
+                &["`app.tickets`", "widen it"],
+            ),
+            (Error::Random("no entropy".into()), &["no entropy"]),
+            (
+                Error::Unsupported {
+                    operation: "next",
+                    strategy: "gapless",
+                    hint: "; use `insert_with_id`",
+                },
+                &["`next`", "`gapless`", "use `insert_with_id`"],
+            ),
+            (
+                Error::IdTypeMismatch {
+                    made: "a UUID",
+                    target: "i64",
+                },
+                &["`i64`", "a UUID"],
+            ),
+            (
+                Error::ScopeRequired {
+                    counter: "order".into(),
+                    fields: "`tenant`".into(),
+                },
+                &["`tenant`", "next_id_for", "in_scope"],
+            ),
+            (
+                Error::Unauthorized {
+                    namespace: "app.counters".into(),
+                    needs: "`find` and `update`",
+                    source: driver_error(),
+                },
+                &["`app.counters`", "`find` and `update`"],
+            ),
+            (
+                Error::IdTaken {
+                    namespace: "app.orders".into(),
+                    id: "7".into(),
+                    counter: "order".into(),
+                    hint: "; run `sync_counters`",
+                    source: Box::new(driver_error()),
+                },
+                &["`app.orders`", "`order`", "sync_counters"],
+            ),
+            (
+                Error::StoredBeyondMax {
+                    namespace: "app.orders".into(),
+                    counter: "order".into(),
+                    stored: 120,
+                    max: 99,
+                },
+                &["`app.orders`", "raise `max`"],
+            ),
+            (Error::from_driver(driver_error()), &["boom"]),
+        ];
+        for (error, names) in cases {
+            let text = error.to_string();
+            for name in names {
+                assert!(
+                    text.contains(name),
+                    "{error:?} says {text:?}, without {name:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn driver_errors_keep_their_source() {
+        use std::error::Error as _;
+        let e = Error::Serialization {
+            what: "the document",
+            source: driver_error(),
         };
-        let text = e.to_string();
-        assert!(text.contains("`invoice`"), "{text}");
-        assert!(text.contains("raise `max`"), "{text}");
-        assert!(!e.is_duplicate_key());
+        assert!(e.source().is_some());
+        assert!(!Error::from_driver(driver_error()).is_duplicate_key());
+    }
+
+    #[test]
+    fn violations_carry_their_key() {
+        let spec = mongo_sequence_rules::Spec {
+            batch: Some(mongo_sequence_rules::Batch::Fixed(0)),
+            ..mongo_sequence_rules::Spec::new("order")
+        };
+        let v = mongo_sequence_rules::check(&spec).unwrap_err().remove(0);
+        match Error::from(v) {
+            Error::InvalidConfig { key, message } => {
+                assert_eq!(key, "batch");
+                assert!(message.contains("`batch`"), "{message}");
+            }
+            other => panic!("expected InvalidConfig, got {other:?}"),
+        }
     }
 }

@@ -14,7 +14,7 @@ use crate::values::CounterKey;
 
 /// The next ID of `M`'s counter from the cache a [`Sequence`](crate::Sequence) of `M` uses,
 /// when that cache holds one and taking it does not make a refill due; `None` otherwise, and
-/// for configurations without such a cache ([`SequenceConfig`](crate::SequenceConfig)
+/// for configurations without such a cache ([`SequenceConfig`]
 /// decides which have one). The cache is found under the same registry id a `Sequence` uses.
 pub(crate) fn cached_id<M: Doc>(coll: &Collection<M>) -> Option<i64> {
     let config = &M::CONFIG;

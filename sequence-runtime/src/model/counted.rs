@@ -1,6 +1,7 @@
-//! Inserts of the `counter` and `sharded` strategies: a number per document from the model's
+//! Inserts of the `counter` and `ranges` strategies: a number per document from the model's
 //! counter, past the IDs already stored (see `skip_ahead.rs`).
 
+use mongodb::options::{InsertManyOptions, InsertOneOptions};
 use mongodb::Collection;
 
 use super::cached;
@@ -15,7 +16,11 @@ use crate::values::IdValue;
 /// Takes the next number for `doc` (from this process's cache of a plain counter when it has
 /// one), stores it in the ID field and inserts `doc`; skips ahead if a stored document has
 /// that ID.
-pub(crate) async fn insert_one<T: Doc>(doc: &mut T, coll: &Collection<T>) -> Result<T::Id> {
+pub(crate) async fn insert_one<T: Doc>(
+    doc: &mut T,
+    coll: &Collection<T>,
+    options: Option<&InsertOneOptions>,
+) -> Result<T::Id> {
     let (id, issued, seq) = match cached::cached_id(coll) {
         Some(value) => (T::Id::from_counter(value)?, Err(value), None),
         None => {
@@ -25,7 +30,7 @@ pub(crate) async fn insert_one<T: Doc>(doc: &mut T, coll: &Collection<T>) -> Res
         }
     };
     doc.put_id(id.clone());
-    match insert::insert_one(coll, &*doc).await {
+    match insert::insert_one(coll, &*doc, options).await {
         Ok(()) => Ok(id),
         Err(e) if skip_ahead::on_id_field::<T>(&e) => {
             let seq = match seq {
@@ -36,7 +41,7 @@ pub(crate) async fn insert_one<T: Doc>(doc: &mut T, coll: &Collection<T>) -> Res
                 Ok(issued) => issued,
                 Err(value) => seq.issued(value)?,
             };
-            skip_ahead::insert_one(doc, coll, &seq, issued, e).await
+            skip_ahead::insert_one(doc, coll, &seq, issued, e, options).await
         }
         Err(e) => Err(e),
     }
@@ -47,11 +52,12 @@ pub(crate) async fn insert_one<T: Doc>(doc: &mut T, coll: &Collection<T>) -> Res
 pub(crate) async fn insert_many<T: Doc>(
     docs: &mut [T],
     coll: &Collection<T>,
+    options: Option<&InsertManyOptions>,
 ) -> Result<Vec<T::Id>> {
     let seq = T::sequence_of(coll);
-    let issued = scope::issue_all(&seq, docs).await?;
+    let issued = scope::issue_all(&seq, docs, None).await?;
     for (doc, (id, _)) in docs.iter_mut().zip(&issued) {
         doc.put_id(id.clone());
     }
-    skip_ahead::insert_many(docs, coll, &seq, issued).await
+    skip_ahead::insert_many(docs, coll, &seq, issued, options).await
 }

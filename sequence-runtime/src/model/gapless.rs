@@ -10,7 +10,7 @@
 use std::time::{Duration, Instant};
 
 use mongodb::bson::{doc, Bson, Document};
-use mongodb::options::{ReadConcern, WriteConcern};
+use mongodb::options::{InsertManyOptions, InsertOneOptions, ReadConcern, WriteConcern};
 use mongodb::{ClientSession, Collection, Namespace};
 
 use super::doc::Doc;
@@ -27,24 +27,24 @@ use crate::values::IdValue;
 /// Upper bound of the backoff between two attempts.
 const MAX_BACKOFF: Duration = Duration::from_millis(100);
 
-/// The documents of one gapless insert.
+/// The documents of one gapless insert, with the options of their insert.
 pub(crate) enum Docs<'a, T> {
-    One(&'a mut T),
-    Many(&'a mut [T]),
+    One(&'a mut T, Option<&'a InsertOneOptions>),
+    Many(&'a mut [T], Option<&'a InsertManyOptions>),
 }
 
 impl<T> Docs<'_, T> {
     fn len(&self) -> usize {
         match self {
-            Docs::One(_) => 1,
-            Docs::Many(docs) => docs.len(),
+            Docs::One(..) => 1,
+            Docs::Many(docs, _) => docs.len(),
         }
     }
 
     fn get(&self, i: usize) -> &T {
         match self {
-            Docs::One(doc) => doc,
-            Docs::Many(docs) => &docs[i],
+            Docs::One(doc, _) => doc,
+            Docs::Many(docs, _) => &docs[i],
         }
     }
 }
@@ -262,16 +262,16 @@ async fn attempt<T: Doc>(
     session: &mut ClientSession,
 ) -> std::result::Result<Vec<T::Id>, Failure> {
     let issued = match docs {
-        Docs::One(doc) => match scope::for_document(seq.clone(), &**doc) {
+        Docs::One(doc, _) => match scope::for_document(seq.clone(), &**doc) {
             Ok(seq) => seq.issue_ids::<T::Id>(1, Some(session)).await,
             Err(e) => Err(e),
         },
-        Docs::Many(_) if T::CONFIG.scope.is_empty() => {
+        Docs::Many(..) if T::CONFIG.scope.is_empty() => {
             seq.issue_ids::<T::Id>(docs.len() as u64, Some(session))
                 .await
         }
         // Documents of several scopes: one reservation each, all in the transaction.
-        Docs::Many(many) => {
+        Docs::Many(many, _) => {
             let mut issued = Vec::with_capacity(many.len());
             for doc in many.iter() {
                 let scoped = scope::for_document(seq.clone(), doc).map_err(Failure::Fatal)?;
@@ -286,18 +286,22 @@ async fn attempt<T: Doc>(
     let issued = issued.map_err(counter_failure)?;
     let (ids, issued): (Vec<T::Id>, Vec<Issued>) = issued.into_iter().unzip();
     let inserted = match docs {
-        Docs::One(doc) => {
+        Docs::One(doc, options) => {
             doc.put_id(ids[0].clone());
-            match coll.insert_one(&**doc).session(&mut *session).await {
+            let insert = coll.insert_one(&**doc).with_options(options.cloned());
+            match insert.session(&mut *session).await {
                 Ok(_) => Ok(()),
                 Err(e) => Err((e, Some(0))),
             }
         }
-        Docs::Many(many) => {
+        Docs::Many(many, options) => {
             for (doc, id) in many.iter_mut().zip(&ids) {
                 doc.put_id(id.clone());
             }
-            match coll.insert_many(&**many).session(&mut *session).await {
+            let mut options = options.cloned().unwrap_or_default();
+            options.ordered = Some(true);
+            let insert = coll.insert_many(&**many).with_options(options);
+            match insert.session(&mut *session).await {
                 Ok(_) => Ok(()),
                 Err(e) => {
                     let at = skip_ahead::duplicate_at::<T>(&e);

@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use mongodb::bson::oid::ObjectId;
 use mongodb::bson::{Bson, Document};
+use mongodb::options::InsertOneOptions;
 use mongodb::{ClientSession, Collection};
 use tokio::sync::oneshot;
 
@@ -105,13 +106,18 @@ pub(crate) async fn insert_one<T: Doc>(
     doc: &mut T,
     coll: &Collection<T>,
     seq: &Sequence,
+    options: Option<&InsertOneOptions>,
 ) -> Result<T::Id> {
     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-        return single(doc, coll, seq).await;
+        return single(doc, coll, seq, options).await;
     };
+    if options.is_some() {
+        // A group commits its members with one `insert_many`: options of one insert go alone.
+        return single(doc, coll, seq, options).await;
+    }
     let scoped = super::scope::for_document(seq.clone(), &*doc)?;
     let Some((member, rx, shape)) = prepare(doc, &scoped)? else {
-        return single(doc, coll, seq).await; // an ID field this module cannot write: alone
+        return single(doc, coll, seq, None).await; // an ID field this module cannot write: alone
     };
     let round = Round {
         coll: coll.clone(),
@@ -146,7 +152,7 @@ pub(crate) async fn insert_one<T: Doc>(
             }
             // The round task ended without an answer (its runtime shut down) before it
             // committed anything for this insert: insert alone.
-            Err(_) => single(doc, coll, seq).await,
+            Err(_) => single(doc, coll, seq, None).await,
         };
     }
     let _next = NextRound {
@@ -154,12 +160,17 @@ pub(crate) async fn insert_one<T: Doc>(
         round: Some(round),
         runtime,
     };
-    single(doc, coll, seq).await
+    single(doc, coll, seq, None).await
 }
 
 /// Inserts `doc` in a transaction of its own.
-async fn single<T: Doc>(doc: &mut T, coll: &Collection<T>, seq: &Sequence) -> Result<T::Id> {
-    let ids = gapless::insert(Docs::One(doc), coll, seq).await?;
+async fn single<T: Doc>(
+    doc: &mut T,
+    coll: &Collection<T>,
+    seq: &Sequence,
+    options: Option<&InsertOneOptions>,
+) -> Result<T::Id> {
+    let ids = gapless::insert(Docs::One(doc, options), coll, seq).await?;
     Ok(ids.into_iter().next().expect("one document, one ID"))
 }
 
@@ -173,8 +184,10 @@ fn prepare<T: Doc>(
     let start = seq.start()?;
     let rendering = seq.issued(start)?.slot.rendering.clone();
     doc.put_id(T::Id::render(start, &rendering)?);
-    let mut serialized = mongodb::bson::to_document(&*doc)
-        .map_err(|e| Error::InvalidOptions(format!("cannot serialize the document: {e}")))?;
+    let mut serialized = mongodb::bson::to_document(&*doc).map_err(|e| Error::Serialization {
+        what: "the document",
+        source: e.into(),
+    })?;
     let field = T::CONFIG.id_field;
     let Some(shape) = serialized
         .get(field)

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use mongodb::bson::oid::ObjectId;
 use mongodb::bson::{doc, Bson, Document, RawDocumentBuf};
-use mongodb::options::ReadConcern;
+use mongodb::options::{InsertOneOptions, ReadConcern};
 use mongodb::Collection;
 use serde::ser::Error as _;
 use serde::Serialize;
@@ -33,6 +33,7 @@ const FIRST_BACKOFF: Duration = Duration::from_millis(50);
 pub(crate) async fn insert_one<T: Serialize + Send + Sync>(
     coll: &Collection<T>,
     doc: &T,
+    options: Option<&InsertOneOptions>,
 ) -> Result<()> {
     let document = with_fixed_id(doc)?;
     let docs = coll.clone_with_type::<RawDocumentBuf>();
@@ -41,7 +42,11 @@ pub(crate) async fn insert_one<T: Serialize + Send + Sync>(
         if attempt > 1 {
             tokio::time::sleep(backoff(attempt)).await;
         }
-        match docs.insert_one(&document).await {
+        match docs
+            .insert_one(&document)
+            .with_options(options.cloned())
+            .await
+        {
             Ok(_) => return Ok(()),
             Err(e) if unknown.is_some() && is_duplicate_key(&e) => {
                 // An earlier attempt may have stored the document after all.
@@ -89,12 +94,18 @@ fn with_fixed_id<T: Serialize>(doc: &T) -> Result<RawDocumentBuf> {
 
 /// `doc` serialized as the driver serializes it (raw, not human-readable).
 pub(crate) fn serialized<T: Serialize>(doc: &T) -> Result<RawDocumentBuf> {
-    mongodb::bson::to_raw_document_buf(doc).map_err(|e| Error::Mongo(e.into()))
+    mongodb::bson::to_raw_document_buf(doc).map_err(|e| Error::Serialization {
+        what: "the document",
+        source: e.into(),
+    })
 }
 
 /// A raw document's error, as a serialization error.
 fn malformed(e: mongodb::bson::raw::Error) -> Error {
-    Error::Mongo(mongodb::bson::ser::Error::custom(e).into())
+    Error::Serialization {
+        what: "the document",
+        source: mongodb::bson::ser::Error::custom(e).into(),
+    }
 }
 
 /// `doc` serialized as the driver serializes it, as a document.

@@ -1,6 +1,7 @@
 //! The trait `#[derive(SequentialId)]` implements, and the insert paths of each strategy that
 //! its methods take.
 //!
+//! - `action.rs`: the actions the trait's methods return, and the paths in a caller's session;
 //! - `doc.rs`: what the paths need of a model (implemented for every `SequentialId`);
 //! - `insert.rs`: the insert of one document, sent again while its outcome is unknown;
 //! - `counted.rs`: inserts of the counter strategies, a number per document;
@@ -13,6 +14,7 @@
 //! - `upsert.rs`: update the document a filter matches, or insert with a new ID;
 //! - `cached.rs`: the hot path of batched counters.
 
+pub(crate) mod action;
 mod cached;
 mod counted;
 mod doc;
@@ -27,18 +29,17 @@ mod upsert;
 
 use std::future::Future;
 
-use mongo_sequence_rules::Strategy;
 use mongodb::bson::Bson;
-use mongodb::{ClientSession, Collection};
+use mongodb::Collection;
 use serde::Serialize;
 
+use self::action::{InsertManyWithIds, InsertWithId, NextId, UpsertWithId};
 use self::doc::Doc;
-use self::gapless::Docs;
 use crate::engine::SyncReport;
-use crate::error::{Access, Error, Result};
+use crate::error::{Error, Result};
 use crate::options::SequenceConfig;
 use crate::sequence::Sequence;
-use crate::values::{Generated, IdValue};
+use crate::values::IdValue;
 
 /// A model whose documents get their ID from a sequence.
 ///
@@ -46,7 +47,7 @@ use crate::values::{Generated, IdValue};
 /// the provided methods. The derive also generates inherent methods of the same names, so
 /// callers need not import this trait.
 ///
-/// Each method follows the model's [`Strategy`]: see the crate documentation for what each
+/// Each method follows the model's [`Strategy`](crate::Strategy): see the crate documentation for what each
 /// guarantees. With the random strategy, `insert_with_id` redraws on a duplicate key on `_id`
 /// (at most `retries` times, then [`Error::RandomIdsExhausted`]), a duplicate key on another
 /// unique index is returned as [`Error::DuplicateKey`], and `next_id` returns a draw that is
@@ -76,32 +77,22 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
     /// document to take the scope from here: this fails with [`Error::ScopeRequired`]; use
     /// [`next_id_for`](Self::next_id_for).
     ///
-    /// A gapless sequence refuses with [`Error::Unsupported`]: a number taken outside the
-    /// insert's transaction would leave a gap if it were not used.
-    fn next_id(coll: &Collection<Self>) -> impl Future<Output = Result<Self::Id>> + Send {
-        async move {
-            if let Some(id) = cached::cached_id(coll) {
-                return Self::Id::from_counter(id);
-            }
-            allocate::<Self>(Ok(Self::sequence(coll))).await
-        }
+    /// A gapless sequence refuses with [`Error::Unsupported`] outside a session: a number
+    /// taken outside the insert's transaction would leave a gap if it were not used. In a
+    /// session ([`NextId::session`]) the number is taken in the session's transaction.
+    fn next_id(coll: &Collection<Self>) -> NextId<'_, Self> {
+        NextId::new(coll, None)
     }
 
     /// Allocates the next ID for this document without inserting it: from the counter of its
     /// `scope` values for a scoped model, else like [`next_id`](Self::next_id).
-    fn next_id_for(
-        &self,
-        coll: &Collection<Self>,
-    ) -> impl Future<Output = Result<Self::Id>> + Send {
-        async move {
-            if let Some(id) = cached::cached_id(coll) {
-                return Self::Id::from_counter(id);
-            }
-            allocate::<Self>(scope::for_document(Self::sequence(coll), self)).await
-        }
+    fn next_id_for<'a>(&'a self, coll: &'a Collection<Self>) -> NextId<'a, Self> {
+        NextId::new(coll, Some(self))
     }
 
-    /// Allocates the next ID, stores it in the ID field, inserts the document and returns the ID.
+    /// Allocates the next ID, stores it in the ID field, inserts the document and returns the
+    /// ID. The action takes the caller's session ([`InsertWithId::session`]) and the options
+    /// of the insert ([`InsertWithId::with_options`]).
     ///
     /// An insert whose outcome is unknown (a dropped connection or an election that the
     /// driver's own retry did not get past, or an unconfirmed write concern) is sent again with
@@ -114,61 +105,14 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
     /// retry of this call takes a new one. A gapless sequence instead runs the counter update
     /// and the insert in one transaction (shared with the concurrent gapless inserts of the
     /// same counter and collection in this process), so a failed insert consumes no number.
-    fn insert_with_id(
-        &mut self,
-        coll: &Collection<Self>,
-    ) -> impl Future<Output = Result<Self::Id>> + Send {
-        async move {
-            if Self::SEQUENCE.gapless {
-                return group::insert_one(self, coll, &Self::sequence(coll)).await;
-            }
-            match Self::SEQUENCE.strategy {
-                Strategy::Random => return random::insert_one(self, coll, None).await,
-                s if s.uses_counters() => return counted::insert_one(self, coll).await,
-                _ => {}
-            }
-            let id = self.next_id_for(coll).await?;
-            self.set_id(id.clone());
-            insert::insert_one(coll, &*self).await?;
-            Ok(id)
-        }
-    }
-
-    /// Like [`insert_with_id`](Self::insert_with_id), in `session`. With the `counter`
-    /// strategy the ID is reserved by a counter update in the session (not from the batch
-    /// cache), so when the session is inside a transaction the number is consumed only if that
-    /// transaction commits, and an abort leaves neither the document nor a used number; outside
-    /// a transaction the call is causally consistent with the session's other operations. The
-    /// other strategies take their ID as `insert_with_id` does and insert in the session.
-    fn insert_with_id_in_session(
-        &mut self,
-        coll: &Collection<Self>,
-        session: &mut ClientSession,
-    ) -> impl Future<Output = Result<Self::Id>> + Send {
-        async move {
-            let (id, issued) = match Self::SEQUENCE.strategy {
-                Strategy::Random => return random::insert_one(self, coll, Some(session)).await,
-                Strategy::Counter => {
-                    let seq = scope::for_document(Self::sequence(coll), self)?;
-                    let mut ids = seq.issue_ids::<Self::Id>(1, Some(&mut *session)).await?;
-                    let (id, issued) = ids.pop().expect("one ID reserved");
-                    (id, Some(issued))
-                }
-                _ => (Self::next_id(coll).await?, None),
-            };
-            self.set_id(id.clone());
-            let inserted = coll.insert_one(&*self).session(session).await;
-            match (
-                inserted.map_err(|e| Error::from_driver_on(e, coll.namespace(), Access::Insert)),
-                issued,
-            ) {
-                (Ok(_), _) => Ok(id),
-                (Err(e), Some(issued)) if skip_ahead::on_id_field::<Self>(&e) => Err(
-                    skip_ahead::taken(coll, &id, &issued, e, skip_ahead::IN_SESSION),
-                ),
-                (Err(e), _) => Err(e),
-            }
-        }
+    ///
+    /// In the caller's session, the `counter` strategy reserves the number with a counter
+    /// update in that session (not from the batch cache), so when the session is inside a
+    /// transaction the number is consumed only if that transaction commits, and an abort
+    /// leaves neither the document nor a used number. The other strategies take their ID as
+    /// without a session and insert in the session. Nothing is sent again in a session.
+    fn insert_with_id<'a>(&'a mut self, coll: &'a Collection<Self>) -> InsertWithId<'a, Self> {
+        InsertWithId::new(self, coll)
     }
 
     /// Updates the document that `filter` matches with this document's fields (all but the ID
@@ -181,6 +125,8 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
     /// same key won in between, its ID stands (and the number taken counts as wasted). An
     /// upsert whose outcome is unknown is sent again with the same number. A gapless model
     /// takes its number and upserts in one transaction, so that only an insert consumes one.
+    /// In the caller's session ([`UpsertWithId::session`]) the update, the number (with the
+    /// `counter` strategy, reserved in the session) and the upsert run there, sent once.
     ///
     /// MongoDB keeps upserts unique only with a unique index on the filter's fields: without
     /// one, two concurrent upserts of the same key can both insert.
@@ -192,30 +138,18 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
     /// let id = customer.upsert_with_id(&coll, filter).await?;
     /// # Ok(()) }
     /// ```
-    fn upsert_with_id(
-        &mut self,
-        coll: &Collection<Self>,
+    fn upsert_with_id<'a>(
+        &'a mut self,
+        coll: &'a Collection<Self>,
         filter: mongodb::bson::Document,
-    ) -> impl Future<Output = Result<Self::Id>> + Send {
-        upsert::upsert(self, coll, filter, None)
-    }
-
-    /// Like [`upsert_with_id`](Self::upsert_with_id), in `session`: the update, the number
-    /// (with the `counter` strategy, reserved in the session, so inside a transaction it is
-    /// consumed only if that transaction commits) and the upsert. Nothing is sent again.
-    fn upsert_with_id_in_session(
-        &mut self,
-        coll: &Collection<Self>,
-        filter: mongodb::bson::Document,
-        session: &mut ClientSession,
-    ) -> impl Future<Output = Result<Self::Id>> + Send {
-        upsert::upsert(self, coll, filter, Some(session))
+    ) -> UpsertWithId<'a, Self> {
+        UpsertWithId::new(self, coll, filter)
     }
 
     /// Moves every counter of this model up to the highest ID stored for it in `coll` (one per
     /// period, scope value or shard), never down, creating the missing ones: after an import,
     /// a restore, or documents written by another program. See
-    /// [`Sequence::sync_counters`]. Counter and sharded strategies only; the others fail with
+    /// [`Sequence::sync_counters`]. Counter and ranges strategies only; the others fail with
     /// [`Error::Unsupported`].
     fn sync_counters(coll: &Collection<Self>) -> impl Future<Output = Result<SyncReport>> + Send {
         async move {
@@ -232,40 +166,20 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
 
     /// Reserves one contiguous range for all of `docs` in a single round trip (one per distinct
     /// scope for a scoped model), stores the IDs and inserts the documents with one
-    /// `insert_many`. Returns the IDs in order.
+    /// `insert_many`. Returns the IDs in order. The action takes the caller's session
+    /// ([`InsertManyWithIds::session`]: with the `counter` strategy the range is reserved in
+    /// it) and the options of the insert.
     ///
     /// With the random strategy, distinct draws are inserted with one unordered `insert_many`,
     /// and only the documents that collided on `_id` are drawn again and re-inserted, at most
     /// `retries` times; on an error, the documents inserted so far stay inserted (their ID fields
     /// hold their IDs). With the UUID and ObjectId strategies, each document gets a fresh value.
-    fn insert_many_with_ids(
-        docs: &mut [Self],
-        coll: &Collection<Self>,
-    ) -> impl Future<Output = Result<Vec<Self::Id>>> + Send {
-        async move {
-            match Self::SEQUENCE.strategy {
-                Strategy::Random => return random::insert_many(docs, coll).await,
-                s if !s.is_numeric() => return generated::insert_many(docs, coll).await,
-                _ => {}
-            }
-            if docs.is_empty() {
-                return Ok(Vec::new());
-            }
-            if Self::SEQUENCE.gapless {
-                return gapless::insert(Docs::Many(docs), coll, &Self::sequence(coll)).await;
-            }
-            counted::insert_many(docs, coll).await
-        }
+    fn insert_many_with_ids<'a>(
+        docs: &'a mut [Self],
+        coll: &'a Collection<Self>,
+    ) -> InsertManyWithIds<'a, Self> {
+        InsertManyWithIds::new(docs, coll)
     }
-}
-
-/// The next ID of `T` from `seq` (already bound to the document's scope, if any), or a value
-/// made without a counter.
-async fn allocate<T: SequentialId>(seq: Result<Sequence>) -> Result<T::Id> {
-    if let Some(value) = Generated::new(T::SEQUENCE.strategy) {
-        return T::Id::from_generated(value);
-    }
-    seq?.next_id::<T::Id>().await
 }
 
 impl<M: SequentialId> Doc for M {
@@ -288,6 +202,8 @@ impl<M: SequentialId> Doc for M {
 
 /// Converts a `scope` field's value to BSON (used by the derive).
 pub fn scope_value<T: Serialize + ?Sized>(value: &T) -> Result<Bson> {
-    mongodb::bson::to_bson(value)
-        .map_err(|e| Error::InvalidOptions(format!("a `scope` field cannot be stored: {e}")))
+    mongodb::bson::to_bson(value).map_err(|e| Error::Serialization {
+        what: "a `scope` field",
+        source: e.into(),
+    })
 }

@@ -3,6 +3,7 @@
 
 use std::collections::HashSet;
 
+use mongodb::options::{InsertManyOptions, InsertOneOptions};
 use mongodb::{ClientSession, Collection};
 
 use super::doc::Doc;
@@ -31,13 +32,14 @@ pub(crate) async fn insert_one<T: Doc>(
     doc: &mut T,
     coll: &Collection<T>,
     mut session: Option<&mut ClientSession>,
+    options: Option<&InsertOneOptions>,
 ) -> Result<T::Id> {
     let seq = T::sequence_of(coll);
     let attempts = seq.options().retries.saturating_add(1);
     for _ in 0..attempts {
         let id = T::Id::from_counter(seq.next().await?)?;
         doc.put_id(id.clone());
-        let insert = coll.insert_one(&*doc);
+        let insert = coll.insert_one(&*doc).with_options(options.cloned());
         let result = match session.as_deref_mut() {
             Some(session) => insert.session(session).await,
             None => insert.await,
@@ -59,6 +61,8 @@ pub(crate) async fn insert_one<T: Doc>(
 pub(crate) async fn insert_many<T: Doc>(
     docs: &mut [T],
     coll: &Collection<T>,
+    mut session: Option<&mut ClientSession>,
+    options: Option<&InsertManyOptions>,
 ) -> Result<Vec<T::Id>> {
     if docs.is_empty() {
         return Ok(Vec::new());
@@ -69,6 +73,8 @@ pub(crate) async fn insert_many<T: Doc>(
     let mut pending: Vec<usize> = (0..docs.len()).collect();
     // Every value given to a document of this call, so that none is given twice.
     let mut taken = HashSet::new();
+    let mut options = options.cloned().unwrap_or_default();
+    options.ordered = Some(false);
     for _ in 0..attempts {
         for &i in &pending {
             let mut draws = 0;
@@ -87,10 +93,13 @@ pub(crate) async fn insert_many<T: Doc>(
             docs[i].put_id(id.clone());
             ids[i] = Some(id);
         }
-        let result = coll
+        let insert = coll
             .insert_many(pending.iter().map(|&i| &docs[i]))
-            .ordered(false)
-            .await;
+            .with_options(options.clone());
+        let result = match session.as_deref_mut() {
+            Some(session) => insert.session(session).await,
+            None => insert.await,
+        };
         match result {
             Ok(_) => {
                 return Ok(ids

@@ -2,6 +2,8 @@
 
 use std::collections::HashMap;
 
+use mongodb::ClientSession;
+
 use super::doc::Doc;
 use crate::error::Result;
 use crate::sequence::{Issued, Sequence};
@@ -40,12 +42,16 @@ pub(crate) fn groups<T: Doc>(seq: &Sequence, docs: &[T]) -> Result<Vec<(Sequence
 }
 
 /// IDs for `docs` in order, with the counters they came from: one reservation per group of
-/// [`groups`].
-pub(crate) async fn issue_all<T: Doc>(seq: &Sequence, docs: &[T]) -> Result<Vec<(T::Id, Issued)>> {
+/// [`groups`], in `session` if given.
+pub(crate) async fn issue_all<T: Doc>(
+    seq: &Sequence,
+    docs: &[T],
+    mut session: Option<&mut ClientSession>,
+) -> Result<Vec<(T::Id, Issued)>> {
     let mut ids: Vec<Option<(T::Id, Issued)>> = vec![None; docs.len()];
     for (scoped, members) in groups(seq, docs)? {
         let issued = scoped
-            .issue_ids::<T::Id>(members.len() as u64, None)
+            .issue_ids::<T::Id>(members.len() as u64, session.as_deref_mut())
             .await?;
         for (i, id) in members.into_iter().zip(issued) {
             ids[i] = Some(id);

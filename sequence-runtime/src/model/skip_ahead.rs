@@ -8,6 +8,7 @@
 //! scope fields) can report one, and the fields the error message names are compared.
 
 use mongodb::bson::{doc, Bson, Document};
+use mongodb::options::{InsertManyOptions, InsertOneOptions};
 use mongodb::Collection;
 
 use super::doc::Doc;
@@ -143,6 +144,7 @@ pub(crate) async fn insert_one<T: Doc>(
     seq: &Sequence,
     mut issued: Issued,
     mut taken_by: Error,
+    options: Option<&InsertOneOptions>,
 ) -> Result<T::Id> {
     let mut id = T::Id::render(issued.value, &issued.slot.rendering)?;
     for _ in 0..ROUNDS {
@@ -150,7 +152,7 @@ pub(crate) async fn insert_one<T: Doc>(
         issued = seq.skip_ahead(&issued, floor).await?;
         id = T::Id::render(issued.value, &issued.slot.rendering)?;
         doc.put_id(id.clone());
-        match insert::insert_one(coll, &*doc).await {
+        match insert::insert_one(coll, &*doc, options).await {
             Ok(()) => return Ok(id),
             Err(e) if on_id_field::<T>(&e) => taken_by = e,
             Err(e) => return Err(e),
@@ -167,11 +169,18 @@ pub(crate) async fn insert_many<T: Doc>(
     coll: &Collection<T>,
     seq: &Sequence,
     mut issued: Vec<(T::Id, Issued)>,
+    options: Option<&InsertManyOptions>,
 ) -> Result<Vec<T::Id>> {
+    let mut options = options.cloned().unwrap_or_default();
+    options.ordered = Some(true);
     let mut from = 0;
     let mut rounds = 0;
     loop {
-        let Err(e) = coll.insert_many(&docs[from..]).await else {
+        let Err(e) = coll
+            .insert_many(&docs[from..])
+            .with_options(options.clone())
+            .await
+        else {
             return Ok(issued.into_iter().map(|(id, _)| id).collect());
         };
         let Some(at) = duplicate_at::<T>(&e).map(|k| from + k) else {

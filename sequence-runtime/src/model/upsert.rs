@@ -8,8 +8,9 @@
 //! counted as wasted). Upserts stay unique only with a unique index on the filter's fields:
 //! without one, two concurrent upserts can both insert.
 
+use mongodb::action::Action;
 use mongodb::bson::{doc, Bson, Document};
-use mongodb::options::ReturnDocument;
+use mongodb::options::{ReturnDocument, WriteConcern};
 use mongodb::{ClientSession, Collection};
 
 use super::cached;
@@ -31,11 +32,18 @@ pub(crate) struct Upsert<'a, T: Send + Sync> {
     pub(crate) filter: Document,
     pub(crate) set: Document,
     pub(crate) on_insert: Document,
+    /// The write concern of the update and the upsert (the collection's if `None`).
+    pub(crate) write_concern: Option<WriteConcern>,
 }
 
 impl<'a, T: Doc> Upsert<'a, T> {
     /// The upsert of `doc` into `coll` where `filter` matches.
-    fn new(doc: &T, coll: &'a Collection<T>, filter: Document) -> Result<Self> {
+    fn new(
+        doc: &T,
+        coll: &'a Collection<T>,
+        filter: Document,
+        write_concern: Option<WriteConcern>,
+    ) -> Result<Self> {
         let mut set = insert::document(doc)?;
         let mut on_insert = Document::new();
         set.remove(T::CONFIG.id_field);
@@ -48,6 +56,7 @@ impl<'a, T: Doc> Upsert<'a, T> {
             filter,
             set,
             on_insert,
+            write_concern,
         })
     }
 
@@ -74,7 +83,8 @@ impl<'a, T: Doc> Upsert<'a, T> {
                 .docs
                 .find_one_and_update(self.filter.clone(), doc! { "$set": self.set.clone() })
                 .return_document(ReturnDocument::After)
-                .projection(projection);
+                .projection(projection)
+                .optional(self.write_concern.clone(), |a, wc| a.write_concern(wc));
             match session {
                 Some(s) => action.session(s).await,
                 None => action.await,
@@ -103,7 +113,8 @@ impl<'a, T: Doc> Upsert<'a, T> {
             .find_one_and_update(self.filter.clone(), update)
             .upsert(true)
             .return_document(ReturnDocument::After)
-            .projection(doc! { field: 1 });
+            .projection(doc! { field: 1 })
+            .optional(self.write_concern.clone(), |a, wc| a.write_concern(wc));
         let found = match session {
             Some(s) => action.session(s).await?,
             None => action.await?,
@@ -164,8 +175,9 @@ pub(crate) async fn upsert<T: Doc>(
     coll: &Collection<T>,
     filter: Document,
     mut session: Option<&mut ClientSession>,
+    write_concern: Option<WriteConcern>,
 ) -> Result<T::Id> {
-    let upsert = Upsert::new(doc, coll, filter)?;
+    let upsert = Upsert::new(doc, coll, filter, write_concern)?;
     let in_session = session.is_some();
     // The update alone, sent again while its outcome is unknown (setting the same fields twice
     // changes nothing).

@@ -35,7 +35,7 @@ pub struct SequenceConfig {
     pub digits: Option<u8>,
     /// How IDs are made.
     pub strategy: Strategy,
-    /// Counter documents of the sharded strategy.
+    /// Counter documents of the ranges strategy.
     pub shards: Option<u32>,
     /// Draws of the random strategy after a collision, before giving up.
     pub retries: Option<u32>,

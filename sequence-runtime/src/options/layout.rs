@@ -32,7 +32,7 @@ pub(crate) enum Keys {
 /// working when the layout says what that code wrote:
 ///
 /// ```
-/// # use mongo_sequence_runtime::{CounterLayout, Stores};
+/// # use mongo_sequence_runtime::{options::CounterLayout, options::Stores};
 /// // { _id: "invoice", COUNT: 1042 } where 1042 is the next number to hand out
 /// let layout = CounterLayout::new().field("COUNT").stores(Stores::NextFree);
 /// assert_eq!(layout.field_name(), "COUNT");

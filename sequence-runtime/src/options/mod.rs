@@ -12,3 +12,10 @@ pub use config::SequenceConfig;
 pub(crate) use layout::Keys;
 pub use layout::{CounterLayout, Stores};
 pub use sequence_options::{SequenceOptions, SequenceOptionsBuilder};
+
+/// The `const` forms of a batch and a layout in a derived model's [`SequenceConfig`].
+pub use mongo_sequence_rules::{BatchConfig, LayoutConfig};
+
+/// How long a gapless insert retries transient transaction errors by default.
+pub const DEFAULT_TRANSACTION_TIMEOUT: std::time::Duration =
+    std::time::Duration::from_millis(mongo_sequence_rules::defaults::TRANSACTION_TIMEOUT_MS);

@@ -41,7 +41,7 @@ pub struct SequenceOptions {
     pub layout: CounterLayout,
     /// How IDs are made (default [`Strategy::Counter`]).
     pub strategy: Strategy,
-    /// Counter documents of the sharded strategy, each owning a slice of `start..=max`
+    /// Counter documents of the ranges strategy, each owning a slice of `start..=max`
     /// (default 16).
     pub shards: u32,
     /// Draws of the random strategy after a collision, before giving up (default 10).
@@ -102,7 +102,7 @@ impl SequenceOptions {
 
     /// Checks every option with the rules `#[derive(SequentialId)]` checks at compile time;
     /// returns the bounds they describe. Fails with [`Error::InvalidName`](crate::Error::InvalidName) or
-    /// [`Error::InvalidOptions`](crate::Error::InvalidOptions), the first rule broken.
+    /// [`Error::InvalidConfig`](crate::Error::InvalidConfig), the first rule broken.
     pub fn validate(&self) -> Result<Bounds> {
         self.checked().map(|(bounds, _)| bounds)
     }
@@ -220,16 +220,16 @@ impl SequenceOptionsBuilder {
         self
     }
 
-    /// Makes IDs with the sharded strategy: `shards` counter documents, each owning a slice of
+    /// Makes IDs with the ranges strategy: `shards` counter documents, each owning a slice of
     /// the space, one picked at random per reservation.
     ///
     /// ```
     /// # use mongo_sequence_runtime::{SequenceOptions, Strategy};
-    /// let opts = SequenceOptions::builder("account").sharded(1000).digits(12).build();
-    /// assert_eq!((opts.strategy, opts.shards), (Strategy::Sharded, 1000));
+    /// let opts = SequenceOptions::builder("account").ranges(1000).digits(12).build();
+    /// assert_eq!((opts.strategy, opts.shards), (Strategy::Ranges, 1000));
     /// ```
-    pub fn sharded(mut self, shards: u32) -> Self {
-        self.options.strategy = Strategy::Sharded;
+    pub fn ranges(mut self, shards: u32) -> Self {
+        self.options.strategy = Strategy::Ranges;
         self.options.shards = shards;
         self
     }
@@ -328,7 +328,7 @@ mod tests {
             assert_eq!(spec.given(key), key == rules::Key::Name, "{key}");
         }
         let o = SequenceOptions::builder("x")
-            .sharded(4)
+            .ranges(4)
             .layout(CounterLayout::mongoose())
             .transaction_timeout(Duration::from_secs(5))
             .build();

@@ -29,8 +29,8 @@ impl Reservation {
 /// A boxed, sendable future, as returned by [`CounterStore`] methods.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// Where counters live. [`MongoStore`](crate::MongoStore) keeps them in a MongoDB collection;
-/// [`MemoryStore`](crate::MemoryStore) keeps them in process memory for unit tests, with the same
+/// Where counters live. [`MongoStore`](crate::store::MongoStore) keeps them in a MongoDB collection;
+/// [`MemoryStore`](crate::store::MemoryStore) keeps them in process memory for unit tests, with the same
 /// semantics (ranges, `start`, `max`, exhaustion, corrupt values).
 pub trait CounterStore: Debug + Send + Sync + 'static {
     /// Atomically reserves the next `n` values (`n >= 1`) of `key`, creating the counter at
@@ -153,7 +153,7 @@ pub trait CounterStore: Debug + Send + Sync + 'static {
     /// (keys made by [`CounterKey::of`]), in every scope, and returns how many it deleted.
     /// Counters of other sequences, unscoped plain counters and later periods are left alone.
     ///
-    /// The provided implementation refuses with [`Error::InvalidOptions`].
+    /// The provided implementation refuses with [`Error::StoreUnsupported`].
     fn delete_periods_before<'a>(
         &'a self,
         name: &'a str,
@@ -165,7 +165,7 @@ pub trait CounterStore: Debug + Send + Sync + 'static {
 
     /// How many counters [`delete_periods_before`](Self::delete_periods_before) would delete.
     ///
-    /// The provided implementation refuses with [`Error::InvalidOptions`].
+    /// The provided implementation refuses with [`Error::StoreUnsupported`].
     fn count_periods_before<'a>(
         &'a self,
         name: &'a str,
@@ -189,7 +189,10 @@ pub trait CounterStore: Debug + Send + Sync + 'static {
 }
 
 /// The refusal of a store at `location` that cannot do `what`.
-fn cannot<'a, T: Send + 'a>(location: String, what: &str) -> BoxFuture<'a, Result<T>> {
-    let e = Error::InvalidOptions(format!("the counter store `{location}` cannot {what}"));
+fn cannot<'a, T: Send + 'a>(location: String, what: &'static str) -> BoxFuture<'a, Result<T>> {
+    let e = Error::StoreUnsupported {
+        store: location,
+        operation: what,
+    };
     Box::pin(async move { Err(e) })
 }

@@ -98,7 +98,7 @@ pub struct StoredCounter {
     pub period: Option<String>,
     /// The scope values (of the mongoose layout: its `reference_value`), for a scoped counter.
     pub scope: Option<Document>,
-    /// The shard, for a counter of a sharded sequence.
+    /// The shard, for a counter of a ranges sequence.
     pub shard: Option<i64>,
     /// Whether the document is in mongoose-sequence's layout.
     pub mongoose: bool,

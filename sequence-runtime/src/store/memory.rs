@@ -9,7 +9,7 @@ use super::counter_store::{BoxFuture, CounterStore, Reservation};
 use crate::error::{Error, Result};
 use crate::values::{Bounds, CounterKey};
 
-/// Counters kept in memory, with the same semantics as [`MongoStore`](crate::MongoStore):
+/// Counters kept in memory, with the same semantics as [`MongoStore`](crate::store::MongoStore):
 /// contiguous ranges, `start`, `max`, [`Error::Exhausted`] with nothing written, refusal to move
 /// backwards. Meant for the unit tests of code that takes IDs from a
 /// [`Sequence`](crate::Sequence); it shares nothing between processes and is never a substitute

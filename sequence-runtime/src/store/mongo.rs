@@ -151,14 +151,16 @@ impl MongoStore {
                 .build();
             self.collection.create_index(index).await.map_err(|e| {
                 if is_duplicate_key(&e) {
-                    Error::InvalidOptions(format!(
-                        "cannot create the unique index on {{ id, reference_value }} that \
-                         mongoose-sequence's layout needs in `{}`: the collection holds \
-                         documents that are not mongoose-sequence counters (such as counters of \
-                         the default layout); keep the two layouts in separate collections \
-                         (`counters = \"...\"`): {e}",
-                        self.location()
-                    ))
+                    Error::IndexConflict {
+                        collection: self.location(),
+                        index: "{ id: 1, reference_value: 1 } (unique)",
+                        reason: "mongoose-sequence's layout needs it, and the collection holds \
+                                 documents that are not mongoose-sequence counters (such as \
+                                 counters of the default layout); keep the two layouts in \
+                                 separate collections (`counters = \"...\"`)"
+                            .into(),
+                        source: Box::new(e),
+                    }
                 } else {
                     self.error(e, Access::Index)
                 }

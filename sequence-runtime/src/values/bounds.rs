@@ -19,7 +19,10 @@ impl Bounds {
     /// Bounds `start..=max`; `start` must be above `i64::MIN` and not above `max`.
     pub fn new(start: i64, max: i64) -> Result<Self> {
         match limits::space_problem(start, max) {
-            Some(why) => Err(Error::InvalidOptions(why)),
+            Some(message) => Err(Error::InvalidConfig {
+                key: "start",
+                message,
+            }),
             None => Ok(Bounds { start, max }),
         }
     }
@@ -28,14 +31,15 @@ impl Bounds {
     /// `digits` from 1 to 18 (`digits = 12` is `100_000_000_000..=999_999_999_999`).
     ///
     /// ```
-    /// # use mongo_sequence_runtime::Bounds;
+    /// # use mongo_sequence_runtime::id::Bounds;
     /// let b = Bounds::digits(2).unwrap();
     /// assert_eq!((b.start, b.max), (10, 99));
     /// assert!(Bounds::digits(19).is_err());
     /// ```
     pub fn digits(digits: u8) -> Result<Self> {
-        let (start, max) = limits::digits_range(digits).ok_or_else(|| {
-            Error::InvalidOptions(format!("`digits` must be between 1 and 18, got {digits}"))
+        let (start, max) = limits::digits_range(digits).ok_or_else(|| Error::InvalidConfig {
+            key: "digits",
+            message: format!("`digits` must be between 1 and 18, got {digits}"),
         })?;
         Ok(Bounds { start, max })
     }

@@ -9,7 +9,7 @@ use jiff::{SignedDuration, Timestamp};
 /// sequence with a date prefix.
 ///
 /// [`SystemClock`] is the default. Tests inject a [`ManualClock`] to cross midnight without
-/// waiting: with [`SequenceOptionsBuilder::clock`](crate::SequenceOptionsBuilder::clock) for a
+/// waiting: with [`SequenceOptionsBuilder::clock`](crate::options::SequenceOptionsBuilder::clock) for a
 /// handle they build, or with [`Sequence::override_clock`](crate::Sequence::override_clock) for
 /// the sequence of a model.
 pub trait Clock: Debug + Send + Sync + 'static {
@@ -30,7 +30,7 @@ impl Clock for SystemClock {
 /// A clock that only moves when told to, for tests.
 ///
 /// ```
-/// use mongo_sequence_runtime::{Clock, ManualClock};
+/// use mongo_sequence_runtime::{clock::Clock, clock::ManualClock};
 /// use mongo_sequence_runtime::jiff::{SignedDuration, Timestamp};
 ///
 /// let clock = ManualClock::new("2025-11-22T22:59:59Z".parse::<Timestamp>().unwrap());

@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 /// text, or the same digits as a number.
 ///
 /// ```
-/// # use mongo_sequence_runtime::{IdValue, Rendering};
+/// # use mongo_sequence_runtime::{IdValue, id::Rendering};
 /// let r = Rendering::new("INV-251122-", Some(4));
 /// assert_eq!(String::render(7, &r).unwrap(), "INV-251122-0007");
 /// let r = Rendering::new("251122", Some(6));
@@ -73,11 +73,14 @@ impl Rendering {
             return Ok(value);
         }
         let Some(prefix) = self.prefix_number else {
-            return Err(Error::InvalidOptions(format!(
-                "an ID of type `{target}` cannot hold the prefix \"{}\"; use a `String` ID field \
-                 or a prefix of date tokens only",
-                self.prefix
-            )));
+            return Err(Error::InvalidConfig {
+                key: "prefix",
+                message: format!(
+                    "an ID of type `{target}` cannot hold the prefix \"{}\"; use a `String` ID \
+                     field or a prefix of date tokens only",
+                    self.prefix
+                ),
+            });
         };
         let width = u32::from(self.width.unwrap_or(defaults::WIDTH));
         10_i64
@@ -105,7 +108,7 @@ mod tests {
         let r = Rendering::new("INV-", Some(3));
         assert!(matches!(
             r.number(1, "i64"),
-            Err(Error::InvalidOptions(m)) if m.contains("`String`")
+            Err(Error::InvalidConfig { key: "prefix", message }) if message.contains("`String`")
         ));
         let r = Rendering::new("9999999999", Some(18));
         assert!(matches!(

@@ -109,20 +109,27 @@ impl Scope {
         want.sort_by(|a, b| field_order(a, b));
         let got: Vec<&str> = self.fields.iter().map(|(f, _)| f.as_str()).collect();
         if want.is_empty() {
-            return Err(Error::InvalidOptions(format!(
-                "sequence `{sequence}` has no `scope` fields; set them with `SequenceOptionsBuilder::scope`"
-            )));
+            return Err(Error::InvalidArgument {
+                argument: "scope",
+                reason: format!(
+                    "sequence `{sequence}` has no `scope` fields; set them with \
+                     `SequenceOptionsBuilder::scope`"
+                ),
+            });
         }
         if got != want {
-            return Err(Error::InvalidOptions(format!(
-                "sequence `{sequence}` is scoped by {}, but the scope has {}",
-                list(&want),
-                if got.is_empty() {
-                    "no field".to_owned()
-                } else {
-                    list(&got)
-                }
-            )));
+            return Err(Error::InvalidArgument {
+                argument: "scope",
+                reason: format!(
+                    "sequence `{sequence}` is scoped by {}, but the scope has {}",
+                    list(&want),
+                    if got.is_empty() {
+                        "no field".to_owned()
+                    } else {
+                        list(&got)
+                    }
+                ),
+            });
         }
         Ok(())
     }

@@ -1,6 +1,6 @@
 #![deny(warnings)]
 
-use mongo_sequence::{BatchConfig, SequentialId};
+use mongo_sequence::{options::BatchConfig, SequentialId};
 use serde::{Deserialize, Serialize};
 
 /// Keys split over several attributes, in any order.

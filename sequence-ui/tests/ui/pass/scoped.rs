@@ -1,6 +1,6 @@
 #![deny(warnings)]
 
-use mongo_sequence::{LayoutConfig, SequentialId};
+use mongo_sequence::{options::LayoutConfig, SequentialId};
 use serde::{Deserialize, Serialize};
 
 /// One counter per tenant: `number` restarts at 1 for every tenant (the `_id` is the

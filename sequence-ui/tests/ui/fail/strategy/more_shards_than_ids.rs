@@ -2,7 +2,7 @@ use mongo_sequence::SequentialId;
 use serde::Serialize;
 
 #[derive(Serialize, SequentialId)]
-#[seq(strategy = "sharded", shards = 100, digits = 1)]
+#[seq(strategy = "ranges", shards = 100, digits = 1)]
 struct Desk {
     #[serde(rename = "_id")]
     number: i64,

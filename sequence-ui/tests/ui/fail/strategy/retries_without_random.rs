@@ -2,7 +2,7 @@ use mongo_sequence::SequentialId;
 use serde::Serialize;
 
 #[derive(Serialize, SequentialId)]
-#[seq(strategy = "sharded", retries = 3)]
+#[seq(strategy = "ranges", retries = 3)]
 struct User {
     #[serde(rename = "_id")]
     id: i64,

@@ -2,7 +2,7 @@ use mongo_sequence::SequentialId;
 use serde::Serialize;
 
 #[derive(Serialize, SequentialId)]
-#[seq(strategy = "sharded", gapless)]
+#[seq(strategy = "ranges", gapless)]
 struct Invoice {
     #[serde(rename = "_id")]
     id: i64,

@@ -2,11 +2,10 @@ use mongo_sequence::SequentialId;
 use serde::Serialize;
 
 #[derive(Serialize, SequentialId)]
-#[seq(strategy = "sharded", scope = "tenant")]
+#[seq(strategy = "ranges", prefix = "YYMMDD")]
 struct Invoice {
-    #[seq(id)]
+    #[serde(rename = "_id")]
     number: i64,
-    tenant: String,
 }
 
 fn main() {}

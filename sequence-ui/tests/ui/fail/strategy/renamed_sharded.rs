@@ -2,10 +2,10 @@ use mongo_sequence::SequentialId;
 use serde::Serialize;
 
 #[derive(Serialize, SequentialId)]
-#[seq(strategy = "sharded", prefix = "YYMMDD")]
-struct Invoice {
+#[seq(strategy = "sharded", shards = 16)]
+struct Account {
     #[serde(rename = "_id")]
-    number: i64,
+    id: i64,
 }
 
 fn main() {}

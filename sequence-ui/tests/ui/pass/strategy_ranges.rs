@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Serialize, Deserialize, SequentialId)]
 #[seq(
     name = "account",
-    strategy = "sharded",
+    strategy = "ranges",
     shards = 1000,
     digits = 12,
     batch = 10
@@ -20,7 +20,7 @@ pub struct Account {
 
 /// An order number from 16 counter documents over `start..=max`.
 #[derive(Debug, Serialize, Deserialize, SequentialId)]
-#[seq(strategy = "sharded", shards = 16, start = 1, max = 999_999)]
+#[seq(strategy = "ranges", shards = 16, start = 1, max = 999_999)]
 pub struct Order {
     #[serde(rename = "_id")]
     pub id: Option<u32>,
@@ -29,7 +29,7 @@ pub struct Order {
 /// Shards that a Node service using mongoose-sequence's layout can read too.
 #[derive(Debug, Serialize, Deserialize, SequentialId)]
 #[seq(
-    strategy = "sharded",
+    strategy = "ranges",
     shards = 4,
     layout = "mongoose",
     counters = "identitycounters"
@@ -41,7 +41,7 @@ pub struct Ticket {
 
 fn main() {
     let config = <Account as SequentialId>::SEQUENCE;
-    assert_eq!(config.strategy, Strategy::Sharded);
+    assert_eq!(config.strategy, Strategy::Ranges);
     assert_eq!((config.shards, config.digits), (Some(1000), Some(12)));
     let options = config.options();
     assert_eq!(options.shards, 1000);
