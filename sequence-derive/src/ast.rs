@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use mongo_sequence_rules::{defaults, IdField as RuleIdField, IdKind, Spec};
+use mongo_sequence_rules::{defaults, IdField as RuleIdField, Spec};
 use proc_macro2::{Ident, Span};
 use serde_derive_internals::{ast as serde_ast, Derive};
 use syn::spanned::Spanned;
@@ -18,7 +18,6 @@ pub struct IdField {
     /// The ID type (inside `Option` if the field is optional).
     pub ty: Type,
     pub optional: bool,
-    pub kind: IdKind,
     /// The field's type tokens, for errors about the type.
     pub ty_span: Span,
     /// Whether serde serializes the field with a function of its own (`with`,
@@ -74,11 +73,12 @@ impl Model {
             retries: a.retries.as_ref().map(|v| v.value),
             scope: self.scope_names.iter().map(String::as_str).collect(),
             layout: a.layout.as_ref().map(|v| v.value),
+            counter_field: value(&a.field),
+            stores: a.stores.as_ref().map(|v| v.value),
             gapless: a.gapless.as_ref().map(|v| v.value),
             timeout_ms: a.timeout_ms.as_ref().map(|v| v.value),
             id: Some(RuleIdField {
                 name: &self.id.name,
-                kind: self.id.kind,
                 is_document_id: self.id.is_doc_id,
             }),
             ..Spec::new(&self.name)
@@ -166,7 +166,7 @@ pub fn model(input: &DeriveInput, errors: &mut Errors) -> Option<Model> {
             .cloned()
             .unwrap_or_else(|| ident.to_owned())
     };
-    let mut id = id_field_of(id_field, errors)?;
+    let mut id = id_field_of(id_field);
     id.stored = stored_name(&id.name);
     id.is_doc_id |= id.stored == "_id";
 
@@ -222,55 +222,35 @@ fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
     }
 }
 
-fn id_field_of(field: &syn::Field, errors: &mut Errors) -> Option<IdField> {
+fn id_field_of(field: &syn::Field) -> IdField {
     let member = Member::Named(field.ident.clone().expect("named"));
     let ty_span = field.ty.span();
     let is_doc_id =
         field.ident.as_ref().is_some_and(|i| i == "_id") || attr::serde_renamed_to_id(&field.attrs);
-    let unsupported = |errors: &mut Errors, ty: &Type| {
-        errors.at(
-            ty.span(),
-            format!(
-                "unsupported ID field type `{}`, expected {}",
-                quote::quote!(#ty).to_string().replace(' ', ""),
-                IdKind::EXPECTED
-            ),
-        );
-    };
-    let (inner, optional) = match last_segment(&field.ty) {
+    // `Option<T>` holds its ID once inserted; any other type is the ID type itself, whose
+    // `IdValue` implementation the compiler checks.
+    let inner = match last_segment(&field.ty) {
         Some(seg) if seg.ident == "Option" => match &seg.arguments {
             PathArguments::AngleBracketed(args) if args.args.len() == 1 => match &args.args[0] {
-                GenericArgument::Type(t) => (t.clone(), true),
-                _ => {
-                    unsupported(errors, &field.ty);
-                    return None;
-                }
+                GenericArgument::Type(t) => Some(t.clone()),
+                _ => None,
             },
-            _ => {
-                unsupported(errors, &field.ty);
-                return None;
-            }
+            _ => None,
         },
-        _ => (field.ty.clone(), false),
+        _ => None,
     };
-    let kind = last_segment(&inner)
-        .filter(|seg| seg.arguments.is_none())
-        .and_then(|seg| IdKind::from_type_name(&seg.ident.to_string()));
-    let Some(kind) = kind else {
-        unsupported(errors, &inner);
-        return None;
-    };
-    Some(IdField {
+    let optional = inner.is_some();
+    let inner = inner.unwrap_or_else(|| field.ty.clone());
+    IdField {
         member,
         name: field.ident.as_ref().expect("named").to_string(),
         ty: inner,
         optional,
-        kind,
         ty_span,
         serde_with: attr::serde_has_with(&field.attrs),
         is_doc_id,
         stored: String::new(),
-    })
+    }
 }
 
 /// The names serde stores the fields under (`rename`, `rename_all`), by Rust name. Serde's own

@@ -2,7 +2,7 @@
 //! none stops the parse of the other keys. An unknown key, or an unknown value of a key that
 //! takes one of a set (`strategy`, `layout`, `batch`), is an error at its token.
 
-use mongo_sequence_rules::{Batch, Key, LayoutConfig, Strategy};
+use mongo_sequence_rules::{Batch, Key, LayoutConfig, Stores, Strategy};
 use proc_macro2::Span;
 use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
@@ -75,6 +75,8 @@ struct_keys! {
     Scope => scope: Vec<LitStr> = scope,
     Counters => counters: String = string,
     Layout => layout: LayoutConfig = layout,
+    Field => field: String = string,
+    Stores => stores: Stores = stores,
     Gapless => gapless: bool = flag,
     TimeoutMs => timeout_ms: u64 = unsigned,
     Crate => krate: syn::Path = path,
@@ -153,6 +155,23 @@ pub fn struct_attrs(attrs: &[Attribute], errors: &mut Errors) -> StructAttrs {
         }
     }
     out
+}
+
+/// The path to the facade crate given by `#[seq(crate = "...")]` on a type whose derive takes
+/// no other key (`IdValue`), or `::mongo_sequence`.
+pub fn crate_path(attrs: &[Attribute]) -> syn::Result<syn::Path> {
+    let mut krate = None;
+    for attr in attrs.iter().filter(|a| a.path().is_ident("seq")) {
+        attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("crate") && krate.is_none() {
+                krate = Some(path(&meta, Key::Crate)?.value);
+                Ok(())
+            } else {
+                Err(meta.error("`IdValue` takes one `seq` key, `crate`"))
+            }
+        })?;
+    }
+    Ok(krate.unwrap_or_else(|| syn::parse_quote!(::mongo_sequence)))
 }
 
 /// Whether a field carries `#[seq(id)]`; misuse is reported to `errors`.
@@ -378,6 +397,11 @@ fn strategy(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<Sp<Strategy>> {
     Strategy::parse(&s.value)
         .map(|strategy| Sp::new(strategy, s.span))
         .map_err(|message| syn::Error::new(s.span, message))
+}
+
+fn stores(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<Sp<Stores>> {
+    let names = Stores::ALL.map(Stores::name);
+    one_of(meta, key, "`stores` value", &names, Stores::from_name)
 }
 
 fn layout(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<Sp<LayoutConfig>> {

@@ -1,6 +1,6 @@
 //! Code generation: the `SequentialId` impl and the inherent methods users call.
 
-use mongo_sequence_rules::{BatchConfig, Checked, IdKind, Strategy};
+use mongo_sequence_rules::{BatchConfig, Checked, Strategy};
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 use syn::DeriveInput;
@@ -116,6 +116,13 @@ fn generate(model: &Model, checked: &Checked) -> TokenStream {
         let variant = format_ident!("{}", v.variant());
         set("layout", quote!(#p::LayoutConfig::#variant));
     }
+    if let Some(v) = spec.counter_field {
+        set("field", quote!(#v));
+    }
+    if let Some(v) = spec.stores {
+        let variant = format_ident!("{}", v.variant());
+        set("stores", quote!(#p::Stores::#variant));
+    }
     if model.id.stored != "_id" {
         let stored = &model.id.stored;
         set("id_field", quote!(#stored));
@@ -155,20 +162,7 @@ fn generate(model: &Model, checked: &Checked) -> TokenStream {
         " {takes}, stores it in `{field_doc}`, inserts this document into `collection` and returns the ID."
     );
 
-    // serde stores a `uuid::Uuid` as generic binary: require a type it stores as a BSON UUID,
-    // unless the field has a serializer of its own.
-    let uuid_check = (id.kind == IdKind::Uuid && !id.serde_with).then(|| {
-        let call = quote::quote_spanned!(id.ty_span=> stored_as_bson_uuid::<#id_ty>());
-        quote! {
-            #[allow(dead_code)]
-            const _: () = {
-                fn stored_as_bson_uuid<T: #p::BsonUuid>() {}
-                fn check() {
-                    #call;
-                }
-            };
-        }
-    });
+    let id_checks = id_type_checks(model, checked, &p);
 
     let scope_fn = (!model.scope.is_empty()).then(|| {
         let names = model.scope.iter().map(|f| &f.name);
@@ -198,7 +192,7 @@ fn generate(model: &Model, checked: &Checked) -> TokenStream {
     });
 
     quote! {
-        #uuid_check
+        #id_checks
 
         #[automatically_derived]
         impl #p::SequentialId for #ident {
@@ -277,6 +271,83 @@ fn generate(model: &Model, checked: &Checked) -> TokenStream {
                 <Self as #p::SequentialId>::sequence(collection)
             }
         }
+    }
+}
+
+/// The rules about the ID field's type, checked by the compiler with the type's
+/// `IdValue::KIND` (whatever the type is named): one constant per place a rule points at, each
+/// spanned there, so that a broken rule is a compile error at that token.
+fn id_type_checks(model: &Model, checked: &Checked, p: &TokenStream) -> TokenStream {
+    let id = &model.id;
+    let n = &checked.id_needs;
+    let strategy = format_ident!("{}", n.strategy.variant());
+    let opt_u8 = |v: Option<u8>| match v {
+        Some(v) => quote!(::core::option::Option::Some(#v)),
+        None => quote!(::core::option::Option::None),
+    };
+    let digits = opt_u8(n.digits);
+    let prefixed = match n.prefixed_digits {
+        Some(v) => quote!(::core::option::Option::Some(#v)),
+        None => quote!(::core::option::Option::None),
+    };
+    let space = match n.space {
+        Some((lo, hi)) => quote!(::core::option::Option::Some((#lo, #hi))),
+        None => quote!(::core::option::Option::None),
+    };
+    let (width_without_prefix, literal_prefix) = (n.width_without_prefix, n.literal_prefix);
+    let needs = quote! {
+        #p::IdNeeds {
+            strategy: #p::Strategy::#strategy,
+            digits: #digits,
+            width_without_prefix: #width_without_prefix,
+            literal_prefix: #literal_prefix,
+            prefixed_digits: #prefixed,
+            space: #space,
+        }
+    };
+    let a = &model.attrs;
+    let places = [
+        ("id_type", Some(id.ty_span)),
+        ("width", a.span_of(mongo_sequence_rules::Key::Width)),
+        ("prefix", a.span_of(mongo_sequence_rules::Key::Prefix)),
+    ];
+    // Each rule runs in a `const fn` generic over the model, which reads the ID type as
+    // `M::Id`: a type that does not implement `IdValue` is then one error (at the field), not
+    // one per rule. The call is spanned at the place the rule is about, where the error points.
+    let ident = &model.ident;
+    let check = |span: proc_macro2::Span, body: TokenStream| {
+        quote::quote_spanned! {span=>
+            const _: () = {
+                const fn rule<M: #p::SequentialId>() {
+                    #body
+                }
+                rule::<#ident>()
+            };
+        }
+    };
+    let rules = places.into_iter().map(|(place, span)| {
+        let place = format_ident!("{place}");
+        let body = quote! {
+            let problems = #needs.problems(<M::Id as #p::IdValue>::KIND);
+            if let ::core::option::Option::Some(problem) = problems.#place {
+                ::core::panic!("{}", problem.as_str())
+            }
+        };
+        check(span.unwrap_or(id.ty_span), body)
+    });
+    let serializer = (!id.serde_with).then(|| {
+        let body = quote! {
+            if let ::core::option::Option::Some(needed) =
+                <M::Id as #p::IdValue>::SERIALIZER_NEEDED
+            {
+                ::core::panic!("{}", needed)
+            }
+        };
+        check(id.ty_span, body)
+    });
+    quote! {
+        #(#rules)*
+        #serializer
     }
 }
 

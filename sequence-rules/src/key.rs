@@ -45,6 +45,10 @@ pub enum Key {
     Counters,
     /// `layout = "..."`: the shape of the counter documents.
     Layout,
+    /// `field = "..."`: the name of the counter field.
+    Field,
+    /// `stores = "..."`: what the counter field holds.
+    Stores,
     /// `gapless`: the counter update and the insert in one transaction.
     Gapless,
     /// `timeout_ms = N`, with `gapless`.
@@ -60,7 +64,7 @@ const COUNTER: &[Strategy] = &[Strategy::Counter];
 
 impl Key {
     /// Every key, in the order messages list them.
-    pub const ALL: [Key; 19] = [
+    pub const ALL: [Key; 21] = [
         Key::Name,
         Key::Batch,
         Key::BatchMin,
@@ -77,6 +81,8 @@ impl Key {
         Key::Scope,
         Key::Counters,
         Key::Layout,
+        Key::Field,
+        Key::Stores,
         Key::Gapless,
         Key::TimeoutMs,
         Key::Crate,
@@ -101,6 +107,8 @@ impl Key {
             Key::Scope => "scope",
             Key::Counters => "counters",
             Key::Layout => "layout",
+            Key::Field => "field",
+            Key::Stores => "stores",
             Key::Gapless => "gapless",
             Key::TimeoutMs => "timeout_ms",
             Key::Crate => "crate",
@@ -120,7 +128,13 @@ impl Key {
     /// The strategies the key applies to.
     pub const fn strategies(self) -> &'static [Strategy] {
         match self {
-            Key::Batch | Key::BatchMin | Key::BatchMax | Key::Counters | Key::Layout => COUNTERS,
+            Key::Batch
+            | Key::BatchMin
+            | Key::BatchMax
+            | Key::Counters
+            | Key::Layout
+            | Key::Field
+            | Key::Stores => COUNTERS,
             Key::Start | Key::Max | Key::Digits => NUMBERS,
             Key::Shards => &[Strategy::Ranges],
             Key::Retries => &[Strategy::Random],

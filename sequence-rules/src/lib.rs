@@ -40,8 +40,10 @@ mod strategy;
 pub mod tz;
 mod violation;
 
-pub use id::{IdField, IdKind};
+pub use id::{IdField, IdKind, IdNeeds, IdProblems, Message};
 pub use key::Key;
 pub use spec::{check, Batch, Checked, Spec};
-pub use strategy::{BatchConfig, LayoutConfig, Strategy, UnknownStrategy, SHARD_BOUND_FIELDS};
+pub use strategy::{
+    BatchConfig, LayoutConfig, Stores, Strategy, UnknownStrategy, SHARD_BOUND_FIELDS,
+};
 pub use violation::{At, Problem, Violation};

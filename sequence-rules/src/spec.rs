@@ -3,12 +3,12 @@
 use jiff::tz::TimeZone;
 
 use crate::defaults;
-use crate::id::{IdField, IdKind};
+use crate::id::{IdField, IdNeeds};
 use crate::key::Key;
 use crate::limits::{self, digits_range, pow10, MAX_DIGITS, MAX_RETRIES, MAX_SHARDS};
 use crate::names::{self, NameKind};
 use crate::pattern::Pattern;
-use crate::strategy::{BatchConfig, LayoutConfig, Strategy, SHARD_BOUND_FIELDS};
+use crate::strategy::{BatchConfig, LayoutConfig, Stores, Strategy, SHARD_BOUND_FIELDS};
 use crate::tz;
 use crate::violation::{At, Problem, Violation};
 
@@ -65,8 +65,10 @@ pub struct Spec<'a> {
     pub scope: Vec<&'a str>,
     /// `layout`.
     pub layout: Option<LayoutConfig>,
-    /// The counter field of the layout, when it is not the default `seq` (runtime only).
+    /// `field`: the counter field's name.
     pub counter_field: Option<&'a str>,
+    /// `stores`: what the counter field holds.
+    pub stores: Option<Stores>,
     /// `gapless`.
     pub gapless: Option<bool>,
     /// `timeout_ms`.
@@ -104,7 +106,9 @@ impl<'a> Spec<'a> {
             Key::Retries => self.retries.is_some(),
             Key::Scope => !self.scope.is_empty(),
             Key::Counters => self.counters.is_some(),
-            Key::Layout => self.layout.is_some() || self.counter_field.is_some(),
+            Key::Layout => self.layout.is_some(),
+            Key::Field => self.counter_field.is_some(),
+            Key::Stores => self.stores.is_some(),
             Key::Gapless => self.gapless.is_some(),
             Key::TimeoutMs => self.timeout_ms.is_some(),
             Key::Crate => false,
@@ -131,6 +135,8 @@ pub struct Checked {
     pub tz: Option<TimeZone>,
     /// The reservation size.
     pub batch: BatchConfig,
+    /// What the configuration asks of the ID field's type (checked where the type is known).
+    pub id_needs: IdNeeds,
 }
 
 /// Checks every rule of `spec`, and returns what it means, or every broken rule in the order
@@ -149,16 +155,21 @@ pub fn check(spec: &Spec<'_>) -> Result<Checked, Vec<Violation>> {
     // Whether a key was given and applies: only then are its own rules checked.
     let on = |key: Key| spec.given(key) && key.applies_to(strategy);
     let id = spec.id;
-    let kind = id.map(|i| i.kind);
-    let integer = kind.is_some_and(IdKind::is_integer);
-    let type_max = kind.and_then(IdKind::integer_max);
+    let mut needs = IdNeeds {
+        strategy,
+        digits: None,
+        width_without_prefix: false,
+        literal_prefix: false,
+        prefixed_digits: None,
+        space: None,
+    };
 
     v.name(At::Key(Key::Name), NameKind::Counter, spec.name);
     if let Some(counters) = spec.counters.filter(|_| on(Key::Counters)) {
         v.name(At::Key(Key::Counters), NameKind::Collection, counters);
     }
-    if let Some(field) = spec.counter_field.filter(|_| on(Key::Layout)) {
-        v.name(At::Key(Key::Layout), NameKind::Field, field);
+    if let Some(field) = spec.counter_field.filter(|_| on(Key::Field)) {
+        v.name(At::Key(Key::Field), NameKind::Field, field);
     }
 
     let batch = check_batch(spec, &on, &mut v);
@@ -233,15 +244,7 @@ pub fn check(spec: &Spec<'_>) -> Result<Checked, Vec<Violation>> {
             v.at(Key::Digits, "`digits` cannot be combined with `width`");
         } else {
             let (dlo, dhi) = digits_range(d).expect("digits were checked");
-            if type_max.is_some_and(|t| dhi > t) {
-                v.push(
-                    At::IdType,
-                    format!(
-                        "`{}` cannot hold IDs of {d} digits; use `i64` or fewer `digits`",
-                        kind.map_or("", IdKind::name)
-                    ),
-                );
-            }
+            needs.digits = Some(d);
             for (key, value) in [(Key::Start, start), (Key::Max, max)] {
                 if let Some(value) = value.filter(|x| !(dlo..=dhi).contains(x)) {
                     v.at(
@@ -255,16 +258,7 @@ pub fn check(spec: &Spec<'_>) -> Result<Checked, Vec<Violation>> {
             (lo, hi) = (start.unwrap_or(dlo), max.unwrap_or(dhi));
         }
     } else {
-        if on(Key::Width) && !with_prefix && integer {
-            v.at(
-                Key::Width,
-                format!(
-                "`width` zero-pads a `String` ID or the counter after a `prefix`; an integer ID \
-                 field (`{}`) has no leading zeros: use `digits` or `max`",
-                kind.map_or("", IdKind::name)
-            ),
-            );
-        }
+        needs.width_without_prefix = on(Key::Width) && !with_prefix;
         padded = width.or(with_prefix.then_some(defaults::WIDTH));
         if let Some(w) = padded.filter(|_| with_prefix || on(Key::Width)) {
             let widest = pow10(w) - 1;
@@ -283,30 +277,10 @@ pub fn check(spec: &Spec<'_>) -> Result<Checked, Vec<Violation>> {
             hi = hi.min(widest);
         }
     }
-    if let (Some(p), true) = (&pattern, integer) {
-        if p.has_literal() {
-            v.at(
-                Key::Prefix,
-                format!(
-                "an integer ID field (`{}`) needs a prefix of date tokens only; use a `String` ID \
-                 field for literal text",
-                kind.map_or("", IdKind::name)
-            ),
-            );
-        } else if let Some(w) = padded {
-            let total = p.rendered_len() + usize::from(w);
-            let fits = total <= usize::from(MAX_DIGITS)
-                && type_max.is_some_and(|t| pow10(total as u8) - 1 <= t);
-            if !fits {
-                v.push(
-                    At::IdType,
-                    format!(
-                    "`{}` cannot hold IDs of {total} digits (prefix plus `width`); use `i64` or a \
-                     smaller `width`",
-                    kind.map_or("", IdKind::name)
-                ),
-                );
-            }
+    if let Some(p) = &pattern {
+        needs.literal_prefix = p.has_literal();
+        if let (false, Some(w)) = (p.has_literal(), padded) {
+            needs.prefixed_digits = Some((p.rendered_len() + usize::from(w)) as u32);
         }
     }
     let space_ok = v.0.len() == before;
@@ -322,25 +296,6 @@ pub fn check(spec: &Spec<'_>) -> Result<Checked, Vec<Violation>> {
     }
     let space_ok = v.0.len() == before;
 
-    if let Some(k) = kind {
-        let (fits, needs) = match strategy {
-            Strategy::Uuid | Strategy::UuidV7 => (k == IdKind::Uuid, "`Uuid`"),
-            Strategy::ObjectId => (k == IdKind::ObjectId, "`ObjectId`"),
-            _ => (
-                integer || k == IdKind::String,
-                "an integer type or `String`",
-            ),
-        };
-        if !fits {
-            v.push(
-                At::IdType,
-                format!(
-                "ID field type `{}` does not match strategy \"{strategy}\", which needs {needs}",
-                k.name()
-            ),
-            );
-        }
-    }
     let mut shards = Some(u64::from(defaults::SHARDS));
     if let Some(n) = spec.shards.filter(|_| on(Key::Shards)) {
         if !(1..=u64::from(MAX_SHARDS)).contains(&n) {
@@ -369,26 +324,7 @@ pub fn check(spec: &Spec<'_>) -> Result<Checked, Vec<Violation>> {
         );
     }
     if matches!(strategy, Strategy::Ranges | Strategy::Random) && space_ok {
-        if let (Some(t), Some(k)) = (type_max, kind) {
-            if hi > t && digits.is_none() {
-                v.push(
-                    At::IdType,
-                    format!(
-                    "`{}` cannot hold the IDs of strategy \"{strategy}\" up to {hi}; set `digits` \
-                     or `max` to fit, or use `i64`",
-                    k.name()
-                ),
-                );
-            } else if lo < 0 && k.is_unsigned() {
-                v.push(
-                    At::IdType,
-                    format!(
-                        "`{}` cannot hold the negative IDs from `start` = {lo}",
-                        k.name()
-                    ),
-                );
-            }
-        }
+        needs.space = Some((lo, hi));
         if let Some(n) = shards.filter(|_| strategy == Strategy::Ranges) {
             let size = u128::from(hi.abs_diff(lo)) + 1;
             if u128::from(n) > size {
@@ -412,7 +348,7 @@ pub fn check(spec: &Spec<'_>) -> Result<Checked, Vec<Violation>> {
             .filter(|f| SHARD_BOUND_FIELDS.contains(f))
         {
             v.at(
-                Key::Layout,
+                Key::Field,
                 format!(
                     "the counter field `{field}` of a ranges sequence would clash with the bounds \
                  fields `lo` and `hi` of its counter documents; choose another field"
@@ -488,6 +424,7 @@ pub fn check(spec: &Spec<'_>) -> Result<Checked, Vec<Violation>> {
         pattern,
         tz: zone,
         batch,
+        id_needs: needs,
     })
 }
 
@@ -553,6 +490,7 @@ impl Violations {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::id::IdKind;
 
     fn errors(spec: Spec<'_>) -> Vec<String> {
         match check(&spec) {
@@ -561,10 +499,9 @@ mod tests {
         }
     }
 
-    fn id(kind: IdKind) -> Option<IdField<'static>> {
+    fn id() -> Option<IdField<'static>> {
         Some(IdField {
             name: "id",
-            kind,
             is_document_id: true,
         })
     }
@@ -719,17 +656,25 @@ mod tests {
             errors(Spec::new("user.id")),
             ["invalid counter name `user.id`: it contains `.`"]
         );
+        let needs = |spec| check(&spec).unwrap().id_needs;
+        let uuid = needs(Spec {
+            strategy: Some(Strategy::Uuid),
+            id: id(),
+            ..Spec::new("a")
+        });
         assert_eq!(
-            errors(Spec {
-                strategy: Some(Strategy::Uuid),
-                id: id(IdKind::I64),
-                ..Spec::new("a")
-            }),
-            ["ID field type `i64` does not match strategy \"uuid\", which needs `Uuid`"]
+            uuid.problems(IdKind::I64).id_type.unwrap().as_str(),
+            "ID field type `i64` does not match strategy \"uuid\", which needs `Uuid`"
         );
+        let dated = needs(Spec {
+            prefix: Some("YYMMDD"),
+            id: id(),
+            ..Spec::new("a")
+        });
+        assert_eq!(dated.prefixed_digits, Some(12));
         assert_eq!(
-            errors(Spec { prefix: Some("YYMMDD"), id: id(IdKind::I32), ..Spec::new("a") }),
-            ["`i32` cannot hold IDs of 12 digits (prefix plus `width`); use `i64` or a smaller `width`"]
+            dated.problems(IdKind::I32).id_type.unwrap().as_str(),
+            "`i32` cannot hold IDs of 12 digits (prefix plus `width`); use `i64` or a smaller `width`"
         );
     }
 

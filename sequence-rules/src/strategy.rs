@@ -137,6 +137,53 @@ impl std::str::FromStr for Strategy {
     }
 }
 
+/// `stores = "..."`: what the counter field holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum Stores {
+    /// The last value issued (`{ seq: 41 }` means 41 was issued and 42 comes next), as in the
+    /// MongoDB documentation's counters collection and mongoose-sequence.
+    #[default]
+    LastIssued,
+    /// The next free value (`{ COUNT: 42 }` means 42 comes next), as in counters that are read
+    /// before they are incremented.
+    NextFree,
+}
+
+impl Stores {
+    /// Every value, in the order messages list them.
+    pub const ALL: [Stores; 2] = [Stores::LastIssued, Stores::NextFree];
+
+    /// The name, as written in `#[seq(stores = "...")]`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Stores::LastIssued => "last_issued",
+            Stores::NextFree => "next_free",
+        }
+    }
+
+    /// The name of the Rust variant, for generated code.
+    pub const fn variant(self) -> &'static str {
+        match self {
+            Stores::LastIssued => "LastIssued",
+            Stores::NextFree => "NextFree",
+        }
+    }
+
+    /// The value named `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    /// The stored value minus the last value issued.
+    pub const fn offset(self) -> i64 {
+        match self {
+            Stores::LastIssued => 0,
+            Stores::NextFree => 1,
+        }
+    }
+}
+
 /// `layout = "..."`: the shape of the counter documents.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]

@@ -80,9 +80,7 @@ pub mod action {
 /// assert_eq!(range.len(), 5);
 /// ```
 pub mod id {
-    pub use crate::values::{
-        Bounds, BsonUuid, CounterKey, Generated, IdRange, IdValue, Rendering, Scope,
-    };
+    pub use crate::values::{Bounds, CounterKey, Generated, IdRange, IdValue, Rendering, Scope};
 }
 
 /// The clock a sequence reads to choose the period of dated IDs (`prefix = "YYMMDD"`): the
@@ -142,9 +140,10 @@ pub mod __private {
     pub use crate::action::{InsertManyWithIds, InsertWithId, NextId, UpsertWithId};
     pub use crate::model::scope_value;
     pub use crate::options::SequenceConfig;
-    pub use crate::values::BsonUuid;
+    pub use crate::values::{Generated, IdValue, Rendering};
     pub use crate::{Error, Result, Sequence, SequentialId, Strategy};
-    pub use mongo_sequence_rules::LayoutConfig;
+    pub use mongo_sequence_rules::{IdKind, IdNeeds, IdProblems};
+    pub use mongo_sequence_rules::{LayoutConfig, Stores};
     pub use mongodb;
     pub use serde;
 

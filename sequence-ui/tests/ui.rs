@@ -10,7 +10,8 @@
 use std::time::Duration;
 
 use mongo_sequence::{
-    options::AdaptiveBatch, options::CounterLayout, Error, SequenceOptions, Strategy,
+    options::AdaptiveBatch, options::CounterLayout, options::Stores, Error, SequenceOptions,
+    Strategy,
 };
 
 #[test]
@@ -56,6 +57,21 @@ const REFUSED_BY_BOTH: &[Case] = &[
     }),
     ("gapless/with_ranges", || {
         opts("x").gapless(true).strategy(Strategy::Ranges).build()
+    }),
+    ("layout/field_clashes_with_range_bounds", || {
+        opts("x")
+            .strategy(Strategy::Ranges)
+            .layout(CounterLayout::new().field("lo"))
+            .build()
+    }),
+    ("layout/field_with_dollar", || {
+        opts("x").layout(CounterLayout::new().field("$seq")).build()
+    }),
+    ("layout/stores_with_random", || {
+        opts("x")
+            .strategy(Strategy::Random)
+            .layout(CounterLayout::new().stores(Stores::NextFree))
+            .build()
     }),
     ("layout/mongoose_with_periods", || {
         opts("x")

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use mongo_sequence_rules::{defaults, BatchConfig, LayoutConfig, Strategy};
+use mongo_sequence_rules::{defaults, BatchConfig, LayoutConfig, Stores, Strategy};
 
 use super::batch::Batch;
 use super::layout::CounterLayout;
@@ -43,6 +43,10 @@ pub struct SequenceConfig {
     pub scope: &'static [&'static str],
     /// Shape of the counter documents.
     pub layout: LayoutConfig,
+    /// The counter field's name (default `seq`).
+    pub field: Option<&'static str>,
+    /// What the counter field holds.
+    pub stores: Stores,
     /// Whether the counter update and the insert share one transaction.
     pub gapless: bool,
     /// How long a gapless insert retries transient transaction errors, in milliseconds
@@ -74,6 +78,8 @@ impl SequenceConfig {
             retries: None,
             scope: &[],
             layout: LayoutConfig::Default,
+            field: None,
+            stores: Stores::LastIssued,
             gapless: false,
             timeout_ms: None,
             id_field: "_id",
@@ -165,6 +171,18 @@ impl SequenceConfig {
         self
     }
 
+    /// Sets the counter field's name.
+    pub const fn field(mut self, field: &'static str) -> Self {
+        self.field = Some(field);
+        self
+    }
+
+    /// Sets what the counter field holds.
+    pub const fn stores(mut self, stores: Stores) -> Self {
+        self.stores = stores;
+        self
+    }
+
     /// Makes the sequence gapless.
     pub const fn gapless(mut self, gapless: bool) -> Self {
         self.gapless = gapless;
@@ -233,6 +251,10 @@ impl SequenceConfig {
         if self.layout == LayoutConfig::Mongoose {
             options.layout = CounterLayout::mongoose();
         }
+        if let Some(field) = self.field {
+            options.layout.field = field.to_owned();
+        }
+        options.layout.stores = self.stores;
         options
     }
 

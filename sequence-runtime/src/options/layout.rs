@@ -3,18 +3,7 @@
 
 use mongo_sequence_rules::defaults;
 
-/// What the counter field holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum Stores {
-    /// The last value issued (`{ seq: 41 }` means 41 was issued and 42 comes next), as in the
-    /// MongoDB documentation's counters collection and mongoose-sequence.
-    #[default]
-    LastIssued,
-    /// The next free value (`{ COUNT: 42 }` means 42 comes next), as in counters that are read
-    /// before they are incremented.
-    NextFree,
-}
+pub use mongo_sequence_rules::Stores;
 
 /// How a counter document is found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -35,13 +24,15 @@ pub(crate) enum Keys {
 /// # use mongo_sequence_runtime::{options::CounterLayout, options::Stores};
 /// // { _id: "invoice", COUNT: 1042 } where 1042 is the next number to hand out
 /// let layout = CounterLayout::new().field("COUNT").stores(Stores::NextFree);
-/// assert_eq!(layout.field_name(), "COUNT");
+/// assert_eq!((layout.field.as_str(), layout.stores), ("COUNT", Stores::NextFree));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct CounterLayout {
-    pub(crate) field: String,
-    pub(crate) stores: Stores,
+    /// The counter field's name (default `seq`).
+    pub field: String,
+    /// What the counter field holds (default the last value issued).
+    pub stores: Stores,
     pub(crate) keys: Keys,
 }
 
@@ -91,15 +82,5 @@ impl CounterLayout {
     pub fn stores(mut self, stores: Stores) -> Self {
         self.stores = stores;
         self
-    }
-
-    /// The counter field's name.
-    pub fn field_name(&self) -> &str {
-        &self.field
-    }
-
-    /// What the counter field stores.
-    pub fn stored(&self) -> Stores {
-        self.stores
     }
 }

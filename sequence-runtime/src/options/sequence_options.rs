@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mongo_sequence_rules::{self as rules, defaults, LayoutConfig, Spec, Strategy};
+use mongo_sequence_rules::{self as rules, defaults, LayoutConfig, Spec, Stores, Strategy};
 use mongodb::options::WriteConcern;
 
 use super::batch::{AdaptiveBatch, Batch};
@@ -143,7 +143,8 @@ impl SequenceOptions {
             retries: given(self.retries, defaults::RETRIES).map(u64::from),
             scope: self.scope.iter().map(String::as_str).collect(),
             layout: self.layout.is_mongoose().then_some(LayoutConfig::Mongoose),
-            counter_field: given(self.layout.field_name(), defaults::COUNTER_FIELD),
+            counter_field: given(self.layout.field.as_str(), defaults::COUNTER_FIELD),
+            stores: given(self.layout.stores, Stores::default()),
             gapless: self.gapless.then_some(true),
             timeout_ms: given(timeout_ms, u128::from(defaults::TRANSACTION_TIMEOUT_MS))
                 .map(|ms| u64::try_from(ms).unwrap_or(u64::MAX)),

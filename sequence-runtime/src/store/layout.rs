@@ -3,16 +3,13 @@
 
 use mongodb::bson::{doc, Bson, Document};
 
-use crate::options::{CounterLayout, Keys, Stores};
+use crate::options::{CounterLayout, Keys};
 use crate::values::{bson_integer, CounterKey};
 
 impl CounterLayout {
     /// Stored value minus last issued value.
     pub(crate) fn offset(&self) -> i64 {
-        match self.stores {
-            Stores::LastIssued => 0,
-            Stores::NextFree => 1,
-        }
+        self.stores.offset()
     }
 
     /// The filter that selects the counter document of `key`, with its fixed fields (so that
@@ -169,7 +166,9 @@ mod tests {
 
     #[test]
     fn next_free_is_one_ahead() {
-        let l = CounterLayout::new().field("COUNT").stores(Stores::NextFree);
+        let l = CounterLayout::new()
+            .field("COUNT")
+            .stores(crate::options::Stores::NextFree);
         assert_eq!(l.read_last(&doc! { "COUNT": 42 }), Ok(41));
         assert!(l.read_last(&doc! { "COUNT": i64::MIN }).is_err());
     }

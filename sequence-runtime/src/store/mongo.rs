@@ -65,7 +65,7 @@ impl MongoStore {
         write_concern: Option<WriteConcern>,
     ) -> Result<Self> {
         names::check(NameKind::Collection, collection)?;
-        names::check(NameKind::Field, layout.field_name())?;
+        names::check(NameKind::Field, &layout.field)?;
         // The write concern is the collection's, so that operations inherit it outside a
         // transaction and leave it to the commit inside one.
         let options = CollectionOptions::builder()
@@ -113,7 +113,7 @@ impl MongoStore {
             .layout
             .read_last(&doc)
             .map_err(|reason| self.corrupt(key, reason))?;
-        let double = matches!(doc.get(self.layout.field_name()), Some(Bson::Double(_)));
+        let double = matches!(doc.get(&self.layout.field), Some(Bson::Double(_)));
         match bounds.corruption(last) {
             Some(reason) => Err(self.corrupt(key, reason)),
             None => Ok(Some((last, double))),
@@ -252,7 +252,7 @@ impl MongoStore {
             }
         };
         let off = self.layout.offset();
-        let field = self.layout.field_name();
+        let field = &self.layout.field;
         let (filter, update) = reservation(&self.layout, key, step, bounds, highest_last);
         let mut attempt = 0;
         loop {
@@ -310,7 +310,7 @@ impl MongoStore {
     ) -> Result<()> {
         self.ensure_key_index().await?;
         let off = self.layout.offset();
-        let field = self.layout.field_name();
+        let field = &self.layout.field;
         let stored = last + off;
         let mut filter = self.layout.key_filter(key);
         if !force {
@@ -336,7 +336,7 @@ impl MongoStore {
 
     async fn cas_impl(&self, key: &CounterKey, expected: i64, new: i64) -> Result<bool> {
         let off = self.layout.offset();
-        let field = self.layout.field_name();
+        let field = &self.layout.field;
         let mut filter = self.layout.key_filter(key);
         filter.insert(field, expected + off);
         let action = self
@@ -402,7 +402,7 @@ fn reservation(
 ) -> (Document, Vec<Document>) {
     let n = step.n;
     let off = layout.offset();
-    let field = layout.field_name();
+    let field = &layout.field;
     let mut filter = layout.key_filter(key);
     let (low, high) = (bounds.before_start() + off, highest_last + off);
     filter.insert(

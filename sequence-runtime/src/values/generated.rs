@@ -48,20 +48,6 @@ fn bson_uuid(u: uuid::Uuid) -> mongodb::bson::Uuid {
     mongodb::bson::Uuid::from_bytes(u.into_bytes())
 }
 
-/// ID types that serde stores as a BSON UUID (binary subtype 4) without help.
-///
-/// `#[derive(SequentialId)]` requires it of a UUID ID field that has no `#[serde(with = ...)]`:
-/// `mongodb::bson::Uuid` has it; `uuid::Uuid` does not (serde would store it as binary subtype
-/// 0), so such a field needs `#[serde(with = "mongo_sequence::uuid_as_binary")]`.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is not stored as a BSON UUID (binary subtype 4) by serde",
-    label = "this ID field would be stored as generic binary (subtype 0)",
-    note = "add `#[serde(with = \"mongo_sequence::uuid_as_binary\")]` to the field, or use `mongodb::bson::Uuid`"
-)]
-pub trait BsonUuid {}
-
-impl BsonUuid for mongodb::bson::Uuid {}
-
 #[cfg(test)]
 mod tests {
     use super::*;

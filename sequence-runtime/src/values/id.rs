@@ -1,5 +1,6 @@
 //! The Rust types an ID field may have, and how a counter value becomes one.
 
+use mongo_sequence_rules::IdKind;
 use mongodb::bson::oid::ObjectId;
 use mongodb::bson::Bson;
 use serde::de::DeserializeOwned;
@@ -11,15 +12,38 @@ use crate::error::{Error, Result};
 /// A type an ID field can have. Implemented for `i64`, `i32`, `u32`, `u64` and `String`, which
 /// hold numbers (from counters, or drawn by the random strategy), and for `mongodb::bson::Uuid`,
 /// `uuid::Uuid` and `mongodb::bson::oid::ObjectId`, which hold [`Generated`] values.
+///
+/// A type of one's own implements it by standing for one of those: `#[derive(IdValue)]` on a
+/// one-field tuple struct (`struct OrderNo(i64);`) forwards every method to the field's type,
+/// and `#[derive(SequentialId)]` checks the model's configuration against [`KIND`](Self::KIND)
+/// at compile time (a `prefix` with text needs a `String`, twelve `digits` do not fit an
+/// `i32`, …).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be the type of an ID field: it does not implement `IdValue`",
+    label = "not an ID type",
+    note = "ID fields hold `i64`, `i32`, `u32`, `u64`, `String`, a UUID or an `ObjectId`, or \
+            `Option` of one of them",
+    note = "for a type of your own, add `#[derive(IdValue)]` to a one-field tuple struct over one \
+            of those (`struct OrderNo(i64);`), or implement `IdValue` by hand"
+)]
 pub trait IdValue:
     Clone + std::fmt::Debug + DeserializeOwned + Send + Sync + Sized + 'static
 {
     /// The type's name, for messages.
     const TYPE_NAME: &'static str;
 
+    /// Which of the supported ID types this one stands for: what the configuration rules
+    /// about the ID's type check.
+    const KIND: IdKind;
+
     /// Whether the documents store this type as text (`String`); numbers otherwise. Inserts
     /// that meet stored IDs look for stored IDs of this form.
-    const STORED_AS_TEXT: bool = false;
+    const STORED_AS_TEXT: bool = matches!(Self::KIND, IdKind::String);
+
+    /// What a field of this type needs to be stored as the strategy's BSON type, if serde's
+    /// own serialization of the type does not do it (`uuid::Uuid`, which serde stores as
+    /// generic binary). The derive refuses such a field without a `serde(with = ...)`.
+    const SERIALIZER_NEEDED: Option<&'static str> = None;
 
     /// The ID for counter value `value`, or [`Error::IdOutOfRange`] if the type cannot hold it.
     fn from_counter(value: i64) -> Result<Self>;
@@ -48,9 +72,11 @@ pub trait IdValue:
 }
 
 macro_rules! integer_ids {
-    ($($t:ty),*) => {$(
+    ($($t:ty => $kind:ident),*) => {$(
         impl IdValue for $t {
             const TYPE_NAME: &'static str = stringify!($t);
+
+            const KIND: IdKind = IdKind::$kind;
 
             fn from_counter(value: i64) -> Result<Self> {
                 <$t>::try_from(value).map_err(|_| Error::IdOutOfRange {
@@ -62,12 +88,12 @@ macro_rules! integer_ids {
     )*};
 }
 
-integer_ids!(i64, i32, u32, u64);
+integer_ids!(i64 => I64, i32 => I32, u32 => U32, u64 => U64);
 
 impl IdValue for String {
     const TYPE_NAME: &'static str = "String";
 
-    const STORED_AS_TEXT: bool = true;
+    const KIND: IdKind = IdKind::String;
 
     fn from_counter(value: i64) -> Result<Self> {
         Ok(value.to_string())
@@ -95,6 +121,8 @@ fn not_a_number(target: &'static str) -> Error {
 impl IdValue for mongodb::bson::Uuid {
     const TYPE_NAME: &'static str = "Uuid";
 
+    const KIND: IdKind = IdKind::Uuid;
+
     fn from_counter(_: i64) -> Result<Self> {
         Err(not_a_number(Self::TYPE_NAME))
     }
@@ -109,6 +137,14 @@ impl IdValue for mongodb::bson::Uuid {
 
 impl IdValue for uuid::Uuid {
     const TYPE_NAME: &'static str = "uuid::Uuid";
+
+    const KIND: IdKind = IdKind::Uuid;
+
+    const SERIALIZER_NEEDED: Option<&'static str> = Some(
+        "serde stores a `uuid::Uuid` as generic binary, not as a BSON UUID: add \
+         `#[serde(with = \"mongo_sequence::uuid_as_binary\")]` to the field (or \
+         `bson::serde_helpers::uuid_1_as_binary`), or use `mongodb::bson::Uuid`",
+    );
 
     /// A BSON UUID (binary subtype 4), as `uuid_as_binary` stores it.
     fn from_stored(value: Bson) -> Result<Self> {
@@ -134,6 +170,8 @@ impl IdValue for uuid::Uuid {
 
 impl IdValue for ObjectId {
     const TYPE_NAME: &'static str = "ObjectId";
+
+    const KIND: IdKind = IdKind::ObjectId;
 
     fn from_counter(_: i64) -> Result<Self> {
         Err(not_a_number(Self::TYPE_NAME))

@@ -14,7 +14,7 @@ mod scope;
 
 pub use bounds::Bounds;
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use generated::{BsonUuid, Generated};
+pub use generated::Generated;
 pub use id::IdValue;
 pub(crate) use key::bson_integer;
 pub use key::CounterKey;

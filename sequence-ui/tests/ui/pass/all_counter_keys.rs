@@ -1,6 +1,7 @@
 #![deny(warnings)]
 
-use mongo_sequence::{options::BatchConfig, SequentialId};
+use mongo_sequence::options::{BatchConfig, Stores};
+use mongo_sequence::SequentialId;
 use serde::{Deserialize, Serialize};
 
 /// Keys split over several attributes, in any order.
@@ -31,6 +32,22 @@ pub struct LedgerEntry {
     pub id: i64,
 }
 
+/// Counter documents written by other code: `{ _id: "personIdCounter", sequence: N }` (the
+/// last value issued) and `{ _id: "invoice", COUNT: N }` (the next free value).
+#[derive(Debug, Serialize, Deserialize, SequentialId)]
+#[seq(name = "personIdCounter", field = "sequence")]
+pub struct Person {
+    #[serde(rename = "_id")]
+    pub id: i64,
+}
+
+#[derive(Debug, Serialize, Deserialize, SequentialId)]
+#[seq(name = "invoice", field = "COUNT", stores = "next_free")]
+pub struct Invoice {
+    #[serde(rename = "_id")]
+    pub id: i64,
+}
+
 fn main() {
     let c = <User as SequentialId>::SEQUENCE;
     assert_eq!(
@@ -43,4 +60,11 @@ fn main() {
     assert_eq!(e.batch, BatchConfig::Auto { min: 5, max: 500 });
     let l = <LedgerEntry as SequentialId>::SEQUENCE;
     assert_eq!((l.name, l.start, l.max), ("ledger_entry", -10, -1));
+    let p = <Person as SequentialId>::SEQUENCE;
+    assert_eq!((p.field, p.stores), (Some("sequence"), Stores::LastIssued));
+    let i = <Invoice as SequentialId>::SEQUENCE.options();
+    assert_eq!(
+        (i.layout.field.as_str(), i.layout.stores),
+        ("COUNT", Stores::NextFree)
+    );
 }
