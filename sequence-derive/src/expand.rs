@@ -69,7 +69,7 @@ fn generate(model: &Model, checked: &Checked) -> TokenStream {
     match (spec.batch, checked.batch) {
         (None, _) => {}
         (Some(_), BatchConfig::Fixed(n)) => set("batch", quote!(#n)),
-        (Some(_), BatchConfig::Auto { min, max }) => set("batch_auto", quote!(#min, #max)),
+        (Some(_), BatchConfig::Adaptive { min, max }) => set("adaptive_batch", quote!(#min, #max)),
     }
     // With `digits`, `start` and `max` default to the first and last value of that many digits.
     let (start, max) = match spec.digits {
@@ -135,7 +135,10 @@ fn generate(model: &Model, checked: &Checked) -> TokenStream {
         set("gapless", quote!(#v));
     }
     if let Some(v) = spec.timeout_ms {
-        set("timeout_ms", quote!(#v));
+        set(
+            "transaction_timeout",
+            quote!(::core::time::Duration::from_millis(#v)),
+        );
     }
 
     let id = &model.id;

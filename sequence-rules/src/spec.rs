@@ -460,7 +460,7 @@ fn check_batch(spec: &Spec<'_>, on: &dyn Fn(Key) -> bool, v: &mut Violations) ->
     }
     match spec.batch {
         Some(Batch::Fixed(n)) => BatchConfig::Fixed(n),
-        Some(Batch::Auto) => BatchConfig::auto(spec.batch_min, spec.batch_max),
+        Some(Batch::Auto) => BatchConfig::adaptive(spec.batch_min, spec.batch_max),
         None => BatchConfig::Fixed(defaults::BATCH),
     }
 }
@@ -686,7 +686,7 @@ mod tests {
             ..Spec::new("a")
         })
         .unwrap();
-        assert_eq!(c.batch, BatchConfig::Auto { min: 10, max: 500 });
+        assert_eq!(c.batch, BatchConfig::Adaptive { min: 10, max: 500 });
         assert_eq!(
             errors(Spec {
                 batch: Some(Batch::Fixed(5)),

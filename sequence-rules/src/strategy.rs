@@ -226,8 +226,8 @@ impl LayoutConfig {
 pub enum BatchConfig {
     /// Always this many.
     Fixed(u64),
-    /// Adaptive between `min` and `max`.
-    Auto {
+    /// Adaptive between `min` and `max` (`batch = "auto"`).
+    Adaptive {
         /// Smallest, and first, size.
         min: u64,
         /// Largest size.
@@ -241,10 +241,10 @@ impl BatchConfig {
     ///
     /// ```
     /// use mongo_sequence_rules::BatchConfig;
-    /// assert_eq!(BatchConfig::auto(None, None), BatchConfig::Auto { min: 10, max: 10_000 });
-    /// assert_eq!(BatchConfig::auto(Some(50_000), None), BatchConfig::Auto { min: 50_000, max: 50_000 });
+    /// assert_eq!(BatchConfig::adaptive(None, None), BatchConfig::Adaptive { min: 10, max: 10_000 });
+    /// assert_eq!(BatchConfig::adaptive(Some(50_000), None), BatchConfig::Adaptive { min: 50_000, max: 50_000 });
     /// ```
-    pub const fn auto(min: Option<u64>, max: Option<u64>) -> Self {
+    pub const fn adaptive(min: Option<u64>, max: Option<u64>) -> Self {
         let min = match min {
             Some(min) => min,
             None => AUTO_BATCH_MIN,
@@ -254,7 +254,7 @@ impl BatchConfig {
             None if min > AUTO_BATCH_MAX => min,
             None => AUTO_BATCH_MAX,
         };
-        BatchConfig::Auto { min, max }
+        BatchConfig::Adaptive { min, max }
     }
 }
 

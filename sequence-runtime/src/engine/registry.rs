@@ -53,15 +53,50 @@ const RECENT_CAPACITY: usize = 16;
 /// [`Deployment::handle_address`]).
 type HandleKey = (TypeId, usize);
 
-/// A pair remembered: its key, a clone of the handle that keeps the address its own while it
-/// is remembered, and the cache.
-type Recent = (HandleKey, Box<dyn Any>, Arc<Shared>);
+/// Values of a thread per model type and collection handle, the most recently used last, at
+/// most [`RECENT_CAPACITY`]: a lookup neither reads the handle's namespace, nor formats a key,
+/// nor takes a lock. Each entry keeps a clone of its handle, so that the address stays the
+/// handle's own while it is remembered.
+pub(crate) struct HandleMemo<V> {
+    recent: Vec<(HandleKey, Box<dyn Any>, V)>,
+}
+
+impl<V> HandleMemo<V> {
+    /// An empty memo.
+    pub(crate) const fn new() -> Self {
+        HandleMemo { recent: Vec::new() }
+    }
+
+    /// The value of `model` with `coll`, made by `make` when it is not remembered.
+    pub(crate) fn get<T: Send + Sync + 'static>(
+        &mut self,
+        model: TypeId,
+        coll: &Collection<T>,
+        make: impl FnOnce() -> V,
+    ) -> &V {
+        let handle = (model, Deployment::handle_address(coll.client()));
+        let recent = &mut self.recent;
+        let last = match recent.iter().rposition(|(k, _, _)| *k == handle) {
+            Some(i) => {
+                let last = recent.len() - 1;
+                recent.swap(i, last);
+                last
+            }
+            None => {
+                if recent.len() == RECENT_CAPACITY {
+                    recent.remove(0);
+                }
+                recent.push((handle, Box::new(coll.clone()), make()));
+                recent.len() - 1
+            }
+        };
+        &recent[last].2
+    }
+}
 
 thread_local! {
-    /// The caches this thread used last, by model and collection handle: a lookup here neither
-    /// reads the handle's namespace, nor formats a key, nor touches the registry's lock. Most
-    /// recently used last.
-    static RECENT: RefCell<Vec<Recent>> = const { RefCell::new(Vec::new()) };
+    /// The caches this thread used last, by model and collection handle.
+    static RECENT: RefCell<HandleMemo<Arc<Shared>>> = const { RefCell::new(HandleMemo::new()) };
 }
 
 /// Calls `f` with the shared cache of the counter of a model used with `coll`: the same cache
@@ -75,27 +110,14 @@ pub(crate) fn with_model_shared<T: Send + Sync + 'static, R>(
     key: impl FnOnce() -> String,
     f: impl FnOnce(&Shared) -> R,
 ) -> R {
-    let handle = (model, Deployment::handle_address(coll.client()));
     RECENT.with(|recent| {
         let mut recent = recent.borrow_mut();
-        let last = match recent.iter().rposition(|(k, _, _)| *k == handle) {
-            Some(i) => {
-                let last = recent.len() - 1;
-                recent.swap(i, last);
-                last
-            }
-            None => {
-                if recent.len() == RECENT_CAPACITY {
-                    recent.remove(0);
-                }
-                let deployment = Deployment::of_collection(coll);
-                let cache = shared(&place(deployment, &coll.namespace().db, counters), &key());
-                recent.push((handle, Box::new(coll.clone()), cache));
-                recent.len() - 1
-            }
-        };
+        let cache = recent.get(model, coll, || {
+            let deployment = Deployment::of_collection(coll);
+            shared(&place(deployment, &coll.namespace().db, counters), &key())
+        });
         // `f` gets a reference: no reference count is touched on the way.
-        f(&recent[last].2)
+        f(cache)
     })
 }
 

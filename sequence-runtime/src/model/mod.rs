@@ -12,7 +12,8 @@
 //! - `generated.rs`: inserts of UUIDs and ObjectIds;
 //! - `scope.rs`: the counter of a document's scope;
 //! - `upsert.rs`: update the document a filter matches, or insert with a new ID;
-//! - `cached.rs`: the hot path of batched counters.
+//! - `cached.rs`: the hot path of batched counters;
+//! - `handle.rs`: a model's `Sequence`, built once per collection handle and thread.
 
 pub(crate) mod action;
 mod cached;
@@ -21,6 +22,7 @@ mod doc;
 mod gapless;
 mod generated;
 mod group;
+mod handle;
 mod insert;
 mod random;
 mod scope;
@@ -70,7 +72,7 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
 
     /// The sequence of this model for `coll` (its counter lives in `coll`'s database).
     fn sequence(coll: &Collection<Self>) -> Sequence {
-        Self::SEQUENCE.sequence_for(coll)
+        handle::sequence(coll)
     }
 
     /// Allocates the next ID without inserting anything. A scoped model (`scope = ...`) has no

@@ -56,7 +56,7 @@ impl From<BatchConfig> for Batch {
     fn from(b: BatchConfig) -> Self {
         match b {
             BatchConfig::Fixed(n) => Batch::Fixed(n),
-            BatchConfig::Auto { min, max } => Batch::Adaptive(AdaptiveBatch::new(min, max)),
+            BatchConfig::Adaptive { min, max } => Batch::Adaptive(AdaptiveBatch::new(min, max)),
         }
     }
 }

@@ -49,9 +49,8 @@ pub struct SequenceConfig {
     pub stores: Stores,
     /// Whether the counter update and the insert share one transaction.
     pub gapless: bool,
-    /// How long a gapless insert retries transient transaction errors, in milliseconds
-    /// (default 30 s).
-    pub timeout_ms: Option<u64>,
+    /// How long a gapless insert retries transient transaction errors (default 30 s).
+    pub transaction_timeout: Duration,
     /// The name the documents store the ID under (default `_id`): where inserts that meet
     /// stored IDs, and `sync_counters`, look for them.
     pub id_field: &'static str,
@@ -81,7 +80,7 @@ impl SequenceConfig {
             field: None,
             stores: Stores::LastIssued,
             gapless: false,
-            timeout_ms: None,
+            transaction_timeout: Duration::from_millis(defaults::TRANSACTION_TIMEOUT_MS),
             id_field: "_id",
             scope_fields: &[],
         }
@@ -100,8 +99,8 @@ impl SequenceConfig {
     }
 
     /// Sets an adaptive batch size.
-    pub const fn batch_auto(mut self, min: u64, max: u64) -> Self {
-        self.batch = BatchConfig::Auto { min, max };
+    pub const fn adaptive_batch(mut self, min: u64, max: u64) -> Self {
+        self.batch = BatchConfig::Adaptive { min, max };
         self
     }
 
@@ -190,8 +189,8 @@ impl SequenceConfig {
     }
 
     /// Sets how long a gapless insert retries transient transaction errors.
-    pub const fn timeout_ms(mut self, ms: u64) -> Self {
-        self.timeout_ms = Some(ms);
+    pub const fn transaction_timeout(mut self, timeout: Duration) -> Self {
+        self.transaction_timeout = timeout;
         self
     }
 
@@ -218,14 +217,6 @@ impl SequenceConfig {
         self.scope.iter().copied().zip(stored.iter().copied())
     }
 
-    /// How long a gapless insert retries transient transaction errors.
-    pub fn transaction_timeout(&self) -> Duration {
-        Duration::from_millis(match self.timeout_ms {
-            Some(ms) => ms,
-            None => defaults::TRANSACTION_TIMEOUT_MS,
-        })
-    }
-
     /// The runtime options this configuration describes.
     pub fn options(&self) -> SequenceOptions {
         let mut options = SequenceOptions::builder(self.name)
@@ -235,7 +226,7 @@ impl SequenceConfig {
             .strategy(self.strategy)
             .scope(self.scope.iter().copied())
             .gapless(self.gapless)
-            .transaction_timeout(self.transaction_timeout())
+            .transaction_timeout(self.transaction_timeout)
             .build();
         options.batch = self.batch.into();
         if let Some(shards) = self.shards {

@@ -57,7 +57,7 @@ fn main() {
     assert_eq!(c.batch, BatchConfig::Fixed(25));
     let e = <Event as SequentialId>::SEQUENCE;
     assert_eq!(e.name, "event");
-    assert_eq!(e.batch, BatchConfig::Auto { min: 5, max: 500 });
+    assert_eq!(e.batch, BatchConfig::Adaptive { min: 5, max: 500 });
     let l = <LedgerEntry as SequentialId>::SEQUENCE;
     assert_eq!((l.name, l.start, l.max), ("ledger_entry", -10, -1));
     let p = <Person as SequentialId>::SEQUENCE;

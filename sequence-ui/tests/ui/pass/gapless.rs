@@ -22,6 +22,6 @@ pub struct Receipt {
 fn main() {
     let c = <Invoice as SequentialId>::SEQUENCE;
     assert!(c.gapless);
-    assert_eq!(c.transaction_timeout(), std::time::Duration::from_secs(10));
+    assert_eq!(c.transaction_timeout, std::time::Duration::from_secs(10));
     const { assert!(!<Receipt as SequentialId>::SEQUENCE.gapless) };
 }

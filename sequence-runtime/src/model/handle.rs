@@ -1,0 +1,26 @@
+//! The [`Sequence`] of a model, built once per model, collection handle and thread: the
+//! configuration was checked by the derive at compile time, and a call that takes its number
+//! from the counter (batch 1, a scope, gapless, the bulk path) does not check it again, nor
+//! build a store, nor look the shared state up in the registry.
+
+use std::any::TypeId;
+use std::cell::RefCell;
+
+use mongodb::Collection;
+
+use super::SequentialId;
+use crate::engine::HandleMemo;
+use crate::sequence::Sequence;
+
+thread_local! {
+    static SEQUENCES: RefCell<HandleMemo<Sequence>> = const { RefCell::new(HandleMemo::new()) };
+}
+
+/// The sequence of `M` for `coll`, built on first use in this thread.
+pub(crate) fn sequence<M: SequentialId>(coll: &Collection<M>) -> Sequence {
+    SEQUENCES.with(|memo| {
+        memo.borrow_mut()
+            .get(TypeId::of::<M>(), coll, || M::SEQUENCE.sequence_for(coll))
+            .clone()
+    })
+}
