@@ -119,7 +119,10 @@ async fn batched_models_share_the_counters_cache() {
     assert_eq!(stats.issued, 60);
     // Ranges 1-25, 26-50 and 51-75: the last one prefetched while the second was in use, or
     // reserved when it ran out.
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    common::wait_until(std::time::Duration::from_secs(5), || {
+        round_trips.round_trips() == seq.stats().refills
+    })
+    .await;
     assert_eq!(round_trips.round_trips(), seq.stats().refills);
     assert_eq!(seq.stats().reserved, 25 * seq.stats().refills);
 

@@ -64,14 +64,12 @@ async fn failed_inserts_leave_no_gap() {
 
     // Connection drops on 3% of this client's inserts, until switched off.
     let admin = common::client().await.database("admin");
-    admin
-        .run_command(doc! {
-            "configureFailPoint": "failCommand",
-            "mode": { "activationProbability": 0.03 },
-            "data": { "failCommands": ["insert"], "closeConnection": true, "appName": &app },
-        })
-        .await
-        .unwrap();
+    let fault = common::fail_point(
+        &admin,
+        doc! { "activationProbability": 0.03 },
+        doc! { "failCommands": ["insert"], "closeConnection": true, "appName": &app },
+    )
+    .await;
 
     let ok = Arc::new(AtomicU64::new(0));
     let refused = Arc::new(AtomicU64::new(0));
@@ -105,10 +103,7 @@ async fn failed_inserts_leave_no_gap() {
     for t in tasks {
         t.await.unwrap();
     }
-    admin
-        .run_command(doc! { "configureFailPoint": "failCommand", "mode": "off" })
-        .await
-        .unwrap();
+    let dropped = fault.fired().await;
 
     let n = ok.load(Ordering::SeqCst);
     let refused = refused.load(Ordering::SeqCst);
@@ -121,7 +116,9 @@ async fn failed_inserts_leave_no_gap() {
         "no gap, no duplicate"
     );
     assert_eq!(counter_value(&db, "invoice").await, Some(n as i64));
-    println!("reliability: gapless ids={n} duplicates=0 gaps=0 refused={refused}");
+    println!(
+        "reliability: gapless ids={n} duplicates=0 gaps=0 refused={refused} dropped={dropped}"
+    );
 }
 
 /// A caller's transaction that aborts after `insert_with_id` in a session leaves neither the

@@ -277,7 +277,7 @@ async fn faults_a_fixed_number_of_times() {
                     call: "first".into(),
                 };
                 let first_id = first.insert_with_id(&coll).await.unwrap();
-                let fail_point = support::fail_point(
+                let fail_point = common::fail_point(
                     &admin,
                     doc! { "times": times },
                     fault.data(&[command], &app),
@@ -404,7 +404,7 @@ async fn faults_at_random() {
         let app = format!("app-{name}");
         let (client, unconfirmed) = app_client(server.uri(), &app).await;
         let db = client.database(&name);
-        let fail_point = support::fail_point(
+        let fail_point = common::fail_point(
             &admin,
             doc! { "activationProbability": 0.1 },
             fault.data(&["findAndModify", "insert"], &app),
@@ -511,7 +511,7 @@ async fn gapless_under(
     let (client, _) = app_client(uri, &app).await;
     let coll = client.database(&name).collection::<Receipt>("receipts");
     common::unique_index(&coll, "code").await;
-    let fail_point = support::fail_point(
+    let fail_point = common::fail_point(
         admin,
         doc! { "activationProbability": 0.1 },
         fault.data(&["findAndModify", "insert", "commitTransaction"], &app),
@@ -607,7 +607,7 @@ async fn gapless_commits_of_unknown_outcome_are_read_back() {
     };
     // The counter and the collection exist before the fault.
     let mut returned = vec![slip("first").insert_with_id(&coll).await.unwrap()];
-    let fail_point = support::fail_point(
+    let fail_point = common::fail_point(
         &admin,
         "alwaysOn",
         Fault::WriteConcern64.data(&["commitTransaction"], &app),

@@ -476,7 +476,7 @@ async fn every_path_names_the_missing_privilege() {
     // the first attempt is stored but its write concern is not confirmed, so the second one
     // meets the document and must read it.
     let app = "confirm-path";
-    let fail = reliability_support::fail_point(
+    let fail = common::fail_point(
         &admin,
         doc! { "times": 1 },
         doc! {

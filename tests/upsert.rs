@@ -220,23 +220,18 @@ async fn an_upsert_of_unknown_outcome_is_sent_again_with_the_same_number() {
     // Then every upsert of this client is applied but its write concern is not confirmed: the
     // update of the first step goes through (`skip: 1`), the upsert never looks done.
     let admin = common::client().await.database("admin");
-    admin
-        .run_command(doc! {
-            "configureFailPoint": "failCommand",
-            "mode": { "skip": 1 },
-            "data": {
-                "failCommands": ["findAndModify"],
-                "appName": &app,
-                "writeConcernError": { "code": 64, "errmsg": "waiting for replication timed out" },
-            },
-        })
-        .await
-        .unwrap();
+    let fault = common::fail_point(
+        &admin,
+        doc! { "skip": 1 },
+        doc! {
+            "failCommands": ["findAndModify"],
+            "appName": &app,
+            "writeConcernError": { "code": 64, "errmsg": "waiting for replication timed out" },
+        },
+    )
+    .await;
     let unknown = tag("b").upsert_with_id(&tags, doc! { "label": "b" }).await;
-    admin
-        .run_command(doc! { "configureFailPoint": "failCommand", "mode": "off" })
-        .await
-        .unwrap();
+    fault.fired().await;
     assert!(unknown.is_err(), "the outcome stayed unknown: {unknown:?}");
     let stored: Vec<Document> = common::all(&db.collection::<Document>("tags")).await;
     let labels: Vec<(i64, &str)> = stored

@@ -129,3 +129,110 @@ pub async fn unique_index<T: Send + Sync>(coll: &mongodb::Collection<T>, field: 
         .build();
     coll.create_index(index).await.unwrap();
 }
+
+/// The server's `failCommand` fail point, switched on by [`fail_point`]. Switch it off with
+/// [`FailPoint::fired`] (which asserts that it fired: a fault test whose fault never happened
+/// proves nothing) or [`FailPoint::off`]; if the test panics before, dropping the guard switches
+/// it off, so that no other test meets it.
+pub struct FailPoint {
+    admin: Database,
+    entered_before: i64,
+    on: bool,
+}
+
+/// Turns the `failCommand` fail point on with `mode` and `data`, through `admin`.
+pub async fn fail_point(
+    admin: &Database,
+    mode: impl Into<mongodb::bson::Bson>,
+    data: mongodb::bson::Document,
+) -> FailPoint {
+    let reply = admin
+        .run_command(mongodb::bson::doc! {
+            "configureFailPoint": "failCommand",
+            "mode": mode.into(),
+            "data": data,
+        })
+        .await
+        .expect("configureFailPoint (the server runs with enableTestCommands=1)");
+    FailPoint {
+        admin: admin.clone(),
+        entered_before: times_entered(&reply),
+        on: true,
+    }
+}
+
+/// The command that switches the fail point off.
+fn fail_point_off() -> mongodb::bson::Document {
+    mongodb::bson::doc! { "configureFailPoint": "failCommand", "mode": "off" }
+}
+
+impl FailPoint {
+    /// Turns the fail point off; returns how many times it fired while it was on.
+    pub async fn off(mut self) -> i64 {
+        self.on = false;
+        let reply = self
+            .admin
+            .run_command(fail_point_off())
+            .await
+            .expect("configureFailPoint off");
+        times_entered(&reply) - self.entered_before
+    }
+
+    /// Turns the fail point off and asserts that it fired; returns how many times.
+    pub async fn fired(self) -> i64 {
+        let fired = self.off().await;
+        assert!(
+            fired > 0,
+            "the fail point never fired: the fault was not exercised"
+        );
+        fired
+    }
+}
+
+impl Drop for FailPoint {
+    fn drop(&mut self) {
+        if !self.on {
+            return;
+        }
+        // A test that panicked with the point on: switch it off from a runtime of its own,
+        // since this one may be unwinding.
+        let uri = TestServer::shared_or_panic().uri().to_owned();
+        let _ = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime");
+            runtime.block_on(async {
+                if let Ok(client) = Client::with_uri_str(&uri).await {
+                    let _ = client.database("admin").run_command(fail_point_off()).await;
+                }
+            });
+        })
+        .join();
+    }
+}
+
+/// `configureFailPoint` answers with how many times the fail point fired since the server
+/// started.
+fn times_entered(reply: &mongodb::bson::Document) -> i64 {
+    match reply.get("count") {
+        Some(mongodb::bson::Bson::Int32(n)) => i64::from(*n),
+        Some(mongodb::bson::Bson::Int64(n)) => *n,
+        other => panic!("configureFailPoint answered without a count: {other:?}"),
+    }
+}
+
+/// Sleeps in short steps until `done` holds or `limit` passes; returns whether it held (a wait
+/// for background work to land, instead of a sleep of a guessed length).
+pub async fn wait_until(limit: std::time::Duration, mut done: impl FnMut() -> bool) -> bool {
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        if done() {
+            return true;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}

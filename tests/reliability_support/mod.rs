@@ -3,8 +3,6 @@
 
 #![allow(dead_code)]
 
-use std::time::Duration;
-
 use mongo_sequence::Error;
 use mongodb::bson::{doc, Document};
 use mongodb::Database;
@@ -17,54 +15,6 @@ pub async fn counter(db: &Database, name: &str) -> i64 {
         .await
         .unwrap()
         .map_or(0, |d| d.get_i64("seq").unwrap())
-}
-
-/// The `failCommand` fail point, switched on; [`FailPoint::off`] switches it off.
-pub struct FailPoint {
-    admin: Database,
-    entered_before: i64,
-}
-
-/// Turns the `failCommand` fail point on with `mode` and `data`.
-pub async fn fail_point(
-    admin: &Database,
-    mode: impl Into<mongodb::bson::Bson>,
-    data: Document,
-) -> FailPoint {
-    let reply = admin
-        .run_command(doc! {
-            "configureFailPoint": "failCommand",
-            "mode": mode.into(),
-            "data": data,
-        })
-        .await
-        .expect("configureFailPoint (the server runs with enableTestCommands=1)");
-    FailPoint {
-        admin: admin.clone(),
-        entered_before: times_entered(&reply),
-    }
-}
-
-impl FailPoint {
-    /// Turns the fail point off; returns how many times it fired while it was on.
-    pub async fn off(self) -> i64 {
-        let reply = self
-            .admin
-            .run_command(doc! { "configureFailPoint": "failCommand", "mode": "off" })
-            .await
-            .expect("configureFailPoint off");
-        times_entered(&reply) - self.entered_before
-    }
-}
-
-/// `configureFailPoint` answers with how many times the fail point fired since the server
-/// started.
-fn times_entered(reply: &Document) -> i64 {
-    match reply.get("count") {
-        Some(mongodb::bson::Bson::Int32(n)) => i64::from(*n),
-        Some(mongodb::bson::Bson::Int64(n)) => *n,
-        other => panic!("configureFailPoint answered without a count: {other:?}"),
-    }
 }
 
 /// A short name for the kind of an error, for summaries and assertions.
@@ -105,20 +55,6 @@ pub fn tally(kinds: &[String]) -> String {
         .map(|(k, n)| format!("{k}={n}"))
         .collect::<Vec<_>>()
         .join(",")
-}
-
-/// Sleeps in short steps until `done` holds or `limit` passes; returns whether it held.
-pub async fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
-    let deadline = tokio::time::Instant::now() + limit;
-    loop {
-        if done() {
-            return true;
-        }
-        if tokio::time::Instant::now() >= deadline {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 /// Gapless documents whose `code` the tests make unique (with an index), so that a repeated
