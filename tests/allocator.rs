@@ -462,8 +462,9 @@ impl CounterStore for CountingStore {
         &'a self,
         key: &'a CounterKey,
         bounds: Bounds,
+        session: Option<&'a mut mongodb::ClientSession>,
     ) -> BoxFuture<'a, mongo_sequence::Result<Option<i64>>> {
-        self.inner.last_issued(key, bounds)
+        self.inner.last_issued(key, bounds, session)
     }
 
     fn set_last_issued<'a>(
@@ -472,8 +473,10 @@ impl CounterStore for CountingStore {
         last: i64,
         force: bool,
         bounds: Bounds,
+        session: Option<&'a mut mongodb::ClientSession>,
     ) -> BoxFuture<'a, mongo_sequence::Result<()>> {
-        self.inner.set_last_issued(key, last, force, bounds)
+        self.inner
+            .set_last_issued(key, last, force, bounds, session)
     }
 
     fn compare_and_set<'a>(
@@ -485,8 +488,12 @@ impl CounterStore for CountingStore {
         self.inner.compare_and_set(key, expected, new)
     }
 
-    fn delete<'a>(&'a self, key: &'a CounterKey) -> BoxFuture<'a, mongo_sequence::Result<bool>> {
-        self.inner.delete(key)
+    fn delete<'a>(
+        &'a self,
+        key: &'a CounterKey,
+        session: Option<&'a mut mongodb::ClientSession>,
+    ) -> BoxFuture<'a, mongo_sequence::Result<bool>> {
+        self.inner.delete(key, session)
     }
 
     fn location(&self) -> String {

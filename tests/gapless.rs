@@ -694,3 +694,47 @@ async fn gapless_inserts_refuse_a_write_concern_of_their_own() {
     assert_eq!(common::all(&coll).await.len(), 0);
     assert_eq!(counter_value(&db, "invoice").await, None);
 }
+
+/// The operator's actions take the caller's transaction too: what they write is seen inside it,
+/// and an abort takes it back.
+#[tokio::test]
+async fn admin_actions_take_the_callers_transaction() {
+    let db = common::database("admin_in_transaction").await;
+    let coll = db.collection::<Order>("orders");
+    let seq = Order::sequence(&coll);
+    seq.set_next(10).await.unwrap();
+    let mut session = db.client().start_session().await.unwrap();
+
+    session.start_transaction().await.unwrap();
+    seq.set_next(100).session(&mut session).await.unwrap();
+    let inside = seq.current().session(&mut session).await.unwrap();
+    assert_eq!(inside, Some(99), "the transaction sees its own write");
+    assert_eq!(
+        seq.current().await.unwrap(),
+        Some(9),
+        "nobody else does yet"
+    );
+    session.abort_transaction().await.unwrap();
+    assert_eq!(
+        seq.current().await.unwrap(),
+        Some(9),
+        "the move was taken back"
+    );
+
+    session.start_transaction().await.unwrap();
+    assert!(seq.delete().session(&mut session).await.unwrap());
+    assert_eq!(seq.current().session(&mut session).await.unwrap(), None);
+    session.abort_transaction().await.unwrap();
+    assert_eq!(
+        seq.current().await.unwrap(),
+        Some(9),
+        "the delete was taken back"
+    );
+
+    session.start_transaction().await.unwrap();
+    seq.reset().session(&mut session).await.unwrap();
+    session.commit_transaction().await.unwrap();
+    assert_eq!(seq.current().await.unwrap(), Some(0), "the reset committed");
+    let mut order = order("after-reset@example.com");
+    assert_eq!(order.insert_with_id(&coll).await.unwrap(), 1);
+}

@@ -382,7 +382,7 @@ async fn set_next(
     let store = MongoStore::new(db, counters, layout, Some(WriteConcern::majority()))?;
     // The counter's own `start` and `max` are not known here: any integer is accepted.
     let bounds = Bounds::new(i64::MIN + 1, i64::MAX)?;
-    let old = store.last_issued(&key, bounds).await?;
+    let old = store.last_issued(&key, bounds, None).await?;
     let last = value.checked_sub(1).ok_or_else(|| {
         Failure::Usage(format!(
             "{value} has no value before it; give a larger VALUE"
@@ -397,7 +397,9 @@ async fn set_next(
         .into());
     }
     if !dry_run {
-        store.set_last_issued(&key, last, force, bounds).await?;
+        store
+            .set_last_issued(&key, last, force, bounds, None)
+            .await?;
     }
     let verb = if dry_run { "would move" } else { "moved" };
     out.print(

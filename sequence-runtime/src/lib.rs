@@ -64,7 +64,10 @@ pub use values::{IdValue, Scope};
 /// ```
 pub mod action {
     pub use crate::model::action::{InsertManyWithIds, InsertWithId, NextId, UpsertWithId};
-    pub use crate::sequence::{Reserve, ReserveIds, SetNext, SyncCounters};
+    pub use crate::sequence::{
+        CountPeriods, Current, Delete, PurgePeriods, Reserve, ReserveIds, Reset, SetNext,
+        SyncCounters,
+    };
 }
 
 /// The ID types and the values they are made of: [`IdValue`] (implemented for the integer

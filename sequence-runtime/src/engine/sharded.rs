@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use mongodb::bson::doc;
+use mongodb::ClientSession;
 
 use mongo_sequence_rules::SHARD_BOUND_FIELDS;
 
@@ -254,12 +255,15 @@ impl Shards {
         }
     }
 
-    /// Puts every shard back at the start of its slice (one round trip per shard).
-    pub(crate) async fn reset(&self) -> Result<()> {
+    /// Puts every shard back at the start of its slice (one round trip per shard), in
+    /// `session` if given.
+    pub(crate) async fn reset(&self, mut session: Option<&mut ClientSession>) -> Result<()> {
         for i in 0..self.count {
             let bounds = self.slice(i);
+            let last = bounds.before_start();
+            let session = session.as_deref_mut();
             self.store
-                .set_last_issued(&self.key(i), bounds.before_start(), true, bounds)
+                .set_last_issued(&self.key(i), last, true, bounds, session)
                 .await?;
         }
         self.full.clear();
@@ -268,10 +272,13 @@ impl Shards {
 
     /// Deletes every shard's counter document (one round trip per shard). Returns whether any
     /// existed.
-    pub(crate) async fn delete(&self) -> Result<bool> {
+    pub(crate) async fn delete(&self, mut session: Option<&mut ClientSession>) -> Result<bool> {
         let mut existed = false;
         for i in 0..self.count {
-            existed |= self.store.delete(&self.key(i)).await?;
+            existed |= self
+                .store
+                .delete(&self.key(i), session.as_deref_mut())
+                .await?;
         }
         self.full.clear();
         Ok(existed)

@@ -137,7 +137,10 @@ pub(crate) async fn sync(
     report.skipped = skipped;
     for group in counters.into_values() {
         let old = if dry_run {
-            target.store.last_issued(&group.key, group.bounds).await?
+            target
+                .store
+                .last_issued(&group.key, group.bounds, None)
+                .await?
         } else {
             target
                 .store

@@ -102,14 +102,14 @@ pub trait CounterStore: Debug + Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<Option<i64>>> {
         Box::pin(async move {
             loop {
-                match self.last_issued(key, bounds).await? {
+                match self.last_issued(key, bounds, None).await? {
                     Some(current) if current >= last => return Ok(Some(current)),
                     Some(current) => {
                         if self.compare_and_set(key, current, last).await? {
                             return Ok(Some(current));
                         }
                     }
-                    None => match self.set_last_issued(key, last, false, bounds).await {
+                    None => match self.set_last_issued(key, last, false, bounds, None).await {
                         Ok(()) => return Ok(None),
                         // Created meanwhile, further up: read it again.
                         Err(Error::WouldMoveBackwards { .. }) => {}
@@ -120,14 +120,16 @@ pub trait CounterStore: Debug + Send + Sync + 'static {
         })
     }
 
-    /// The last value issued, or `None` if the counter does not exist.
+    /// The last value issued, or `None` if the counter does not exist; read in `session` if
+    /// given.
     fn last_issued<'a>(
         &'a self,
         key: &'a CounterKey,
         bounds: Bounds,
+        session: Option<&'a mut ClientSession>,
     ) -> BoxFuture<'a, Result<Option<i64>>>;
 
-    /// Sets the last issued value. Unless `force`, refuses with
+    /// Sets the last issued value, in `session` if given. Unless `force`, refuses with
     /// [`Error::WouldMoveBackwards`](crate::Error::WouldMoveBackwards) to go below the stored value.
     fn set_last_issued<'a>(
         &'a self,
@@ -135,6 +137,7 @@ pub trait CounterStore: Debug + Send + Sync + 'static {
         last: i64,
         force: bool,
         bounds: Bounds,
+        session: Option<&'a mut ClientSession>,
     ) -> BoxFuture<'a, Result<()>>;
 
     /// Compare-and-set: moves the last issued value from `expected` to `new` only if it is still
@@ -146,20 +149,26 @@ pub trait CounterStore: Debug + Send + Sync + 'static {
         new: i64,
     ) -> BoxFuture<'a, Result<bool>>;
 
-    /// Deletes the counter. Returns whether it existed.
-    fn delete<'a>(&'a self, key: &'a CounterKey) -> BoxFuture<'a, Result<bool>>;
+    /// Deletes the counter, in `session` if given. Returns whether it existed.
+    fn delete<'a>(
+        &'a self,
+        key: &'a CounterKey,
+        session: Option<&'a mut ClientSession>,
+    ) -> BoxFuture<'a, Result<bool>>;
 
     /// Deletes the counters of sequence `name` whose canonical period sorts before `period`
     /// (keys made by [`CounterKey::of`]), in every scope, and returns how many it deleted.
     /// Counters of other sequences, unscoped plain counters and later periods are left alone.
+    /// In `session` if given.
     ///
     /// The provided implementation refuses with [`Error::StoreUnsupported`].
     fn delete_periods_before<'a>(
         &'a self,
         name: &'a str,
         period: &'a str,
+        session: Option<&'a mut ClientSession>,
     ) -> BoxFuture<'a, Result<u64>> {
-        let _ = (name, period);
+        let _ = (name, period, session);
         cannot(self.location(), "delete old periods")
     }
 
@@ -170,8 +179,9 @@ pub trait CounterStore: Debug + Send + Sync + 'static {
         &'a self,
         name: &'a str,
         period: &'a str,
+        session: Option<&'a mut ClientSession>,
     ) -> BoxFuture<'a, Result<u64>> {
-        let _ = (name, period);
+        let _ = (name, period, session);
         cannot(self.location(), "count old periods")
     }
 

@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use mongodb::bson::Document;
+use mongodb::ClientSession;
 
 use super::counter_store::{BoxFuture, CounterStore, Reservation};
 use crate::error::{Error, Result};
@@ -160,7 +161,11 @@ impl CounterStore for MemoryStore {
         &'a self,
         key: &'a CounterKey,
         bounds: Bounds,
+        session: Option<&'a mut ClientSession>,
     ) -> BoxFuture<'a, Result<Option<i64>>> {
+        if session.is_some() {
+            return no_session();
+        }
         let result = self.with(|m| m.get(key.canonical()).map(|e| e.1));
         let result = result
             .map(|v| {
@@ -177,7 +182,11 @@ impl CounterStore for MemoryStore {
         last: i64,
         force: bool,
         bounds: Bounds,
+        session: Option<&'a mut ClientSession>,
     ) -> BoxFuture<'a, Result<()>> {
+        if session.is_some() {
+            return no_session();
+        }
         let result = self.with(|m| {
             self.check_fields(key, false)?;
             if !force {
@@ -214,7 +223,14 @@ impl CounterStore for MemoryStore {
         Box::pin(async move { Ok(swapped) })
     }
 
-    fn delete<'a>(&'a self, key: &'a CounterKey) -> BoxFuture<'a, Result<bool>> {
+    fn delete<'a>(
+        &'a self,
+        key: &'a CounterKey,
+        session: Option<&'a mut ClientSession>,
+    ) -> BoxFuture<'a, Result<bool>> {
+        if session.is_some() {
+            return no_session();
+        }
         let existed = self.with(|m| {
             let mut fields = self
                 .fields
@@ -230,7 +246,11 @@ impl CounterStore for MemoryStore {
         &'a self,
         name: &'a str,
         period: &'a str,
+        session: Option<&'a mut ClientSession>,
     ) -> BoxFuture<'a, Result<u64>> {
+        if session.is_some() {
+            return no_session();
+        }
         let deleted = self.with(|m| {
             let before = m.len();
             m.retain(|_, (key, _)| !before_period(key, name, period));
@@ -243,7 +263,11 @@ impl CounterStore for MemoryStore {
         &'a self,
         name: &'a str,
         period: &'a str,
+        session: Option<&'a mut ClientSession>,
     ) -> BoxFuture<'a, Result<u64>> {
+        if session.is_some() {
+            return no_session();
+        }
         let count = self.with(|m| {
             m.values()
                 .filter(|(key, _)| before_period(key, name, period))
@@ -255,6 +279,16 @@ impl CounterStore for MemoryStore {
     fn location(&self) -> String {
         "memory".to_owned()
     }
+}
+
+/// The refusal of a session: memory takes no part in a MongoDB transaction.
+fn no_session<'a, T: Send + 'a>() -> BoxFuture<'a, Result<T>> {
+    Box::pin(async {
+        Err(Error::StoreUnsupported {
+            store: "memory".to_owned(),
+            operation: "take part in a session (its counters are not in MongoDB)",
+        })
+    })
 }
 
 /// Whether `key` is a counter of sequence `name` in a period before `period`.

@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
+use mongodb::action::Action;
 use mongodb::bson::{doc, Bson, Document};
 use mongodb::options::{CollectionOptions, IndexOptions, ReturnDocument, WriteConcern};
 use mongodb::{ClientSession, Collection, Database, IndexModel};
@@ -87,15 +88,29 @@ impl MongoStore {
     }
 
     /// Reads the counter and checks its fixed fields and its value; `None` if it does not exist.
-    async fn read_checked(&self, key: &CounterKey, bounds: Bounds) -> Result<Option<i64>> {
-        Ok(self.read_stored(key, bounds).await?.map(|(last, _)| last))
+    async fn read_checked(
+        &self,
+        key: &CounterKey,
+        bounds: Bounds,
+        session: Option<&mut ClientSession>,
+    ) -> Result<Option<i64>> {
+        Ok(self
+            .read_stored(key, bounds, session)
+            .await?
+            .map(|(last, _)| last))
     }
 
     /// Like `read_checked`, also saying whether the value is stored as a double.
-    async fn read_stored(&self, key: &CounterKey, bounds: Bounds) -> Result<Option<(i64, bool)>> {
+    async fn read_stored(
+        &self,
+        key: &CounterKey,
+        bounds: Bounds,
+        session: Option<&mut ClientSession>,
+    ) -> Result<Option<(i64, bool)>> {
         let Some(doc) = self
             .collection
             .find_one(self.layout.id_filter(key))
+            .optional(session, |a, s| a.session(s))
             .await
             .map_err(|e| self.error(e, Access::Read))?
         else {
@@ -244,7 +259,7 @@ impl MongoStore {
         let highest_last = match bounds.highest_last_for(n) {
             Some(highest) if step.floor.is_none_or(|floor| floor <= highest) => highest,
             _ => {
-                let last = self.read_checked(key, bounds).await?;
+                let last = self.read_checked(key, bounds, None).await?;
                 let last = last
                     .unwrap_or(bounds.before_start())
                     .max(step.floor.unwrap_or(i64::MIN));
@@ -272,7 +287,7 @@ impl MongoStore {
                     // an existing document (exhausted or corrupt): find out which.
                     // Inside a transaction the server has aborted it, and the retry fails as
                     // transient: the caller retries the whole transaction.
-                    match self.read_stored(key, bounds).await? {
+                    match self.read_stored(key, bounds, None).await? {
                         Some((last, _)) if last > highest_last => return Err(exhausted(last)),
                         Some((last, true)) if last + off > MAX_EXACT_DOUBLE - n as i64 => {
                             return Err(self.corrupt(
@@ -307,6 +322,7 @@ impl MongoStore {
         last: i64,
         force: bool,
         bounds: Bounds,
+        mut session: Option<&mut ClientSession>,
     ) -> Result<()> {
         self.ensure_key_index().await?;
         let off = self.layout.offset();
@@ -319,17 +335,20 @@ impl MongoStore {
         let action = self
             .collection
             .update_one(filter, doc! { "$set": { field: stored } })
-            .upsert(true);
+            .upsert(true)
+            .optional(session.as_deref_mut(), |a, s| a.session(s));
         match action.await {
             Ok(_) => Ok(()),
-            Err(e) if is_duplicate_key(&e) => match self.read_checked(key, bounds).await? {
-                Some(current) if !force && current > last => Err(Error::WouldMoveBackwards {
-                    counter: key.to_string(),
-                    current,
-                    requested: last.saturating_add(1),
-                }),
-                _ => Err(self.error(e, Access::Set)),
-            },
+            Err(e) if is_duplicate_key(&e) => {
+                match self.read_checked(key, bounds, session).await? {
+                    Some(current) if !force && current > last => Err(Error::WouldMoveBackwards {
+                        counter: key.to_string(),
+                        current,
+                        requested: last.saturating_add(1),
+                    }),
+                    _ => Err(self.error(e, Access::Set)),
+                }
+            }
             Err(e) => Err(self.error(e, Access::Set)),
         }
     }
@@ -346,10 +365,16 @@ impl MongoStore {
         Ok(result.modified_count == 1)
     }
 
-    async fn delete_periods_impl(&self, name: &str, period: &str) -> Result<u64> {
+    async fn delete_periods_impl(
+        &self,
+        name: &str,
+        period: &str,
+        session: Option<&mut ClientSession>,
+    ) -> Result<u64> {
         let deleted = self
             .collection
             .delete_many(self.layout.periods_before_filter(name, period))
+            .optional(session, |a, s| a.session(s))
             .await
             .map_err(|e| self.error(e, Access::Delete))?
             .deleted_count;
@@ -362,15 +387,28 @@ impl MongoStore {
         Ok(deleted)
     }
 
-    async fn count_periods_impl(&self, name: &str, period: &str) -> Result<u64> {
+    async fn count_periods_impl(
+        &self,
+        name: &str,
+        period: &str,
+        session: Option<&mut ClientSession>,
+    ) -> Result<u64> {
         self.collection
             .count_documents(self.layout.periods_before_filter(name, period))
+            .optional(session, |a, s| a.session(s))
             .await
             .map_err(|e| self.error(e, Access::Read))
     }
 
-    async fn delete_impl(&self, key: &CounterKey) -> Result<bool> {
-        let action = self.collection.delete_one(self.layout.id_filter(key));
+    async fn delete_impl(
+        &self,
+        key: &CounterKey,
+        session: Option<&mut ClientSession>,
+    ) -> Result<bool> {
+        let action = self
+            .collection
+            .delete_one(self.layout.id_filter(key))
+            .optional(session, |a, s| a.session(s));
         let result = action.await.map_err(|e| self.error(e, Access::Delete))?;
         Ok(result.deleted_count == 1)
     }
@@ -494,8 +532,9 @@ impl CounterStore for MongoStore {
         &'a self,
         key: &'a CounterKey,
         bounds: Bounds,
+        session: Option<&'a mut ClientSession>,
     ) -> BoxFuture<'a, Result<Option<i64>>> {
-        Box::pin(self.read_checked(key, bounds))
+        Box::pin(self.read_checked(key, bounds, session))
     }
 
     fn set_last_issued<'a>(
@@ -504,8 +543,9 @@ impl CounterStore for MongoStore {
         last: i64,
         force: bool,
         bounds: Bounds,
+        session: Option<&'a mut ClientSession>,
     ) -> BoxFuture<'a, Result<()>> {
-        Box::pin(self.set_impl(key, last, force, bounds))
+        Box::pin(self.set_impl(key, last, force, bounds, session))
     }
 
     fn compare_and_set<'a>(
@@ -517,24 +557,30 @@ impl CounterStore for MongoStore {
         Box::pin(self.cas_impl(key, expected, new))
     }
 
-    fn delete<'a>(&'a self, key: &'a CounterKey) -> BoxFuture<'a, Result<bool>> {
-        Box::pin(self.delete_impl(key))
+    fn delete<'a>(
+        &'a self,
+        key: &'a CounterKey,
+        session: Option<&'a mut ClientSession>,
+    ) -> BoxFuture<'a, Result<bool>> {
+        Box::pin(self.delete_impl(key, session))
     }
 
     fn delete_periods_before<'a>(
         &'a self,
         name: &'a str,
         period: &'a str,
+        session: Option<&'a mut ClientSession>,
     ) -> BoxFuture<'a, Result<u64>> {
-        Box::pin(self.delete_periods_impl(name, period))
+        Box::pin(self.delete_periods_impl(name, period, session))
     }
 
     fn count_periods_before<'a>(
         &'a self,
         name: &'a str,
         period: &'a str,
+        session: Option<&'a mut ClientSession>,
     ) -> BoxFuture<'a, Result<u64>> {
-        Box::pin(self.count_periods_impl(name, period))
+        Box::pin(self.count_periods_impl(name, period, session))
     }
 
     fn location(&self) -> String {

@@ -1,0 +1,417 @@
+//! Taking values: the next ID, bulk reservations, and what the model layer asks when an ID
+//! meets a stored document (a value above the stored ones, a counter moved up).
+
+use std::sync::Arc;
+
+use mongodb::ClientSession;
+
+use super::actions::{Reserve, ReserveIds};
+use super::{Engine, Issued, Sequence};
+use crate::engine::{self, Kind, Origin, Request};
+use crate::error::{Error, Result};
+use crate::options::Batch;
+use crate::store::Reservation;
+use crate::values::{Bounds, IdRange, IdValue, Slot};
+use mongo_sequence_rules::limits::pow10;
+
+/// The refusal of `operation` outside a session on a gapless sequence.
+/// The refusal of `operation` outside a session on a gapless sequence.
+fn gapless_refusal(operation: &'static str) -> Error {
+    Error::Unsupported {
+        operation,
+        strategy: "gapless",
+        hint: "; a number taken outside the insert's transaction would leave a gap if it \
+               were not used: use `insert_with_id`, or `.session(..)` on `reserve` or `next_id`",
+    }
+}
+
+impl Sequence {
+    /// The next counter value. With `batch = 1` it comes from a round trip to the counter,
+    /// shared with the callers of the same counter in this process that wait at the same time:
+    /// one reservation of as many values as callers, handed out in arrival order, nothing kept
+    /// (so at most one round trip per value). With larger batches it usually comes from
+    /// memory; with the random strategy it is a draw, made without a round trip. For a
+    /// formatted ID (prefix, padding) use [`next_id`](Self::next_id).
+    pub async fn next(&self) -> Result<i64> {
+        Ok(self.issue().await?.0)
+    }
+
+    /// The next ID, rendered as `T`: `"{prefix}{counter zero-padded to width}"` for `String`,
+    /// the same digits as a number for integer types.
+    pub async fn next_id<T: IdValue>(&self) -> Result<T> {
+        let (value, slot) = self.issue().await?;
+        T::render(value, &slot.rendering)
+    }
+
+    /// Reserves `n` contiguous IDs in one round trip (bypassing the cache), for bulk inserts. A
+    /// ranges sequence takes them from one shard (skipping the shards with fewer left).
+    ///
+    /// In a session ([`Reserve::session`], counter strategy): inside the session's
+    /// transaction, if one is started, so that the numbers are consumed only if it commits
+    /// (this is how gapless numbering and inserts in a session work); otherwise as a causally
+    /// consistent operation of the session.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// use mongo_sequence_runtime::{Sequence, SequenceOptions};
+    /// let seq = Sequence::in_memory(SequenceOptions::builder("order").build())?;
+    /// let range = seq.reserve(10).await?;
+    /// assert_eq!((range.first(), range.last()), (1, 10));
+    /// # Ok::<(), mongo_sequence_runtime::Error>(()) }).unwrap();
+    /// ```
+    pub fn reserve(&self, n: u64) -> Reserve<'_> {
+        Reserve::new(self, n)
+    }
+
+    /// Reserves `n` contiguous IDs in one round trip and renders them as `T` (see
+    /// [`next_id`](Self::next_id)); takes a session as [`reserve`](Self::reserve) does.
+    pub fn reserve_ids<T: IdValue>(&self, n: u64) -> ReserveIds<'_, T> {
+        ReserveIds::new(self, n)
+    }
+
+    /// The next value and the slot it belongs to.
+    async fn issue(&self) -> Result<(i64, Arc<Slot>)> {
+        let engine = self.scoped_engine()?;
+        let options = &self.inner.options;
+        if options.gapless {
+            return Err(gapless_refusal("next"));
+        }
+        match &*engine.kind {
+            Kind::Counter | Kind::Sharded(_) => {}
+            Kind::Random => {
+                let value = engine::draw(engine.bounds)?;
+                engine.shared.stats.issued(1);
+                return Ok((value, self.slot()?));
+            }
+            other => return Err(other.unsupported("next")),
+        }
+        if options.batch == Batch::Fixed(1) || self.inner.scope.is_some() {
+            let slot = self.slot()?;
+            let origin = match &*engine.kind {
+                Kind::Sharded(shards) => Origin::sharded(shards),
+                _ => Origin::counter(&engine.store, &slot, engine.bounds),
+            };
+            return Ok((engine.shared.coalescer.one(origin).await?, slot));
+        }
+        let req = Request {
+            store: &engine.store,
+            format: &engine.format,
+            clock: &options.clock,
+            bounds: engine.bounds,
+            batch: options.batch,
+            prefetch_at: options.prefetch_at,
+            shards: match &*engine.kind {
+                Kind::Sharded(shards) => Some(shards),
+                _ => None,
+            },
+        };
+        engine.shared.next(&req).await
+    }
+
+    /// Reserves exactly `n` contiguous values of `slot`: from its counter, or from one shard.
+    async fn reserve_exact(&self, engine: &Engine, slot: &Slot, n: u64) -> Result<Reservation> {
+        match &*engine.kind {
+            Kind::Counter => engine.store.reserve(&slot.key, n, engine.bounds).await,
+            Kind::Sharded(shards) => shards.reserve(n, false).await,
+            other => Err(other.unsupported("reserve")),
+        }
+    }
+
+    /// `n` values in one round trip, in `session` if given, and the slot they belong to.
+    pub(super) async fn reserve_range(
+        &self,
+        n: u64,
+        session: Option<&mut ClientSession>,
+    ) -> Result<(IdRange, Arc<Slot>)> {
+        let engine = self.engine()?;
+        if n == 0 {
+            return Err(Error::InvalidArgument {
+                argument: "n",
+                reason: "cannot reserve 0 IDs; ask for at least 1".into(),
+            });
+        }
+        let r = match session {
+            Some(session) => {
+                let engine = self.counter_only("reserve in a session")?;
+                let slot = self.slot()?;
+                let r = engine
+                    .store
+                    .reserve_in_session(&slot.key, n, engine.bounds, session)
+                    .await?;
+                (r, slot)
+            }
+            None if self.inner.options.gapless => return Err(gapless_refusal("reserve")),
+            None => {
+                let slot = self.slot()?;
+                (self.reserve_exact(engine, &slot, n).await?, slot)
+            }
+        };
+        self.record(engine, n, r.0);
+        Ok((r.0.range, r.1))
+    }
+
+    /// The next ID, rendered as `T`, with the counter it came from.
+    pub(crate) async fn issue_id<T: IdValue>(&self) -> Result<(T, Issued)> {
+        let (value, slot) = self.issue().await?;
+        Ok((T::render(value, &slot.rendering)?, Issued { value, slot }))
+    }
+
+    /// `n` contiguous IDs in one reservation (bypassing the cache), rendered as `T`, each with
+    /// the counter it came from; in `session` if given.
+    pub(crate) async fn issue_ids<T: IdValue>(
+        &self,
+        n: u64,
+        session: Option<&mut ClientSession>,
+    ) -> Result<Vec<(T, Issued)>> {
+        let (range, slot) = self.reserve_range(n, session).await?;
+        range
+            .iter()
+            .map(|value| {
+                let id = T::render(value, &slot.rendering)?;
+                Ok((
+                    id,
+                    Issued {
+                        value,
+                        slot: slot.clone(),
+                    },
+                ))
+            })
+            .collect()
+    }
+
+    /// `value` as issued by the counter this handle takes values from now.
+    pub(crate) fn issued(&self, value: i64) -> Result<Issued> {
+        Ok(Issued {
+            value,
+            slot: self.slot()?,
+        })
+    }
+
+    /// What stored documents of the counter `issued` came from may hold: its values (of a
+    /// ranges sequence, the slice of its shard), and the largest value to look for, above
+    /// which the IDs belong to no counter of this sequence (the widest its rendering shows; of
+    /// a shard, the slice's end, since the next shard's values follow).
+    pub(crate) fn stored_domain(&self, issued: &Issued) -> Result<(Bounds, i64)> {
+        let engine = self.engine()?;
+        Ok(match &*engine.kind {
+            Kind::Sharded(shards) => {
+                let slice = shards.slice_of(issued.value).unwrap_or(engine.bounds);
+                (slice, slice.max)
+            }
+            _ => {
+                let widest = issued.slot.rendering.width().map(|w| pow10(w) - 1);
+                (engine.bounds, widest.unwrap_or(i64::MAX))
+            }
+        })
+    }
+
+    /// A new value in place of `issued`, which a stored document already uses: above `floor`,
+    /// the highest value stored for its counter. From the cache if it still holds values
+    /// above `floor`, else from one reservation above it (whose other values the cache
+    /// keeps).
+    pub(crate) async fn skip_ahead(&self, issued: &Issued, floor: i64) -> Result<Issued> {
+        let engine = self.scoped_engine()?;
+        let options = &self.inner.options;
+        let cached = options.batch != Batch::Fixed(1) && self.inner.scope.is_none();
+        engine.shared.stats.skipped_ahead();
+        tracing::info!(
+            counter = %issued.slot.key, taken = issued.value, stored_up_to = floor,
+            "skipping ahead of IDs already stored"
+        );
+        let (lo, shards) = match &*engine.kind {
+            Kind::Counter => (i64::MIN, None),
+            Kind::Sharded(shards) => {
+                let lo = shards.slice_of(issued.value).map_or(i64::MIN, |s| s.start);
+                (lo, Some(shards))
+            }
+            other => return Err(other.unsupported("skip ahead")),
+        };
+        if cached {
+            if let Some(value) = engine.shared.skip_past(lo, floor, options.batch) {
+                return self.issued(value);
+            }
+        }
+        let n = if cached {
+            engine.shared.batch_size(options.batch)
+        } else {
+            1
+        };
+        let r = match shards {
+            Some(shards) => shards.reserve_above(issued.value, n, floor).await?,
+            None => {
+                let key = &issued.slot.key;
+                engine
+                    .store
+                    .reserve_above(key, n, engine.bounds, floor)
+                    .await?
+            }
+        };
+        let value = if cached {
+            engine.shared.adopt(r, &issued.slot, options.batch)
+        } else {
+            self.record(engine, 1, r);
+            r.range.first()
+        };
+        Ok(Issued {
+            value,
+            slot: issued.slot.clone(),
+        })
+    }
+
+    /// `n` contiguous values above `floor` in one reservation (bypassing the cache), for the
+    /// documents of a bulk insert that met stored IDs; `issued` is the value that collided.
+    pub(crate) async fn reserve_above(
+        &self,
+        issued: &Issued,
+        n: u64,
+        floor: i64,
+    ) -> Result<(IdRange, Arc<Slot>)> {
+        let engine = self.scoped_engine()?;
+        engine.shared.stats.skipped_ahead();
+        tracing::info!(
+            counter = %issued.slot.key, taken = issued.value, stored_up_to = floor, n,
+            "skipping ahead of IDs already stored"
+        );
+        let r = match &*engine.kind {
+            Kind::Sharded(shards) => shards.reserve_above(issued.value, n, floor).await?,
+            Kind::Counter => {
+                let key = &issued.slot.key;
+                engine
+                    .store
+                    .reserve_above(key, n, engine.bounds, floor)
+                    .await?
+            }
+            other => return Err(other.unsupported("skip ahead")),
+        };
+        self.record(engine, n, r);
+        Ok((r.range, issued.slot.clone()))
+    }
+
+    /// Moves the counter `issued` came from up to `last` (never down): where gapless inserts
+    /// that met stored IDs go on from.
+    pub(crate) async fn raise(&self, issued: &Issued, last: i64) -> Result<()> {
+        let engine = self.engine()?;
+        engine.shared.stats.skipped_ahead();
+        tracing::info!(
+            counter = %issued.slot.key, taken = issued.value, stored_up_to = last,
+            "moving the counter past IDs already stored"
+        );
+        match &*engine.kind {
+            Kind::Sharded(shards) => shards.raise(issued.value, last).await,
+            _ => {
+                let key = &issued.slot.key;
+                engine.store.raise(key, last, engine.bounds).await.map(drop)
+            }
+        }
+    }
+
+    /// Counts `n` values that were taken but not used.
+    pub(crate) fn record_wasted(&self, n: u64) {
+        if let Ok(engine) = self.engine() {
+            engine.shared.stats.wasted(n);
+        }
+    }
+
+    /// Counts a reservation of `n` values, all handed out.
+    fn record(&self, engine: &Engine, n: u64, r: Reservation) {
+        engine.shared.stats.reserved(n, r.retries);
+        engine.shared.stats.issued(n);
+    }
+}
+
+/// The values of `range`, rendered as the IDs of `slot`.
+pub(super) fn render_all<T: IdValue>(range: IdRange, slot: &Slot) -> Result<Vec<T>> {
+    range
+        .iter()
+        .map(|value| T::render(value, &slot.rendering))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::SequenceOptions;
+    use crate::values::Scope;
+
+    fn memory(options: SequenceOptions) -> Sequence {
+        Sequence::in_memory(options).unwrap()
+    }
+
+    #[tokio::test]
+    async fn values_follow_each_other_from_start() {
+        let seq = memory(SequenceOptions::builder("a").start(5).batch(3).build());
+        let mut got = Vec::new();
+        for _ in 0..7 {
+            got.push(seq.next().await.unwrap());
+        }
+        assert_eq!(got, (5..12).collect::<Vec<_>>());
+        let range = seq.reserve(4).await.unwrap();
+        assert!(
+            range.first() > 11,
+            "a reservation bypasses the cache: {range:?}"
+        );
+        let stats = seq.stats();
+        assert_eq!(stats.issued, 7 + 4);
+        assert_eq!(
+            stats.reserved % 3,
+            4 % 3,
+            "batches of 3 and one range of 4: {stats:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn ids_render_with_the_prefix_and_width() {
+        let seq = memory(SequenceOptions::builder("t").prefix("T-").width(3).build());
+        assert_eq!(seq.next_id::<String>().await.unwrap(), "T-001");
+        let ids: Vec<String> = seq.reserve_ids(2).await.unwrap();
+        assert_eq!(ids, ["T-002", "T-003"]);
+        assert!(matches!(
+            seq.next_id::<i64>().await,
+            Err(Error::InvalidConfig { key: "prefix", .. })
+        ));
+    }
+
+    #[tokio::test]
+    async fn bad_calls_are_refused_with_what_to_do() {
+        let seq = memory(SequenceOptions::builder("a").build());
+        assert!(matches!(
+            seq.reserve(0).await,
+            Err(Error::InvalidArgument { argument: "n", .. })
+        ));
+        let gapless = memory(SequenceOptions::builder("g").gapless(true).build());
+        match gapless.next().await {
+            Err(e @ Error::Unsupported { .. }) => {
+                assert!(e.to_string().contains("`.session(..)`"), "{e}")
+            }
+            other => panic!("a gapless sequence takes numbers in a session only: {other:?}"),
+        }
+        let scoped = memory(SequenceOptions::builder("s").scope(["tenant"]).build());
+        assert!(matches!(
+            scoped.next().await,
+            Err(Error::ScopeRequired { .. })
+        ));
+        let acme = scoped
+            .in_scope(Scope::new().with("tenant", "acme"))
+            .unwrap();
+        assert_eq!(acme.next().await.unwrap(), 1);
+    }
+
+    #[tokio::test]
+    async fn skipping_ahead_takes_a_value_above_the_stored_ones() {
+        for batch in [1, 10] {
+            let seq = memory(SequenceOptions::builder("k").batch(batch).build());
+            let (first, issued) = seq.issue_id::<i64>().await.unwrap();
+            assert_eq!(first, 1);
+            let above = seq.skip_ahead(&issued, 40).await.unwrap();
+            assert_eq!(above.value, 41, "batch {batch}");
+            assert_eq!(
+                seq.next().await.unwrap(),
+                42,
+                "batch {batch}: the counter moved past"
+            );
+            let (range, _) = seq.reserve_above(&above, 3, 100).await.unwrap();
+            assert_eq!((range.first(), range.last()), (101, 103), "batch {batch}");
+            assert_eq!(seq.stats().skipped_ahead, 2);
+        }
+    }
+}

@@ -1,0 +1,371 @@
+//! The handle users hold, by concern: `mod.rs` builds it and holds its state, `issue.rs` takes
+//! values, `admin.rs` holds the operator's operations, `actions.rs` what they return.
+
+mod actions;
+mod admin;
+mod issue;
+
+pub use actions::{
+    CountPeriods, Current, Delete, PurgePeriods, Reserve, ReserveIds, Reset, SetNext, SyncCounters,
+};
+
+use std::sync::Arc;
+
+use mongodb::{Collection, Database};
+
+use crate::engine::{self, Kind, Shared, Stats};
+use crate::error::{Error, Result};
+use crate::options::{SequenceConfig, SequenceOptions};
+use crate::store::{CounterStore, Deployment, MemoryStore, MongoStore};
+use crate::values::{Bounds, Clock, CounterKey, Format, Scope, Slot};
+
+/// A handle on one sequence: cheap to clone, safe to share between tasks and threads.
+///
+/// Handles of the same sequence (same database, counters collection and name) in one process
+/// share one cache of reserved values.
+///
+/// With a `prefix` that has date tokens, every period has a counter of its own, chosen from the
+/// clock at each call; with `scope` fields, every scope value has one (see
+/// [`in_scope`](Self::in_scope)). [`next`](Self::next) and [`reserve`](Self::reserve) return
+/// counter values; [`next_id`](Self::next_id) and [`reserve_ids`](Self::reserve_ids) return them
+/// rendered as IDs (prefix, zero-padding).
+///
+/// Every [`Strategy`](crate::Strategy) that makes numbers has `next`: the counter and sharded
+/// strategies also `reserve` contiguous ranges, and the random strategy draws a value (unique
+/// only once inserted: see [`SequentialId`](crate::SequentialId)). Operations a strategy does
+/// not have fail with [`Error::Unsupported`].
+///
+/// A handle built from an invalid [`SequenceConfig`] (see [`SequenceConfig::sequence`]) holds
+/// the configuration's error: every operation that can fail returns it, and nothing is sent to
+/// the server.
+#[derive(Clone, Debug)]
+pub struct Sequence {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    options: SequenceOptions,
+    /// The key of the sequence without period or scope.
+    key: CounterKey,
+    /// The scope values this handle is bound to.
+    scope: Option<Scope>,
+    /// What makes the values, or why the options cannot make any.
+    engine: std::result::Result<Engine, Error>,
+}
+
+/// What a sequence with valid options makes its values with.
+#[derive(Clone, Debug)]
+struct Engine {
+    store: Arc<dyn CounterStore>,
+    /// The cache and statistics, shared with the other handles of the sequence.
+    shared: Arc<Shared>,
+    bounds: Bounds,
+    format: Arc<Format>,
+    kind: Arc<Kind>,
+}
+
+/// A value handed out, with the counter it came from: what a collision with a stored document
+/// needs to skip that counter ahead.
+#[derive(Clone, Debug)]
+pub(crate) struct Issued {
+    /// The counter value.
+    pub(crate) value: i64,
+    /// The counter (period and scope) and how its values render.
+    pub(crate) slot: Arc<Slot>,
+}
+
+impl Sequence {
+    /// The sequence described by `options`, with its counter in `db`.
+    ///
+    /// Fails with [`Error::InvalidName`] or [`Error::InvalidConfig`] before anything is sent
+    /// to the server.
+    ///
+    /// ```no_run
+    /// # async fn f(client: mongodb::Client) -> mongo_sequence_runtime::Result<()> {
+    /// use mongo_sequence_runtime::{Sequence, SequenceOptions};
+    ///
+    /// let db = client.database("shop");
+    /// let orders = Sequence::new(&db, SequenceOptions::builder("order").batch(25).build())?;
+    /// let id: i64 = orders.next().await?;
+    /// let ticket: String = Sequence::new(
+    ///     &db,
+    ///     SequenceOptions::builder("ticket").prefix("T-YYMM-").width(4).build(),
+    /// )?
+    /// .next_id()
+    /// .await?; // "T-2511-0001"
+    /// # let _ = (id, ticket);
+    /// # Ok(()) }
+    /// ```
+    pub fn new(db: &Database, options: SequenceOptions) -> Result<Self> {
+        let seq = Self::build(db, options);
+        seq.engine()?;
+        Ok(seq)
+    }
+
+    /// The sequence of `options` in `db`: one that holds the error if they are invalid.
+    fn build(db: &Database, options: SequenceOptions) -> Self {
+        Self::build_in(db, Deployment::of_database(db), options)
+    }
+
+    /// The sequence of `options` in `db` of `deployment`.
+    pub(crate) fn build_in(
+        db: &Database,
+        deployment: Deployment,
+        options: SequenceOptions,
+    ) -> Self {
+        let checked = options.checked().and_then(|(bounds, format)| {
+            let store = MongoStore::in_deployment(
+                db,
+                deployment,
+                &options.counters,
+                options.layout.clone(),
+                options.write_concern.clone(),
+            )?;
+            Ok((bounds, format, store))
+        });
+        let (bounds, format, store) = match checked {
+            Ok(parts) => parts,
+            Err(e) => return Self::invalid(options, e),
+        };
+        let store: Arc<dyn CounterStore> = Arc::new(store);
+        let key = CounterKey::named(options.name.clone());
+        let place = engine::place(deployment, db.name(), &options.counters);
+        let kind = Kind::new(&options, &store, &key, bounds, Some(&place));
+        let shared = engine::shared(&place, &kind.cache_id(&key));
+        Self::assemble(options, key, store, shared, bounds, format, kind)
+    }
+
+    /// A sequence whose counter lives in process memory (see [`MemoryStore`]): for unit tests.
+    pub fn in_memory(options: SequenceOptions) -> Result<Self> {
+        Self::with_store(Arc::new(MemoryStore::new()), options)
+    }
+
+    /// A sequence whose counter lives in `store`, with a cache of its own.
+    pub fn with_store(store: Arc<dyn CounterStore>, options: SequenceOptions) -> Result<Self> {
+        let (bounds, format) = options.checked()?;
+        let key = CounterKey::named(options.name.clone());
+        let kind = Kind::new(&options, &store, &key, bounds, None);
+        Ok(Self::assemble(
+            options,
+            key,
+            store,
+            Arc::default(),
+            bounds,
+            format,
+            kind,
+        ))
+    }
+
+    fn assemble(
+        options: SequenceOptions,
+        key: CounterKey,
+        store: Arc<dyn CounterStore>,
+        shared: Arc<Shared>,
+        bounds: Bounds,
+        format: Format,
+        kind: Kind,
+    ) -> Self {
+        let engine = Engine {
+            store,
+            shared,
+            bounds,
+            format: Arc::new(format),
+            kind: Arc::new(kind),
+        };
+        Sequence {
+            inner: Arc::new(Inner {
+                options,
+                key,
+                scope: None,
+                engine: Ok(engine),
+            }),
+        }
+    }
+
+    /// The sequence of `options`, which `error` says are invalid: every fallible operation
+    /// returns `error`.
+    fn invalid(options: SequenceOptions, error: Error) -> Self {
+        Sequence {
+            inner: Arc::new(Inner {
+                key: CounterKey::named(options.name.clone()),
+                options,
+                scope: None,
+                engine: Err(error),
+            }),
+        }
+    }
+
+    /// The engine, or the error of invalid options.
+    fn engine(&self) -> Result<&Engine> {
+        self.inner.engine.as_ref().map_err(Clone::clone)
+    }
+
+    /// The first value of the sequence's counters.
+    pub(crate) fn start(&self) -> Result<i64> {
+        Ok(self.engine()?.bounds.start)
+    }
+
+    /// The options of this sequence.
+    pub fn options(&self) -> &SequenceOptions {
+        &self.inner.options
+    }
+
+    /// The key of the sequence's counter without period or scope (`_id: "<name>"`); see
+    /// [`current_key`](Self::current_key) for the counter in use now. Of a ranges sequence:
+    /// the name its shards' keys `{ seq: <name>, shard: i }` are made of.
+    pub fn key(&self) -> &CounterKey {
+        &self.inner.key
+    }
+
+    /// The values this sequence issues: `start..=max`, or the `digits` range.
+    pub(crate) fn space(&self) -> Result<Bounds> {
+        Ok(self.engine()?.bounds)
+    }
+
+    /// Counts `n` random draws that collided with existing IDs.
+    pub(crate) fn record_collisions(&self, n: u64) {
+        if let Ok(engine) = self.engine() {
+            engine.shared.stats.collided(n);
+        }
+    }
+
+    /// The key of the counter in use now: the current period's, in this handle's scope.
+    pub fn current_key(&self) -> Result<CounterKey> {
+        Ok(self.slot()?.key.clone())
+    }
+
+    /// This sequence in the scope `scope`: a handle whose operations (`next`, `reserve`,
+    /// `current`, `set_next`, `reset`, `delete`) use the counter of those values.
+    ///
+    /// The scope must have exactly the sequence's `scope` fields. Scoped counters are not
+    /// cached (at most one round trip per [`next`](Self::next), shared by the callers of the
+    /// same scope waiting together; [`reserve`](Self::reserve) takes any number in one), so
+    /// that a process does not hold ranges for every scope value it has seen; statistics are
+    /// shared with the unscoped handle.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// use mongo_sequence_runtime::{Scope, Sequence, SequenceOptions};
+    /// let seq = Sequence::in_memory(SequenceOptions::builder("order").scope(["tenant"]).build())?;
+    /// let acme = seq.in_scope(Scope::new().with("tenant", "acme"))?;
+    /// let globex = seq.in_scope(Scope::new().with("tenant", "globex"))?;
+    /// assert_eq!(acme.next().await?, 1);
+    /// assert_eq!(acme.next().await?, 2);
+    /// assert_eq!(globex.next().await?, 1);
+    /// # Ok::<(), mongo_sequence_runtime::Error>(()) }).unwrap();
+    /// ```
+    pub fn in_scope(&self, scope: Scope) -> Result<Sequence> {
+        let engine = self.engine()?;
+        let options = &self.inner.options;
+        scope.check(&options.name, &options.scope)?;
+        Ok(Sequence {
+            inner: Arc::new(Inner {
+                options: options.clone(),
+                key: self.inner.key.clone(),
+                scope: Some(scope),
+                engine: Ok(engine.clone()),
+            }),
+        })
+    }
+
+    /// The scope this handle is bound to.
+    pub fn scope(&self) -> Option<&Scope> {
+        self.inner.scope.as_ref()
+    }
+
+    /// Makes every handle of this sequence in this process (same database, counters collection
+    /// and name; for [`with_store`](Self::with_store) handles, this handle and its clones) read
+    /// the time from `clock` instead of their own. This is how tests move the clock of a model,
+    /// whose insert methods build their handles from the model's configuration:
+    ///
+    /// ```no_run
+    /// # use std::sync::Arc;
+    /// # use mongo_sequence_runtime::{clock::ManualClock, Sequence};
+    /// # fn f(seq: Sequence) {
+    /// // seq = Invoice::sequence(&invoices)
+    /// let clock = Arc::new(ManualClock::new("2025-11-22T22:59:00Z".parse().unwrap()));
+    /// seq.override_clock(clock.clone());
+    /// // … insert, move the clock past midnight, insert again …
+    /// seq.clear_clock_override();
+    /// # }
+    /// ```
+    ///
+    /// A sequence with invalid options reads no clock: this does nothing.
+    pub fn override_clock(&self, clock: Arc<dyn Clock>) {
+        if let Ok(engine) = self.engine() {
+            engine.shared.set_clock(Some(clock));
+        }
+    }
+
+    /// Removes the clock set by [`override_clock`](Self::override_clock).
+    pub fn clear_clock_override(&self) {
+        if let Ok(engine) = self.engine() {
+            engine.shared.set_clock(None);
+        }
+    }
+
+    /// What this sequence did in this process (shared by all handles of the same sequence).
+    /// A sequence with invalid options did nothing: all zeros.
+    pub fn stats(&self) -> Stats {
+        self.engine()
+            .map(|engine| engine.shared.snapshot())
+            .unwrap_or_default()
+    }
+
+    /// The engine, for a handle that may take values: not a scoped sequence without scope
+    /// values.
+    fn scoped_engine(&self) -> Result<&Engine> {
+        let engine = self.engine()?;
+        let options = &self.inner.options;
+        if self.inner.scope.is_none() && !options.scope.is_empty() {
+            return Err(Error::ScopeRequired {
+                counter: options.name.clone(),
+                fields: options
+                    .scope
+                    .iter()
+                    .map(|f| format!("`{f}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        }
+        Ok(engine)
+    }
+
+    /// The slot in use now, for the calls that bypass the cache.
+    fn slot(&self) -> Result<Arc<Slot>> {
+        let engine = self.scoped_engine()?;
+        let slot = engine
+            .shared
+            .direct_slot(&engine.format, &self.inner.options.clock);
+        Ok(match &self.inner.scope {
+            Some(scope) => engine.format.scoped(&slot, scope),
+            None => slot,
+        })
+    }
+
+    /// The engine, unless the sequence is something else than one counter (per period and
+    /// scope).
+    fn counter_only(&self, operation: &'static str) -> Result<&Engine> {
+        let engine = self.engine()?;
+        match *engine.kind {
+            Kind::Counter => Ok(engine),
+            _ => Err(engine.kind.unsupported(operation)),
+        }
+    }
+}
+
+impl SequenceConfig {
+    /// The sequence of this configuration in `db`. An invalid configuration (which the derive
+    /// rules out at compile time) yields a sequence whose every fallible operation returns the
+    /// configuration's error.
+    pub fn sequence(&self, db: &Database) -> Sequence {
+        Sequence::build(db, self.options())
+    }
+
+    /// The sequence of this configuration for `coll`: its counters live in `coll`'s database.
+    pub(crate) fn sequence_for<T: Send + Sync + 'static>(&self, coll: &Collection<T>) -> Sequence {
+        let db = coll.client().database(coll.namespace().db.as_str());
+        Sequence::build_in(&db, Deployment::of_collection(coll), self.options())
+    }
+}
