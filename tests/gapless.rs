@@ -738,3 +738,39 @@ async fn admin_actions_take_the_callers_transaction() {
     let mut order = order("after-reset@example.com");
     assert_eq!(order.insert_with_id(&coll).await.unwrap(), 1);
 }
+
+/// A gapless model scoped by shop keeps no state per shop once its inserts are done: the queue
+/// of each group (counter, collection, scope value) leaves the registry when the group goes
+/// idle. Without that, a process numbering for many shops (tenants) would keep one per shop.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scoped_gapless_groups_leave_no_state_behind() {
+    let db = common::database("gapless_bounded").await;
+    let coll = db.collection::<Receipt>("receipts");
+    let namespace = coll.namespace().to_string();
+    let shops = 60;
+    let tasks: Vec<_> = (0..4)
+        .map(|task| {
+            let coll = coll.clone();
+            tokio::spawn(async move {
+                for shop in (task..shops).step_by(4) {
+                    let mut receipt = Receipt {
+                        oid: None,
+                        number: None,
+                        shop: format!("shop-{shop}"),
+                        code: format!("code-{shop}"),
+                    };
+                    receipt.insert_with_id(&coll).await.unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    assert_eq!(common::all(&coll).await.len(), shops);
+    assert_eq!(
+        mongo_sequence::__private::registry_entries(&namespace),
+        0,
+        "no group of {shops} shops is still registered"
+    );
+}

@@ -152,6 +152,12 @@ pub mod __private {
 
     pub use crate::engine::SyncReport;
 
+    /// How many entries of this process's per-sequence state have an id containing `needle`
+    /// (a database or collection name): for tests that the state stays bounded.
+    pub fn registry_entries(needle: &str) -> usize {
+        crate::engine::entries(needle)
+    }
+
     /// What the methods of a model that failed to derive return: accepts what the real
     /// actions accept, so that a compile error of the derive comes alone.
     pub struct Stub<T>(T);

@@ -65,6 +65,12 @@ impl Coalescer {
         }
     }
 
+    /// How many counters have a queue now (each removed once it empties).
+    #[cfg(test)]
+    pub(crate) fn queues(&self) -> usize {
+        self.lock().len()
+    }
+
     fn lock(&self) -> MutexGuard<'_, HashMap<String, VecDeque<Waiter>>> {
         self.queues.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -278,6 +284,29 @@ mod tests {
         }
         assert_eq!(got.0, (1..=10).collect::<Vec<_>>());
         assert_eq!(got.1, (1..=10).collect::<Vec<_>>());
+    }
+
+    /// A scoped sequence numbering 100,000 tenants keeps no queue per tenant: each is removed
+    /// once its callers are served.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_hundred_thousand_scopes_leave_no_queue_behind() {
+        let seq = Sequence::in_memory(SequenceOptions::builder("c").scope(["t"]).build()).unwrap();
+        let tasks: Vec<_> = (0..4)
+            .map(|task| {
+                let seq = seq.clone();
+                tokio::spawn(async move {
+                    for tenant in (task..100_000).step_by(4) {
+                        let scoped = seq.in_scope(Scope::new().with("t", tenant)).unwrap();
+                        assert_eq!(scoped.next().await.unwrap(), 1);
+                    }
+                })
+            })
+            .collect();
+        for t in tasks {
+            t.await.unwrap();
+        }
+        assert_eq!(seq.stats().issued, 100_000);
+        assert_eq!(seq.coalescer_queues(), 0);
     }
 
     #[test]

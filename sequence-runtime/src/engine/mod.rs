@@ -27,7 +27,9 @@ pub(crate) use cache::{Request, Shared};
 pub(crate) use kind::Kind;
 pub(crate) use origin::Origin;
 pub(crate) use random::draw;
-pub(crate) use registry::{entry, place, shared, with_model_shared, HandleMemo};
+pub(crate) use registry::{
+    entries, entry, place, remove_entry, shared, with_model_shared, HandleMemo,
+};
 pub use stats::Stats;
 pub(crate) use stored::{IdForm, StoredIds};
 pub(crate) use sync::{sync, Source, Target};

@@ -46,6 +46,24 @@ pub(crate) fn entry<T: Any + Send + Sync>(id: String, make: impl FnOnce() -> T) 
     fresh
 }
 
+/// Removes the entry `id` if it is `value` (not another one registered since).
+pub(crate) fn remove_entry<T: Any + Send + Sync>(id: &str, value: &Arc<T>) {
+    let mut map = REGISTRY.write().unwrap_or_else(PoisonError::into_inner);
+    let same = map
+        .get(id)
+        .is_some_and(|entry| std::ptr::addr_eq(Arc::as_ptr(entry), Arc::as_ptr(value)));
+    if same {
+        map.remove(id);
+    }
+}
+
+/// How many entries of the registry have an id containing `needle` (a namespace, a counter
+/// name): what a process keeps of the sequences it uses.
+pub(crate) fn entries(needle: &str) -> usize {
+    let map = REGISTRY.read().unwrap_or_else(PoisonError::into_inner);
+    map.keys().filter(|id| id.contains(needle)).count()
+}
+
 /// How many (model, collection handle) pairs each thread remembers.
 const RECENT_CAPACITY: usize = 16;
 

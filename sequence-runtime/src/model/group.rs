@@ -46,23 +46,48 @@ struct Member<I> {
     reply: oneshot::Sender<Result<I>>,
 }
 
-/// The inserts of one group waiting for a round; `active` while an insert or a round of the
-/// group is in flight.
+/// The inserts of one group (a model's counter, collection and scope) waiting for a round.
+/// It is registered under `id` while the group is in use, and removed from the registry when
+/// the group goes idle, so that a process keeps no queue per scope value it has seen.
 struct Queue<I> {
-    state: Mutex<(bool, VecDeque<Member<I>>)>,
+    id: String,
+    state: Mutex<GroupState<I>>,
 }
 
-impl<I> Default for Queue<I> {
-    fn default() -> Self {
+/// The state of a group.
+struct GroupState<I> {
+    /// Whether an insert or a round of the group is in flight (which commits the waiting ones).
+    active: bool,
+    /// The inserts waiting for the next round.
+    waiting: VecDeque<Member<I>>,
+}
+
+impl<I: Send + 'static> Queue<I> {
+    fn new(id: String) -> Self {
         Queue {
-            state: Mutex::new((false, VecDeque::new())),
+            id,
+            state: Mutex::new(GroupState {
+                active: false,
+                waiting: VecDeque::new(),
+            }),
         }
     }
-}
 
-impl<I> Queue<I> {
-    fn lock(&self) -> MutexGuard<'_, (bool, VecDeque<Member<I>>)> {
+    fn lock(&self) -> MutexGuard<'_, GroupState<I>> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Ends the group's activity if nothing waits; returns whether it did. An idle group leaves
+    /// the registry (a caller that still holds it may lead it once more, beside a new one:
+    /// two transactions of one counter at once are correct, only not grouped).
+    fn go_idle_if_empty(self: &Arc<Self>, mut state: MutexGuard<'_, GroupState<I>>) -> bool {
+        if !state.waiting.is_empty() {
+            return false;
+        }
+        state.active = false;
+        drop(state);
+        engine::remove_entry(&self.id, self);
+        true
     }
 }
 
@@ -132,14 +157,14 @@ pub(crate) async fn insert_one<T: Doc>(
         coll.namespace(),
         scoped.scope().map(|s| s.canonical()).unwrap_or_default(),
     );
-    let queue = engine::entry(id, Queue::<T::Id>::default);
+    let queue = engine::entry(id.clone(), || Queue::<T::Id>::new(id));
     let leads = {
         let mut state = queue.lock();
-        if state.0 {
-            state.1.push_back(member);
+        if state.active {
+            state.waiting.push_back(member);
             false
         } else {
-            state.0 = true;
+            state.active = true;
             true
         }
     };
@@ -229,12 +254,9 @@ struct NextRound<T: Doc> {
 
 impl<T: Doc> Drop for NextRound<T> {
     fn drop(&mut self) {
-        let mut state = self.queue.lock();
-        if state.1.is_empty() {
-            state.0 = false;
+        if self.queue.go_idle_if_empty(self.queue.lock()) {
             return;
         }
-        drop(state);
         if let Some(round) = self.round.take() {
             self.runtime.spawn(rounds(self.queue.clone(), round));
         }
@@ -247,19 +269,20 @@ async fn rounds<T: Doc>(queue: Arc<Queue<T::Id>>, round: Round<T>) {
         let members = {
             let mut state = queue.lock();
             // Inserts whose caller gave up take no number.
-            state.1.retain(|m| !m.reply.is_closed());
-            if state.1.is_empty() {
-                state.0 = false;
+            state.waiting.retain(|m| !m.reply.is_closed());
+            if queue.go_idle_if_empty(state) {
                 return;
             }
+            let mut state = queue.lock();
+            let waiting = &mut state.waiting;
             let (mut n, mut bytes) = (0, 0);
-            while n < state.1.len().min(MAX_DOCS)
-                && (n == 0 || bytes + state.1[n].bytes <= MAX_BYTES)
+            while n < waiting.len().min(MAX_DOCS)
+                && (n == 0 || bytes + waiting[n].bytes <= MAX_BYTES)
             {
-                bytes += state.1[n].bytes;
+                bytes += waiting[n].bytes;
                 n += 1;
             }
-            state.1.drain(..n).collect::<Vec<_>>()
+            waiting.drain(..n).collect::<Vec<_>>()
         };
         tracing::trace!(counter = %round.seq.key(), inserts = members.len(), "gapless group commit");
         round.commit_all(members).await;

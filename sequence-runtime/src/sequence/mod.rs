@@ -196,6 +196,12 @@ impl Sequence {
         }
     }
 
+    /// How many counters have callers queued for a coalesced reservation now.
+    #[cfg(test)]
+    pub(crate) fn coalescer_queues(&self) -> usize {
+        self.engine().map_or(0, |e| e.shared.coalescer.queues())
+    }
+
     /// The engine, or the error of invalid options.
     fn engine(&self) -> Result<&Engine> {
         self.inner.engine.as_ref().map_err(Clone::clone)
