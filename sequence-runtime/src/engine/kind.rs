@@ -4,9 +4,10 @@ use std::sync::Arc;
 
 use mongo_sequence_rules::Strategy;
 
+use super::counters::Counters;
 use super::registry;
 use super::sharded::{FullShards, Shards};
-use crate::error::Error;
+use crate::error::{Error, Result};
 use crate::options::SequenceOptions;
 use crate::store::CounterStore;
 use crate::values::{Bounds, CounterKey};
@@ -14,10 +15,8 @@ use crate::values::{Bounds, CounterKey};
 /// How a sequence makes its values.
 #[derive(Debug)]
 pub(crate) enum Kind {
-    /// One counter document (per period and scope).
-    Counter,
-    /// Several counter documents with disjoint slices.
-    Sharded(Arc<Shards>),
+    /// From counters: one per period and scope, or the shards of a ranges sequence.
+    Counters(Counters),
     /// Random draws.
     Random,
     /// UUIDs or ObjectIds: no number at all.
@@ -36,7 +35,10 @@ impl Kind {
         place: Option<&str>,
     ) -> Self {
         match options.strategy {
-            Strategy::Counter => Kind::Counter,
+            Strategy::Counter => Kind::Counters(Counters::One {
+                store: store.clone(),
+                bounds: space,
+            }),
             Strategy::Ranges => {
                 let count = options.shards;
                 let full = place.map(|place| {
@@ -48,17 +50,42 @@ impl Kind {
                     registry::entry(id, || FullShards::new(count))
                 });
                 let shards = Shards::new(store.clone(), &options.name, space, count, full);
-                Kind::Sharded(Arc::new(shards))
+                Kind::Counters(Counters::Ranges(Arc::new(shards)))
             }
             Strategy::Random => Kind::Random,
             other => Kind::Generated(other),
         }
     }
 
+    /// A random draw in `space`, for the random strategy; `None` for the others.
+    pub(crate) fn draw(&self, space: Bounds) -> Result<Option<i64>> {
+        match self {
+            Kind::Random => super::random::draw(space).map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    /// The counters of a sequence that has them; `operation` is refused otherwise.
+    pub(crate) fn counters(&self, operation: &'static str) -> Result<&Counters> {
+        match self {
+            Kind::Counters(counters) => Ok(counters),
+            other => Err(other.unsupported(operation)),
+        }
+    }
+
+    /// The one counter (per period and scope) of a `counter` sequence; `operation`, which
+    /// reads or sets a single counter, is refused otherwise.
+    pub(crate) fn one_counter(&self, operation: &'static str) -> Result<&Counters> {
+        match self {
+            Kind::Counters(counters) if counters.is_one() => Ok(counters),
+            other => Err(other.unsupported(operation)),
+        }
+    }
+
     pub(crate) fn strategy(&self) -> Strategy {
         match self {
-            Kind::Counter => Strategy::Counter,
-            Kind::Sharded(_) => Strategy::Ranges,
+            Kind::Counters(Counters::One { .. }) => Strategy::Counter,
+            Kind::Counters(Counters::Ranges(_)) => Strategy::Ranges,
             Kind::Random => Strategy::Random,
             Kind::Generated(s) => *s,
         }
@@ -84,10 +111,17 @@ impl Kind {
     /// The id, in the registry, of the cache and statistics of the sequence with `key`.
     pub(crate) fn cache_id(&self, key: &CounterKey) -> String {
         match self {
-            Kind::Counter => key.canonical().to_owned(),
-            Kind::Sharded(s) => format!("{}\0{}", key.canonical(), s.configuration()),
+            Kind::Counters(Counters::One { .. }) => counter_cache_id(key),
+            Kind::Counters(Counters::Ranges(s)) => {
+                format!("{}\0{}", key.canonical(), s.configuration())
+            }
             Kind::Random => format!("{}\0random", key.canonical()),
             Kind::Generated(s) => format!("{}\0{}", key.canonical(), s.name()),
         }
     }
+}
+
+/// The id, in the registry, of the cache and statistics of the `counter` sequence with `key`.
+pub(crate) fn counter_cache_id(key: &CounterKey) -> String {
+    key.canonical().to_owned()
 }

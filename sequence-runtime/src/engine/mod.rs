@@ -2,7 +2,9 @@
 //! (reserve a contiguous range), and the state a process keeps per sequence.
 //!
 //! - `kind.rs`: what a sequence holds for its strategy;
-//! - `origin.rs`: where a reservation takes its values from (a counter, or shards);
+//! - `counters.rs`: the counters a sequence takes numbers from (one, or shards): the one place
+//!   that tells the `counter` and `ranges` strategies apart;
+//! - `origin.rs`: where a coalesced reservation takes its values from;
 //! - `cache.rs`: the cached ranges of a counter, with the prefetch of the next one;
 //! - `coalesce.rs`: one reservation for the callers of a counter waiting together (`batch = 1`);
 //! - `sharded.rs`: the slices of a ranges sequence;
@@ -14,6 +16,7 @@
 
 mod cache;
 mod coalesce;
+mod counters;
 mod kind;
 mod origin;
 mod random;
@@ -24,9 +27,7 @@ mod stored;
 mod sync;
 
 pub(crate) use cache::{Request, Shared};
-pub(crate) use kind::Kind;
-pub(crate) use origin::Origin;
-pub(crate) use random::draw;
+pub(crate) use kind::{counter_cache_id, Kind};
 pub(crate) use registry::{
     entries, entry, place, remove_entry, shared, with_model_shared, HandleMemo,
 };

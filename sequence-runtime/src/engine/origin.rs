@@ -1,8 +1,9 @@
-//! Where the values of a sequence come from: its counter (of the period and scope in use), or
-//! the shards of a ranges sequence.
+//! Where the values of one coalesced reservation come from: a counter (of the period and scope
+//! in use), or the shards of a ranges sequence.
 
 use std::sync::Arc;
 
+use super::counters::Counters;
 use super::sharded::Shards;
 use crate::error::{Error, Result};
 use crate::store::{CounterStore, Reservation};
@@ -11,22 +12,11 @@ use crate::values::{Bounds, Slot};
 /// Where a reservation takes its values from.
 #[derive(Clone, Debug)]
 pub(crate) struct Origin {
-    from: From,
+    counters: Counters,
+    /// The counter's slot (of a ranges sequence, the shards pick their own).
+    slot: Option<Arc<Slot>>,
     /// Equal for the origins whose callers may share a reservation.
     id: String,
-}
-
-#[derive(Clone, Debug)]
-enum From {
-    /// One counter.
-    Counter {
-        store: Arc<dyn CounterStore>,
-        /// The counter's key is the slot's.
-        slot: Arc<Slot>,
-        bounds: Bounds,
-    },
-    /// One of the shards of a ranges sequence, picked per reservation.
-    Sharded(Arc<Shards>),
 }
 
 impl Origin {
@@ -34,11 +24,11 @@ impl Origin {
     pub(crate) fn counter(store: &Arc<dyn CounterStore>, slot: &Arc<Slot>, bounds: Bounds) -> Self {
         Origin {
             id: format!("{}\0{}", store.identity(), slot.key.canonical()),
-            from: From::Counter {
+            counters: Counters::One {
                 store: store.clone(),
-                slot: slot.clone(),
                 bounds,
             },
+            slot: Some(slot.clone()),
         }
     }
 
@@ -46,7 +36,8 @@ impl Origin {
     pub(crate) fn sharded(shards: &Arc<Shards>) -> Self {
         Origin {
             id: shards.identity_in_store(),
-            from: From::Sharded(shards.clone()),
+            counters: Counters::Ranges(shards.clone()),
+            slot: None,
         }
     }
 
@@ -59,19 +50,18 @@ impl Origin {
     /// Reserves `n` contiguous values, or all that are left if fewer than `n` but at least
     /// one are (of a ranges sequence: from one shard, which may give fewer).
     pub(crate) async fn up_to(&self, n: u64) -> Result<Reservation> {
-        match &self.from {
-            From::Sharded(shards) => shards.reserve(n, true).await,
-            From::Counter {
-                store,
-                slot,
-                bounds,
-            } => match store.reserve(&slot.key, n, *bounds).await {
-                Err(Error::Exhausted { last, max, .. }) if n > 1 && last < max => {
-                    let left = max.abs_diff(last).min(n);
-                    store.reserve(&slot.key, left, *bounds).await
+        match (&self.counters, &self.slot) {
+            (Counters::One { store, bounds }, Some(slot)) => {
+                match store.reserve(&slot.key, n, *bounds).await {
+                    Err(Error::Exhausted { last, max, .. }) if n > 1 && last < max => {
+                        let left = max.abs_diff(last).min(n);
+                        store.reserve(&slot.key, left, *bounds).await
+                    }
+                    other => other,
                 }
-                other => other,
-            },
+            }
+            (Counters::Ranges(shards), _) => shards.reserve(n, true).await,
+            (Counters::One { .. }, None) => unreachable!("a counter's origin has its slot"),
         }
     }
 }

@@ -9,7 +9,7 @@ use mongo_sequence_rules::defaults;
 use mongodb::Collection;
 
 use super::doc::Doc;
-use crate::engine::{self, Kind};
+use crate::engine;
 use crate::values::CounterKey;
 
 /// The next ID of `M`'s counter from the cache a [`Sequence`](crate::Sequence) of `M` uses,
@@ -23,7 +23,7 @@ pub(crate) fn cached_id<M: Doc>(coll: &Collection<M>) -> Option<i64> {
         TypeId::of::<M>(),
         coll,
         config.counters,
-        || Kind::Counter.cache_id(&CounterKey::named(config.name)),
+        || engine::counter_cache_id(&CounterKey::named(config.name)),
         |shared| shared.next_cached(batch, defaults::PREFETCH_AT),
     )
 }

@@ -12,7 +12,7 @@ use mongodb::{ClientSession, Collection};
 
 use super::issue::render_all;
 use super::Sequence;
-use crate::engine::{self, Kind, Source, SyncReport, SyncedCounter, Target};
+use crate::engine::{self, Source, SyncReport, SyncedCounter, Target};
 use crate::error::{Error, Result};
 use crate::store::BoxFuture;
 use crate::values::{IdRange, IdValue, Slot};
@@ -236,11 +236,8 @@ impl<'a> IntoFuture for SyncCounters<'a> {
             let seq = self.seq;
             let engine = seq.engine()?;
             let options = &seq.inner.options;
-            let shards = match &*engine.kind {
-                Kind::Counter => None,
-                Kind::Sharded(shards) => Some(&**shards),
-                other => return Err(other.unsupported("sync_counters")),
-            };
+            let counters = engine.kind.counters("sync_counters")?;
+            let shards = counters.shards().map(|shards| &**shards);
             let scope_names: Vec<&str> = options.scope.iter().map(String::as_str).collect();
             let stored = self.scope_fields.unwrap_or(&scope_names);
             if stored.len() != scope_names.len() {

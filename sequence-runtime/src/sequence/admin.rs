@@ -7,7 +7,6 @@ use mongodb::{ClientSession, Collection};
 
 use super::actions::{CountPeriods, Current, Delete, PurgePeriods, Reset, SetNext, SyncCounters};
 use super::Sequence;
-use crate::engine::Kind;
 use crate::error::{Error, Result};
 
 impl Sequence {
@@ -79,11 +78,10 @@ impl Sequence {
 
     pub(super) async fn reset_in(&self, session: Option<&mut ClientSession>) -> Result<()> {
         let engine = self.engine()?;
-        if let Kind::Sharded(shards) = &*engine.kind {
-            engine.shared.invalidate().await;
-            return shards.reset(session).await;
-        }
-        self.set_next_in(engine.bounds.start, true, session).await
+        let counters = engine.kind.counters("reset")?;
+        let slot = self.slot()?;
+        engine.shared.invalidate().await;
+        counters.reset(&slot.key, session).await
     }
 
     /// Deletes the counter document (of a ranges sequence: those of all its shards, one round
@@ -95,14 +93,10 @@ impl Sequence {
 
     pub(super) async fn delete_in(&self, session: Option<&mut ClientSession>) -> Result<bool> {
         let engine = self.engine()?;
-        if let Kind::Sharded(shards) = &*engine.kind {
-            engine.shared.invalidate().await;
-            return shards.delete(session).await;
-        }
-        self.counter_only("delete")?;
+        let counters = engine.kind.counters("delete")?;
         let slot = self.slot()?;
         engine.shared.invalidate().await;
-        engine.store.delete(&slot.key, session).await
+        counters.delete(&slot.key, session).await
     }
 
     /// Gives the unused values cached in this process back to the counter, where nobody has
@@ -121,12 +115,9 @@ impl Sequence {
         };
         let mut given_back = 0;
         // The standby range is the later one: give it back first, then the current one.
+        let counters = engine.kind.counters("release")?;
         for range in [standby, current].into_iter().flatten() {
-            let key = match &*engine.kind {
-                Kind::Sharded(shards) => shards.key_of(range),
-                _ => Some(slot.key.clone()),
-            };
-            let Some(key) = key else {
+            let Some(key) = counters.key_of(range, &slot) else {
                 engine.shared.stats.wasted(range.len());
                 continue;
             };
@@ -135,9 +126,7 @@ impl Sequence {
                 .compare_and_set(&key, range.last(), range.first() - 1)
                 .await?;
             if back {
-                if let Kind::Sharded(shards) = &*engine.kind {
-                    shards.gave_back(range.first());
-                }
+                counters.gave_back(range.first());
                 given_back += range.len();
                 engine.shared.stats.released(range.len());
             } else {

@@ -7,12 +7,11 @@ use mongodb::ClientSession;
 
 use super::actions::{Reserve, ReserveIds};
 use super::{Engine, Issued, Sequence};
-use crate::engine::{self, Kind, Origin, Request};
+use crate::engine::Request;
 use crate::error::{Error, Result};
 use crate::options::Batch;
 use crate::store::Reservation;
 use crate::values::{Bounds, IdRange, IdValue, Slot};
-use mongo_sequence_rules::limits::pow10;
 
 /// The refusal of `operation` outside a session on a gapless sequence.
 /// The refusal of `operation` outside a session on a gapless sequence.
@@ -76,21 +75,14 @@ impl Sequence {
         if options.gapless {
             return Err(gapless_refusal("next"));
         }
-        match &*engine.kind {
-            Kind::Counter | Kind::Sharded(_) => {}
-            Kind::Random => {
-                let value = engine::draw(engine.bounds)?;
-                engine.shared.stats.issued(1);
-                return Ok((value, self.slot()?));
-            }
-            other => return Err(other.unsupported("next")),
+        if let Some(value) = engine.kind.draw(engine.bounds)? {
+            engine.shared.stats.issued(1);
+            return Ok((value, self.slot()?));
         }
+        let counters = engine.kind.counters("next")?;
         if options.batch == Batch::Fixed(1) || self.inner.scope.is_some() {
             let slot = self.slot()?;
-            let origin = match &*engine.kind {
-                Kind::Sharded(shards) => Origin::sharded(shards),
-                _ => Origin::counter(&engine.store, &slot, engine.bounds),
-            };
+            let origin = counters.origin(&slot);
             return Ok((engine.shared.coalescer.one(origin).await?, slot));
         }
         let req = Request {
@@ -100,21 +92,9 @@ impl Sequence {
             bounds: engine.bounds,
             batch: options.batch,
             prefetch_at: options.prefetch_at,
-            shards: match &*engine.kind {
-                Kind::Sharded(shards) => Some(shards),
-                _ => None,
-            },
+            shards: counters.shards(),
         };
         engine.shared.next(&req).await
-    }
-
-    /// Reserves exactly `n` contiguous values of `slot`: from its counter, or from one shard.
-    async fn reserve_exact(&self, engine: &Engine, slot: &Slot, n: u64) -> Result<Reservation> {
-        match &*engine.kind {
-            Kind::Counter => engine.store.reserve(&slot.key, n, engine.bounds).await,
-            Kind::Sharded(shards) => shards.reserve(n, false).await,
-            other => Err(other.unsupported("reserve")),
-        }
     }
 
     /// `n` values in one round trip, in `session` if given, and the slot they belong to.
@@ -142,8 +122,9 @@ impl Sequence {
             }
             None if self.inner.options.gapless => return Err(gapless_refusal("reserve")),
             None => {
+                let counters = engine.kind.counters("reserve")?;
                 let slot = self.slot()?;
-                (self.reserve_exact(engine, &slot, n).await?, slot)
+                (counters.reserve(&slot, n).await?, slot)
             }
         };
         self.record(engine, n, r.0);
@@ -193,16 +174,8 @@ impl Sequence {
     /// a shard, the slice's end, since the next shard's values follow).
     pub(crate) fn stored_domain(&self, issued: &Issued) -> Result<(Bounds, i64)> {
         let engine = self.engine()?;
-        Ok(match &*engine.kind {
-            Kind::Sharded(shards) => {
-                let slice = shards.slice_of(issued.value).unwrap_or(engine.bounds);
-                (slice, slice.max)
-            }
-            _ => {
-                let widest = issued.slot.rendering.width().map(|w| pow10(w) - 1);
-                (engine.bounds, widest.unwrap_or(i64::MAX))
-            }
-        })
+        let counters = engine.kind.counters("skip ahead")?;
+        Ok(counters.stored_domain(issued.value, &issued.slot, engine.bounds))
     }
 
     /// A new value in place of `issued`, which a stored document already uses: above `floor`,
@@ -211,43 +184,23 @@ impl Sequence {
     /// keeps).
     pub(crate) async fn skip_ahead(&self, issued: &Issued, floor: i64) -> Result<Issued> {
         let engine = self.scoped_engine()?;
-        let options = &self.inner.options;
-        let cached = options.batch != Batch::Fixed(1) && self.inner.scope.is_none();
-        engine.shared.stats.skipped_ahead();
-        tracing::info!(
-            counter = %issued.slot.key, taken = issued.value, stored_up_to = floor,
-            "skipping ahead of IDs already stored"
-        );
-        let (lo, shards) = match &*engine.kind {
-            Kind::Counter => (i64::MIN, None),
-            Kind::Sharded(shards) => {
-                let lo = shards.slice_of(issued.value).map_or(i64::MIN, |s| s.start);
-                (lo, Some(shards))
-            }
-            other => return Err(other.unsupported("skip ahead")),
-        };
+        let batch = self.inner.options.batch;
+        let cached = batch != Batch::Fixed(1) && self.inner.scope.is_none();
         if cached {
-            if let Some(value) = engine.shared.skip_past(lo, floor, options.batch) {
+            let lowest = engine.kind.counters("skip ahead")?.lowest_of(issued.value);
+            if let Some(value) = engine.shared.skip_past(lowest, floor, batch) {
+                self.skipped(issued, floor, 1);
                 return self.issued(value);
             }
         }
         let n = if cached {
-            engine.shared.batch_size(options.batch)
+            engine.shared.batch_size(batch)
         } else {
             1
         };
-        let r = match shards {
-            Some(shards) => shards.reserve_above(issued.value, n, floor).await?,
-            None => {
-                let key = &issued.slot.key;
-                engine
-                    .store
-                    .reserve_above(key, n, engine.bounds, floor)
-                    .await?
-            }
-        };
+        let r = self.take_above(issued, n, floor).await?;
         let value = if cached {
-            engine.shared.adopt(r, &issued.slot, options.batch)
+            engine.shared.adopt(r, &issued.slot, batch)
         } else {
             self.record(engine, 1, r);
             r.range.first()
@@ -267,42 +220,40 @@ impl Sequence {
         floor: i64,
     ) -> Result<(IdRange, Arc<Slot>)> {
         let engine = self.scoped_engine()?;
-        engine.shared.stats.skipped_ahead();
+        let r = self.take_above(issued, n, floor).await?;
+        self.record(engine, n, r);
+        Ok((r.range, issued.slot.clone()))
+    }
+
+    /// One reservation of `n` values above `floor` from the counter `issued` came from: the
+    /// path of every skip ahead that goes to the counter.
+    async fn take_above(&self, issued: &Issued, n: u64, floor: i64) -> Result<Reservation> {
+        let engine = self.scoped_engine()?;
+        let counters = engine.kind.counters("skip ahead")?;
+        self.skipped(issued, floor, n);
+        counters
+            .reserve_above(&issued.slot.key, issued.value, n, floor)
+            .await
+    }
+
+    /// Counts and traces one skip ahead of `issued` past `floor`, for `n` values.
+    fn skipped(&self, issued: &Issued, floor: i64, n: u64) {
+        if let Ok(engine) = self.engine() {
+            engine.shared.stats.skipped_ahead();
+        }
         tracing::info!(
             counter = %issued.slot.key, taken = issued.value, stored_up_to = floor, n,
             "skipping ahead of IDs already stored"
         );
-        let r = match &*engine.kind {
-            Kind::Sharded(shards) => shards.reserve_above(issued.value, n, floor).await?,
-            Kind::Counter => {
-                let key = &issued.slot.key;
-                engine
-                    .store
-                    .reserve_above(key, n, engine.bounds, floor)
-                    .await?
-            }
-            other => return Err(other.unsupported("skip ahead")),
-        };
-        self.record(engine, n, r);
-        Ok((r.range, issued.slot.clone()))
     }
 
     /// Moves the counter `issued` came from up to `last` (never down): where gapless inserts
     /// that met stored IDs go on from.
     pub(crate) async fn raise(&self, issued: &Issued, last: i64) -> Result<()> {
         let engine = self.engine()?;
-        engine.shared.stats.skipped_ahead();
-        tracing::info!(
-            counter = %issued.slot.key, taken = issued.value, stored_up_to = last,
-            "moving the counter past IDs already stored"
-        );
-        match &*engine.kind {
-            Kind::Sharded(shards) => shards.raise(issued.value, last).await,
-            _ => {
-                let key = &issued.slot.key;
-                engine.store.raise(key, last, engine.bounds).await.map(drop)
-            }
-        }
+        let counters = engine.kind.counters("skip ahead")?;
+        self.skipped(issued, last, 0);
+        counters.raise(&issued.slot.key, issued.value, last).await
     }
 
     /// Counts `n` values that were taken but not used.

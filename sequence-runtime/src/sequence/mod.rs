@@ -354,10 +354,8 @@ impl Sequence {
     /// scope).
     fn counter_only(&self, operation: &'static str) -> Result<&Engine> {
         let engine = self.engine()?;
-        match *engine.kind {
-            Kind::Counter => Ok(engine),
-            _ => Err(engine.kind.unsupported(operation)),
-        }
+        engine.kind.one_counter(operation)?;
+        Ok(engine)
     }
 }
 
