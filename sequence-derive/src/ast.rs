@@ -54,7 +54,7 @@ impl Model {
     /// The configuration as the rules see it.
     pub fn spec(&self) -> Spec<'_> {
         let a = &self.attrs;
-        fn value(v: &Option<attr::Sp<String>>) -> Option<&str> {
+        fn value(v: &Option<attr::WithSpan<String>>) -> Option<&str> {
             v.as_ref().map(|v| v.value.as_str())
         }
         Spec {

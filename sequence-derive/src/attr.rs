@@ -13,14 +13,14 @@ pub const FIELD_KEYS: &[&str] = &["id"];
 
 /// A value and the span of the tokens it came from.
 #[derive(Clone, Debug)]
-pub struct Sp<T> {
+pub struct WithSpan<T> {
     pub value: T,
     pub span: Span,
 }
 
-impl<T> Sp<T> {
+impl<T> WithSpan<T> {
     fn new(value: T, span: Span) -> Self {
-        Sp { value, span }
+        WithSpan { value, span }
     }
 }
 
@@ -31,7 +31,7 @@ macro_rules! struct_keys {
         /// The struct-level keys, as written, with their typed values.
         #[derive(Default)]
         pub struct StructAttrs {
-            $(pub $field: Option<Sp<$ty>>,)*
+            $(pub $field: Option<WithSpan<$ty>>,)*
         }
 
         impl StructAttrs {
@@ -116,7 +116,7 @@ fn expected_one_of(keys: &[&str]) -> String {
 }
 
 /// Sets a key once; a second occurrence is an error at the second one.
-fn set_once<T>(slot: &mut Option<Sp<T>>, key: Key, value: Sp<T>, errors: &mut Errors) {
+fn set_once<T>(slot: &mut Option<WithSpan<T>>, key: Key, value: WithSpan<T>, errors: &mut Errors) {
     if slot.is_some() {
         errors.at(value.span, format!("duplicate `seq` key `{key}`"));
     } else {
@@ -280,11 +280,11 @@ fn value_expr(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<Expr> {
     meta.value()?.parse()
 }
 
-fn string(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<Sp<String>> {
+fn string(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<WithSpan<String>> {
     match value_expr(meta, key)? {
         Expr::Lit(ExprLit {
             lit: Lit::Str(s), ..
-        }) => Ok(Sp::new(s.value(), s.span())),
+        }) => Ok(WithSpan::new(s.value(), s.span())),
         other => Err(syn::Error::new_spanned(
             other,
             format!("`{key}` must be a string literal"),
@@ -322,19 +322,21 @@ fn integer(expr: &Expr) -> Option<syn::Result<i128>> {
     }
 }
 
-fn unsigned(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<Sp<u64>> {
+fn unsigned(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<WithSpan<u64>> {
     let expr = value_expr(meta, key)?;
     let msg = format!("`{key}` must be a positive integer");
     match integer(&expr) {
-        Some(Ok(v)) if v >= 0 && v <= i128::from(u64::MAX) => Ok(Sp::new(v as u64, spanned(&expr))),
+        Some(Ok(v)) if v >= 0 && v <= i128::from(u64::MAX) => {
+            Ok(WithSpan::new(v as u64, spanned(&expr)))
+        }
         _ => Err(syn::Error::new_spanned(&expr, msg)),
     }
 }
 
-fn signed(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<Sp<i64>> {
+fn signed(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<WithSpan<i64>> {
     let expr = value_expr(meta, key)?;
     match integer(&expr) {
-        Some(Ok(v)) if i64::try_from(v).is_ok() => Ok(Sp::new(v as i64, spanned(&expr))),
+        Some(Ok(v)) if i64::try_from(v).is_ok() => Ok(WithSpan::new(v as i64, spanned(&expr))),
         _ => Err(syn::Error::new_spanned(
             &expr,
             format!("`{key}` must be an integer that fits in `i64`"),
@@ -342,7 +344,7 @@ fn signed(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<Sp<i64>> {
     }
 }
 
-fn batch(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<Sp<Batch>> {
+fn batch(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<WithSpan<Batch>> {
     let expr = value_expr(meta, key)?;
     let span = spanned(&expr);
     if let Expr::Lit(ExprLit {
@@ -350,7 +352,7 @@ fn batch(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<Sp<Batch>> {
     }) = &expr
     {
         return match s.value().as_str() {
-            "auto" => Ok(Sp::new(Batch::Auto, span)),
+            "auto" => Ok(WithSpan::new(Batch::Auto, span)),
             other => Err(syn::Error::new(
                 span,
                 format!(
@@ -361,7 +363,7 @@ fn batch(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<Sp<Batch>> {
     }
     match integer(&expr) {
         Some(Ok(v)) if v >= 0 && v <= i128::from(u64::MAX) => {
-            Ok(Sp::new(Batch::Fixed(v as u64), span))
+            Ok(WithSpan::new(Batch::Fixed(v as u64), span))
         }
         _ => Err(syn::Error::new_spanned(
             &expr,
@@ -377,10 +379,10 @@ fn one_of<T>(
     what: &str,
     names: &[&str],
     from_name: impl Fn(&str) -> Option<T>,
-) -> syn::Result<Sp<T>> {
+) -> syn::Result<WithSpan<T>> {
     let s = string(meta, key)?;
     match from_name(&s.value) {
-        Some(value) => Ok(Sp::new(value, s.span)),
+        Some(value) => Ok(WithSpan::new(value, s.span)),
         None => Err(syn::Error::new(
             s.span,
             format!(
@@ -392,40 +394,40 @@ fn one_of<T>(
     }
 }
 
-fn strategy(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<Sp<Strategy>> {
+fn strategy(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<WithSpan<Strategy>> {
     let s = string(meta, key)?;
     Strategy::parse(&s.value)
-        .map(|strategy| Sp::new(strategy, s.span))
+        .map(|strategy| WithSpan::new(strategy, s.span))
         .map_err(|message| syn::Error::new(s.span, message))
 }
 
-fn stores(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<Sp<Stores>> {
+fn stores(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<WithSpan<Stores>> {
     let names = Stores::ALL.map(Stores::name);
     one_of(meta, key, "`stores` value", &names, Stores::from_name)
 }
 
-fn layout(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<Sp<LayoutConfig>> {
+fn layout(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<WithSpan<LayoutConfig>> {
     let names = LayoutConfig::ALL.map(LayoutConfig::name);
     one_of(meta, key, "layout", &names, LayoutConfig::from_name)
 }
 
-fn path(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<Sp<syn::Path>> {
+fn path(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<WithSpan<syn::Path>> {
     let s = string(meta, key)?;
     let path = syn::parse_str::<syn::Path>(&s.value).map_err(|_| {
         syn::Error::new(s.span, format!("`crate` must be a path, got `{}`", s.value))
     })?;
-    Ok(Sp::new(path, s.span))
+    Ok(WithSpan::new(path, s.span))
 }
 
-fn flag(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<Sp<bool>> {
+fn flag(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<WithSpan<bool>> {
     let span = meta.path.span();
     if !meta.input.peek(syn::Token![=]) {
-        return Ok(Sp::new(true, span));
+        return Ok(WithSpan::new(true, span));
     }
     match meta.value()?.parse::<Expr>()? {
         Expr::Lit(ExprLit {
             lit: Lit::Bool(b), ..
-        }) => Ok(Sp::new(b.value, b.span())),
+        }) => Ok(WithSpan::new(b.value, b.span())),
         other => Err(syn::Error::new_spanned(
             other,
             format!("`{key}` must be `true` or `false`"),
@@ -433,7 +435,7 @@ fn flag(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<Sp<bool>> {
     }
 }
 
-fn scope(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<Sp<Vec<LitStr>>> {
+fn scope(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<WithSpan<Vec<LitStr>>> {
     let expr = value_expr(meta, key)?;
     let span = spanned(&expr);
     let wrong = || {
@@ -458,8 +460,8 @@ fn scope(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<Sp<Vec<LitStr>>> {
             if fields.is_empty() {
                 return Err(wrong());
             }
-            Ok(Sp::new(fields, span))
+            Ok(WithSpan::new(fields, span))
         }
-        e => Ok(Sp::new(vec![lit_str(e).ok_or_else(wrong)?], span)),
+        e => Ok(WithSpan::new(vec![lit_str(e).ok_or_else(wrong)?], span)),
     }
 }

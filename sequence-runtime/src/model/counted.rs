@@ -10,7 +10,7 @@ use super::insert;
 use super::scope;
 use super::skip_ahead;
 use crate::error::Result;
-use crate::sequence::Issued;
+use crate::sequence::{Issued, Sequence};
 use crate::values::IdValue;
 
 /// Takes the next number for `doc` (from this process's cache of a plain counter when it has
@@ -21,30 +21,38 @@ pub(crate) async fn insert_one<T: Doc>(
     coll: &Collection<T>,
     options: Option<&InsertOneOptions>,
 ) -> Result<T::Id> {
-    let (id, issued, seq) = match cached::cached_id(coll) {
-        Some(value) => (T::Id::from_counter(value)?, Err(value), None),
+    let (id, taken) = match cached::cached_id(coll) {
+        Some(value) => (T::Id::from_counter(value)?, Taken::Cached(value)),
         None => {
             let seq = scope::for_document(T::sequence_of(coll), doc)?;
             let (id, issued) = seq.issue_id::<T::Id>().await?;
-            (id, Ok(issued), Some(seq))
+            (id, Taken::Issued(seq, issued))
         }
     };
     doc.put_id(id.clone());
     match insert::insert_one(coll, &*doc, options).await {
         Ok(()) => Ok(id),
         Err(e) if skip_ahead::on_id_field::<T>(&e) => {
-            let seq = match seq {
-                Some(seq) => seq,
-                None => scope::for_document(T::sequence_of(coll), doc)?,
-            };
-            let issued: Issued = match issued {
-                Ok(issued) => issued,
-                Err(value) => seq.issued(value)?,
+            let (seq, issued) = match taken {
+                Taken::Issued(seq, issued) => (seq, issued),
+                Taken::Cached(value) => {
+                    let seq = scope::for_document(T::sequence_of(coll), doc)?;
+                    let issued = seq.issued(value)?;
+                    (seq, issued)
+                }
             };
             skip_ahead::insert_one(doc, coll, &seq, issued, e, options).await
         }
         Err(e) => Err(e),
     }
+}
+
+/// How the number of an insert was taken.
+enum Taken {
+    /// From this process's cache of the model's counter, without building a `Sequence`.
+    Cached(i64),
+    /// From `Sequence` (in the document's scope), with the counter it came from.
+    Issued(Sequence, Issued),
 }
 
 /// Gives `docs` one contiguous range of numbers (one per scope), stores them in the ID fields

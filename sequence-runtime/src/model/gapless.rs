@@ -103,7 +103,7 @@ pub(crate) async fn insert<T: Doc>(
 }
 
 /// The body of one transaction: what it does in `session`.
-pub(crate) trait Body<R> {
+pub(crate) trait TransactionBody<R> {
     /// Runs the body once, in `session`'s transaction.
     fn run<'s>(
         &'s mut self,
@@ -124,7 +124,7 @@ struct Inserts<'b, 'd, T: Send + Sync> {
     seq: &'b Sequence,
 }
 
-impl<T: Doc> Body<Vec<T::Id>> for Inserts<'_, '_, T> {
+impl<T: Doc> TransactionBody<Vec<T::Id>> for Inserts<'_, '_, T> {
     fn run<'s>(
         &'s mut self,
         session: &'s mut ClientSession,
@@ -150,7 +150,7 @@ impl<T: Doc> Body<Vec<T::Id>> for Inserts<'_, '_, T> {
 pub(crate) async fn in_transactions<T: Doc, R>(
     coll: &Collection<T>,
     seq: &Sequence,
-    body: &mut impl Body<R>,
+    body: &mut impl TransactionBody<R>,
 ) -> Result<R> {
     let timeout = seq.options().transaction_timeout;
     let namespace = coll.namespace();

@@ -23,7 +23,7 @@ use mongodb::{ClientSession, Collection};
 use tokio::sync::oneshot;
 
 use super::doc::Doc;
-use super::gapless::{self, counter_failure, Body, Docs, Done, Failure};
+use super::gapless::{self, counter_failure, Docs, Done, Failure, TransactionBody};
 use super::skip_ahead;
 use crate::engine;
 use crate::error::{insert_many_failed_at, statement_transient, Access, Error, Result};
@@ -368,7 +368,7 @@ struct Group<'r, T: Doc> {
     sent: Vec<Document>,
 }
 
-impl<T: Doc> Body<Vec<T::Id>> for Group<'_, T> {
+impl<T: Doc> TransactionBody<Vec<T::Id>> for Group<'_, T> {
     fn run<'s>(
         &'s mut self,
         session: &'s mut ClientSession,

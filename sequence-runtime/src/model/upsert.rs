@@ -15,7 +15,7 @@ use mongodb::{ClientSession, Collection};
 
 use super::cached;
 use super::doc::Doc;
-use super::gapless::{self, Body, Done, Failure};
+use super::gapless::{self, Done, Failure, TransactionBody};
 use super::insert;
 use super::scope;
 use super::skip_ahead;
@@ -283,7 +283,7 @@ struct GaplessUpsert<'b, 'a, T: Send + Sync> {
     seq: &'b Sequence,
 }
 
-impl<T: Doc> Body<T::Id> for GaplessUpsert<'_, '_, T> {
+impl<T: Doc> TransactionBody<T::Id> for GaplessUpsert<'_, '_, T> {
     fn run<'s>(
         &'s mut self,
         session: &'s mut ClientSession,

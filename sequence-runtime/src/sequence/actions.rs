@@ -235,7 +235,7 @@ impl<'a> IntoFuture for SyncCounters<'a> {
         Box::pin(async move {
             let seq = self.seq;
             let engine = seq.engine()?;
-            let options = &seq.inner.options;
+            let options = &seq.state.options;
             let counters = engine.kind.counters("sync_counters")?;
             let shards = counters.shards().map(|shards| &**shards);
             let scope_names: Vec<&str> = options.scope.iter().map(String::as_str).collect();

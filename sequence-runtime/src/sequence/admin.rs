@@ -159,7 +159,7 @@ impl Sequence {
     ) -> Result<u64> {
         let period = self.period_before(before)?;
         let engine = self.engine()?;
-        let name = &self.inner.options.name;
+        let name = &self.state.options.name;
         engine
             .store
             .delete_periods_before(name, &period, session)
@@ -179,7 +179,7 @@ impl Sequence {
     ) -> Result<u64> {
         let period = self.period_before(before)?;
         let engine = self.engine()?;
-        let name = &self.inner.options.name;
+        let name = &self.state.options.name;
         engine
             .store
             .count_periods_before(name, &period, session)
@@ -190,11 +190,11 @@ impl Sequence {
     /// after the current period, and for a sequence without periods.
     fn period_before(&self, before: DateTime) -> Result<String> {
         let engine = self.engine()?;
-        let name = &self.inner.options.name;
+        let name = &self.state.options.name;
         let format = &engine.format;
         let (Some(given), Some(current)) = (
             format.period_of(before),
-            format.period_at(engine.shared.now(&self.inner.options.clock)),
+            format.period_at(engine.shared.now(&self.state.options.clock)),
         ) else {
             return Err(Error::InvalidArgument {
                 argument: "before",

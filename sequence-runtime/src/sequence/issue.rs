@@ -71,7 +71,7 @@ impl Sequence {
     /// The next value and the slot it belongs to.
     async fn issue(&self) -> Result<(i64, Arc<Slot>)> {
         let engine = self.scoped_engine()?;
-        let options = &self.inner.options;
+        let options = &self.state.options;
         if options.gapless {
             return Err(gapless_refusal("next"));
         }
@@ -80,7 +80,7 @@ impl Sequence {
             return Ok((value, self.slot()?));
         }
         let counters = engine.kind.counters("next")?;
-        if options.batch == Batch::Fixed(1) || self.inner.scope.is_some() {
+        if options.batch == Batch::Fixed(1) || self.state.scope.is_some() {
             let slot = self.slot()?;
             let origin = counters.origin(&slot);
             return Ok((engine.shared.coalescer.one(origin).await?, slot));
@@ -120,7 +120,7 @@ impl Sequence {
                     .await?;
                 (r, slot)
             }
-            None if self.inner.options.gapless => return Err(gapless_refusal("reserve")),
+            None if self.state.options.gapless => return Err(gapless_refusal("reserve")),
             None => {
                 let counters = engine.kind.counters("reserve")?;
                 let slot = self.slot()?;
@@ -184,8 +184,8 @@ impl Sequence {
     /// keeps).
     pub(crate) async fn skip_ahead(&self, issued: &Issued, floor: i64) -> Result<Issued> {
         let engine = self.scoped_engine()?;
-        let batch = self.inner.options.batch;
-        let cached = batch != Batch::Fixed(1) && self.inner.scope.is_none();
+        let batch = self.state.options.batch;
+        let cached = batch != Batch::Fixed(1) && self.state.scope.is_none();
         if cached {
             let lowest = engine.kind.counters("skip ahead")?.lowest_of(issued.value);
             if let Some(value) = engine.shared.skip_past(lowest, floor, batch) {

@@ -40,11 +40,12 @@ use crate::values::{Bounds, Clock, CounterKey, Format, Scope, Slot};
 /// the server.
 #[derive(Clone, Debug)]
 pub struct Sequence {
-    inner: Arc<Inner>,
+    state: Arc<HandleState>,
 }
 
 #[derive(Debug)]
-struct Inner {
+/// What a handle holds: its options, its key, the scope it is bound to, and its engine.
+struct HandleState {
     options: SequenceOptions,
     /// The key of the sequence without period or scope.
     key: CounterKey,
@@ -174,7 +175,7 @@ impl Sequence {
             kind: Arc::new(kind),
         };
         Sequence {
-            inner: Arc::new(Inner {
+            state: Arc::new(HandleState {
                 options,
                 key,
                 scope: None,
@@ -187,7 +188,7 @@ impl Sequence {
     /// returns `error`.
     fn invalid(options: SequenceOptions, error: Error) -> Self {
         Sequence {
-            inner: Arc::new(Inner {
+            state: Arc::new(HandleState {
                 key: CounterKey::named(options.name.clone()),
                 options,
                 scope: None,
@@ -204,7 +205,7 @@ impl Sequence {
 
     /// The engine, or the error of invalid options.
     fn engine(&self) -> Result<&Engine> {
-        self.inner.engine.as_ref().map_err(Clone::clone)
+        self.state.engine.as_ref().map_err(Clone::clone)
     }
 
     /// The first value of the sequence's counters.
@@ -214,14 +215,14 @@ impl Sequence {
 
     /// The options of this sequence.
     pub fn options(&self) -> &SequenceOptions {
-        &self.inner.options
+        &self.state.options
     }
 
     /// The key of the sequence's counter without period or scope (`_id: "<name>"`); see
     /// [`current_key`](Self::current_key) for the counter in use now. Of a ranges sequence:
     /// the name its shards' keys `{ seq: <name>, shard: i }` are made of.
     pub fn key(&self) -> &CounterKey {
-        &self.inner.key
+        &self.state.key
     }
 
     /// The values this sequence issues: `start..=max`, or the `digits` range.
@@ -263,12 +264,12 @@ impl Sequence {
     /// ```
     pub fn in_scope(&self, scope: Scope) -> Result<Sequence> {
         let engine = self.engine()?;
-        let options = &self.inner.options;
+        let options = &self.state.options;
         scope.check(&options.name, &options.scope)?;
         Ok(Sequence {
-            inner: Arc::new(Inner {
+            state: Arc::new(HandleState {
                 options: options.clone(),
-                key: self.inner.key.clone(),
+                key: self.state.key.clone(),
                 scope: Some(scope),
                 engine: Ok(engine.clone()),
             }),
@@ -277,7 +278,7 @@ impl Sequence {
 
     /// The scope this handle is bound to.
     pub fn scope(&self) -> Option<&Scope> {
-        self.inner.scope.as_ref()
+        self.state.scope.as_ref()
     }
 
     /// Makes every handle of this sequence in this process (same database, counters collection
@@ -323,8 +324,8 @@ impl Sequence {
     /// values.
     fn scoped_engine(&self) -> Result<&Engine> {
         let engine = self.engine()?;
-        let options = &self.inner.options;
-        if self.inner.scope.is_none() && !options.scope.is_empty() {
+        let options = &self.state.options;
+        if self.state.scope.is_none() && !options.scope.is_empty() {
             return Err(Error::ScopeRequired {
                 counter: options.name.clone(),
                 fields: options
@@ -343,8 +344,8 @@ impl Sequence {
         let engine = self.scoped_engine()?;
         let slot = engine
             .shared
-            .direct_slot(&engine.format, &self.inner.options.clock);
-        Ok(match &self.inner.scope {
+            .direct_slot(&engine.format, &self.state.options.clock);
+        Ok(match &self.state.scope {
             Some(scope) => engine.format.scoped(&slot, scope),
             None => slot,
         })

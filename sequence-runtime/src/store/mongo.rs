@@ -189,7 +189,7 @@ impl MongoStore {
 
     /// The one reservation: a guarded findAndModify, in `session` (and its transaction) if
     /// given, of `n` values after the last issued one, or after `floor` if that is higher.
-    async fn reserve_impl(
+    async fn reserve_values(
         &self,
         key: &CounterKey,
         n: u64,
@@ -197,7 +197,7 @@ impl MongoStore {
         floor: Option<i64>,
         session: Option<&mut ClientSession>,
     ) -> Result<Reservation> {
-        let step = Step { n, floor };
+        let step = CounterMove { n, floor };
         let (doc, retries) = self
             .advance(key, step, bounds, ReturnDocument::After, session)
             .await?;
@@ -214,8 +214,8 @@ impl MongoStore {
 
     /// Moves the counter up to `last` (never down), creating it there if missing; returns the
     /// last issued value before.
-    async fn raise_impl(&self, key: &CounterKey, last: i64, bounds: Bounds) -> Result<Option<i64>> {
-        let step = Step {
+    async fn raise_to(&self, key: &CounterKey, last: i64, bounds: Bounds) -> Result<Option<i64>> {
+        let step = CounterMove {
             n: 0,
             floor: Some(last),
         };
@@ -242,7 +242,7 @@ impl MongoStore {
     async fn advance(
         &self,
         key: &CounterKey,
-        step: Step,
+        step: CounterMove,
         bounds: Bounds,
         returned: ReturnDocument,
         mut session: Option<&mut ClientSession>,
@@ -316,7 +316,7 @@ impl MongoStore {
         Error::from_driver_on(e, self.location(), access)
     }
 
-    async fn set_impl(
+    async fn set_last(
         &self,
         key: &CounterKey,
         last: i64,
@@ -353,7 +353,12 @@ impl MongoStore {
         }
     }
 
-    async fn cas_impl(&self, key: &CounterKey, expected: i64, new: i64) -> Result<bool> {
+    async fn give_back_if_unchanged(
+        &self,
+        key: &CounterKey,
+        expected: i64,
+        new: i64,
+    ) -> Result<bool> {
         let off = self.layout.offset();
         let field = &self.layout.field;
         let mut filter = self.layout.key_filter(key);
@@ -365,7 +370,7 @@ impl MongoStore {
         Ok(result.modified_count == 1)
     }
 
-    async fn delete_periods_impl(
+    async fn delete_periods(
         &self,
         name: &str,
         period: &str,
@@ -387,7 +392,7 @@ impl MongoStore {
         Ok(deleted)
     }
 
-    async fn count_periods_impl(
+    async fn count_periods(
         &self,
         name: &str,
         period: &str,
@@ -400,7 +405,7 @@ impl MongoStore {
             .map_err(|e| self.error(e, Access::Read))
     }
 
-    async fn delete_impl(
+    async fn delete_counter(
         &self,
         key: &CounterKey,
         session: Option<&mut ClientSession>,
@@ -416,7 +421,7 @@ impl MongoStore {
 
 /// How far one findAndModify moves a counter: to `max(last issued, floor) + n`.
 #[derive(Clone, Copy, Debug)]
-struct Step {
+struct CounterMove {
     n: u64,
     floor: Option<i64>,
 }
@@ -434,7 +439,7 @@ struct Step {
 fn reservation(
     layout: &CounterLayout,
     key: &CounterKey,
-    step: Step,
+    step: CounterMove,
     bounds: Bounds,
     highest_last: i64,
 ) -> (Document, Vec<Document>) {
@@ -486,7 +491,7 @@ impl CounterStore for MongoStore {
     ) -> BoxFuture<'a, Result<Reservation>> {
         let span = tracing::debug_span!("reserve", counter = %key, n);
         Box::pin(
-            self.reserve_impl(key, n, bounds, None, None)
+            self.reserve_values(key, n, bounds, None, None)
                 .instrument(span),
         )
     }
@@ -500,7 +505,7 @@ impl CounterStore for MongoStore {
     ) -> BoxFuture<'a, Result<Reservation>> {
         let span = tracing::debug_span!("reserve_in_session", counter = %key, n);
         Box::pin(
-            self.reserve_impl(key, n, bounds, None, Some(session))
+            self.reserve_values(key, n, bounds, None, Some(session))
                 .instrument(span),
         )
     }
@@ -514,7 +519,7 @@ impl CounterStore for MongoStore {
     ) -> BoxFuture<'a, Result<Reservation>> {
         let span = tracing::debug_span!("reserve_above", counter = %key, n, floor);
         Box::pin(
-            self.reserve_impl(key, n, bounds, Some(floor), None)
+            self.reserve_values(key, n, bounds, Some(floor), None)
                 .instrument(span),
         )
     }
@@ -525,7 +530,7 @@ impl CounterStore for MongoStore {
         last: i64,
         bounds: Bounds,
     ) -> BoxFuture<'a, Result<Option<i64>>> {
-        Box::pin(self.raise_impl(key, last, bounds))
+        Box::pin(self.raise_to(key, last, bounds))
     }
 
     fn last_issued<'a>(
@@ -545,7 +550,7 @@ impl CounterStore for MongoStore {
         bounds: Bounds,
         session: Option<&'a mut ClientSession>,
     ) -> BoxFuture<'a, Result<()>> {
-        Box::pin(self.set_impl(key, last, force, bounds, session))
+        Box::pin(self.set_last(key, last, force, bounds, session))
     }
 
     fn compare_and_set<'a>(
@@ -554,7 +559,7 @@ impl CounterStore for MongoStore {
         expected: i64,
         new: i64,
     ) -> BoxFuture<'a, Result<bool>> {
-        Box::pin(self.cas_impl(key, expected, new))
+        Box::pin(self.give_back_if_unchanged(key, expected, new))
     }
 
     fn delete<'a>(
@@ -562,7 +567,7 @@ impl CounterStore for MongoStore {
         key: &'a CounterKey,
         session: Option<&'a mut ClientSession>,
     ) -> BoxFuture<'a, Result<bool>> {
-        Box::pin(self.delete_impl(key, session))
+        Box::pin(self.delete_counter(key, session))
     }
 
     fn delete_periods_before<'a>(
@@ -571,7 +576,7 @@ impl CounterStore for MongoStore {
         period: &'a str,
         session: Option<&'a mut ClientSession>,
     ) -> BoxFuture<'a, Result<u64>> {
-        Box::pin(self.delete_periods_impl(name, period, session))
+        Box::pin(self.delete_periods(name, period, session))
     }
 
     fn count_periods_before<'a>(
@@ -580,7 +585,7 @@ impl CounterStore for MongoStore {
         period: &'a str,
         session: Option<&'a mut ClientSession>,
     ) -> BoxFuture<'a, Result<u64>> {
-        Box::pin(self.count_periods_impl(name, period, session))
+        Box::pin(self.count_periods(name, period, session))
     }
 
     fn location(&self) -> String {
@@ -601,8 +606,8 @@ impl CounterStore for MongoStore {
 mod tests {
     use super::*;
 
-    fn step(n: u64, floor: Option<i64>) -> Step {
-        Step { n, floor }
+    fn counter_move(n: u64, floor: Option<i64>) -> CounterMove {
+        CounterMove { n, floor }
     }
 
     fn branches(filter: &Document) -> (Document, Document) {
@@ -622,7 +627,13 @@ mod tests {
     fn a_reservation_matches_only_counters_with_room_for_it() {
         let layout = CounterLayout::new();
         let bounds = Bounds::new(1, 100).unwrap();
-        let (filter, _) = reservation(&layout, &CounterKey::named("c"), step(10, None), bounds, 90);
+        let (filter, _) = reservation(
+            &layout,
+            &CounterKey::named("c"),
+            counter_move(10, None),
+            bounds,
+            90,
+        );
         assert_eq!(filter.get_str("_id"), Ok("c"));
         let (ints, doubles) = branches(&filter);
         assert_eq!(
@@ -644,7 +655,7 @@ mod tests {
         let (filter, update) = reservation(
             &layout,
             &CounterKey::named("c"),
-            step(5, None),
+            counter_move(5, None),
             bounds,
             i64::MAX - 6,
         );
@@ -680,7 +691,7 @@ mod tests {
         let (_, update) = reservation(
             &layout,
             &CounterKey::named("c"),
-            step(0, Some(500)),
+            counter_move(0, Some(500)),
             bounds,
             1000,
         );
