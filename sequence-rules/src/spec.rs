@@ -143,225 +143,358 @@ pub struct Checked {
 /// of the keys. Each mistake is reported once: a key that does not apply to the strategy is
 /// reported as such, and its other rules are not checked.
 pub fn check(spec: &Spec<'_>) -> Result<Checked, Vec<Violation>> {
-    let mut v = Violations(Vec::new());
-    let strategy = spec.strategy.unwrap_or_default();
-    for key in Key::ALL {
-        if spec.given(key) {
-            if let Some(why) = key.misplaced(strategy) {
-                v.at(key, why);
+    let mut c = Checker::new(spec);
+    c.misplaced_keys();
+    c.names();
+    let batch = c.batch();
+    c.prefetch();
+    let format = c.format();
+    let space = c.space(&format);
+    let shards = c.counts();
+    c.strategy_needs(&space, shards);
+    c.scope();
+    c.layout(&format);
+    c.gapless();
+    if !c.v.0.is_empty() {
+        return Err(c.v.0);
+    }
+    Ok(Checked {
+        strategy: c.strategy,
+        start: space.lo,
+        max: space.hi,
+        width: space.padded,
+        pattern: format.pattern,
+        tz: format.zone,
+        batch,
+        id_needs: c.needs,
+    })
+}
+
+/// The state of one [`check`]: the configuration, the violations found so far, and what the
+/// configuration asks of the ID's type.
+struct Checker<'s, 'a> {
+    spec: &'s Spec<'a>,
+    strategy: Strategy,
+    v: Violations,
+    needs: IdNeeds,
+}
+
+/// `prefix`, `tz`, `width`, `digits`, `start` and `max` as given (and applying).
+struct FormatKeys {
+    pattern: Option<Pattern>,
+    /// Whether the prefix has date tokens.
+    periodic: bool,
+    zone: Option<TimeZone>,
+    width: Option<u8>,
+    digits: Option<u8>,
+    start: Option<i64>,
+    max: Option<i64>,
+}
+
+/// The space of values: `start..=max`, narrowed by `digits` or by the counter's width.
+struct Space {
+    lo: i64,
+    hi: i64,
+    /// The digits of the zero-padded counter part, when it is padded.
+    padded: Option<u8>,
+    /// Whether no rule about the space was broken.
+    ok: bool,
+}
+
+impl<'s, 'a> Checker<'s, 'a> {
+    fn new(spec: &'s Spec<'a>) -> Self {
+        let strategy = spec.strategy.unwrap_or_default();
+        Checker {
+            spec,
+            strategy,
+            v: Violations(Vec::new()),
+            needs: IdNeeds {
+                strategy,
+                digits: None,
+                width_without_prefix: false,
+                literal_prefix: false,
+                prefixed_digits: None,
+                space: None,
+            },
+        }
+    }
+
+    /// Whether `key` was given and applies: only then are its own rules checked.
+    fn on(&self, key: Key) -> bool {
+        self.spec.given(key) && key.applies_to(self.strategy)
+    }
+
+    /// Keys given that do not apply to the strategy.
+    fn misplaced_keys(&mut self) {
+        for key in Key::ALL {
+            if self.spec.given(key) {
+                if let Some(why) = key.misplaced(self.strategy) {
+                    self.v.at(key, why);
+                }
             }
         }
     }
-    // Whether a key was given and applies: only then are its own rules checked.
-    let on = |key: Key| spec.given(key) && key.applies_to(strategy);
-    let id = spec.id;
-    let mut needs = IdNeeds {
-        strategy,
-        digits: None,
-        width_without_prefix: false,
-        literal_prefix: false,
-        prefixed_digits: None,
-        space: None,
-    };
 
-    v.name(At::Key(Key::Name), NameKind::Counter, spec.name);
-    if let Some(counters) = spec.counters.filter(|_| on(Key::Counters)) {
-        v.name(At::Key(Key::Counters), NameKind::Collection, counters);
-    }
-    if let Some(field) = spec.counter_field.filter(|_| on(Key::Field)) {
-        v.name(At::Key(Key::Field), NameKind::Field, field);
-    }
-
-    let batch = check_batch(spec, &on, &mut v);
-    if let Some(share) = spec.prefetch_at {
-        if !(0.0..=1.0).contains(&share) {
-            v.push(
-                At::Option("prefetch_at"),
-                format!("`prefetch_at` must be between 0.0 and 1.0, got {share}"),
-            );
+    /// The counter's, the collection's and the counter field's names.
+    fn names(&mut self) {
+        let spec = self.spec;
+        self.v
+            .name(At::Key(Key::Name), NameKind::Counter, spec.name);
+        if let Some(counters) = spec.counters.filter(|_| self.on(Key::Counters)) {
+            self.v
+                .name(At::Key(Key::Counters), NameKind::Collection, counters);
+        }
+        if let Some(field) = spec.counter_field.filter(|_| self.on(Key::Field)) {
+            self.v.name(At::Key(Key::Field), NameKind::Field, field);
         }
     }
 
-    let digit_count = |key: Key, value: Option<u64>, v: &mut Violations| -> Option<u8> {
-        let n = value.filter(|_| on(key))?;
+    /// `batch`, `batch_min` and `batch_max`; returns the resolved batch.
+    fn batch(&mut self) -> BatchConfig {
+        let (spec, strategy) = (self.spec, self.strategy);
+        let on = |key: Key| spec.given(key) && key.applies_to(strategy);
+        check_batch(spec, &on, &mut self.v)
+    }
+
+    /// `prefetch_at`, an option of the runtime.
+    fn prefetch(&mut self) {
+        if let Some(share) = self.spec.prefetch_at {
+            if !(0.0..=1.0).contains(&share) {
+                self.v.push(
+                    At::Option("prefetch_at"),
+                    format!("`prefetch_at` must be between 0.0 and 1.0, got {share}"),
+                );
+            }
+        }
+    }
+
+    /// A count of digits (`width`, `digits`): from 1 to 18.
+    fn digit_count(&mut self, key: Key, value: Option<u64>) -> Option<u8> {
+        let n = value.filter(|_| self.on(key))?;
         match u8::try_from(n) {
             Ok(n) if (1..=MAX_DIGITS).contains(&n) => Some(n),
             _ => {
-                v.at(key, format!("`{key}` must be between 1 and 18, got {n}"));
+                self.v
+                    .at(key, format!("`{key}` must be between 1 and 18, got {n}"));
                 None
             }
         }
-    };
-    let width = digit_count(Key::Width, spec.width, &mut v);
-    let digits = digit_count(Key::Digits, spec.digits, &mut v);
-    let start = spec.start.filter(|_| on(Key::Start));
-    let max = spec.max.filter(|_| on(Key::Max));
-
-    let with_prefix = on(Key::Prefix);
-    let pattern = spec
-        .prefix
-        .filter(|_| with_prefix)
-        .and_then(|p| Pattern::parse(p).map_err(|why| v.at(Key::Prefix, why)).ok());
-    let periodic = pattern.as_ref().and_then(Pattern::resolution).is_some();
-
-    let mut zone = None;
-    if let Some(name) = spec.tz.filter(|_| on(Key::Tz)) {
-        if with_prefix && pattern.is_none() {
-            // The prefix is wrong already; one error is enough.
-        } else if !periodic {
-            v.at(
-                Key::Tz,
-                "`tz` needs a `prefix` with date tokens (`YYYY`, `YY`, `MM`, `DD`, `HH`)",
-            );
-        } else {
-            zone = tz::time_zone(name);
-            if zone.is_none() {
-                v.at(
-                    Key::Tz,
-                    format!(
-                        "unknown time zone `{name}`: `tz` must be an IANA time zone name such as \
-                         `Europe/Berlin` or `UTC`"
-                    ),
-                );
-            }
-        }
     }
 
-    // The space of values: `start..=max`, narrowed by `digits` or by the counter's width.
-    let before = v.0.len();
-    let (mut lo, mut hi) = (
-        start.unwrap_or(defaults::START),
-        max.unwrap_or(defaults::MAX),
-    );
-    let mut padded = None;
-    if let Some(d) = digits {
-        if with_prefix {
-            v.at(
-                Key::Digits,
-                "`digits` cannot be combined with `prefix`; `width` sets the digits after a prefix",
-            );
-        } else if on(Key::Width) {
-            v.at(Key::Digits, "`digits` cannot be combined with `width`");
-        } else {
-            let (dlo, dhi) = digits_range(d).expect("digits were checked");
-            needs.digits = Some(d);
-            for (key, value) in [(Key::Start, start), (Key::Max, max)] {
-                if let Some(value) = value.filter(|x| !(dlo..=dhi).contains(x)) {
-                    v.at(
-                        key,
+    /// The keys that shape an ID: the prefix pattern, its time zone, and the digits.
+    fn format(&mut self) -> FormatKeys {
+        let spec = self.spec;
+        let width = self.digit_count(Key::Width, spec.width);
+        let digits = self.digit_count(Key::Digits, spec.digits);
+        let with_prefix = self.on(Key::Prefix);
+        let pattern = spec.prefix.filter(|_| with_prefix).and_then(|p| {
+            Pattern::parse(p)
+                .map_err(|why| self.v.at(Key::Prefix, why))
+                .ok()
+        });
+        let periodic = pattern.as_ref().and_then(Pattern::resolution).is_some();
+        let mut zone = None;
+        if let Some(name) = spec.tz.filter(|_| self.on(Key::Tz)) {
+            if with_prefix && pattern.is_none() {
+                // The prefix is wrong already; one error is enough.
+            } else if !periodic {
+                self.v.at(
+                    Key::Tz,
+                    "`tz` needs a `prefix` with date tokens (`YYYY`, `YY`, `MM`, `DD`, `HH`)",
+                );
+            } else {
+                zone = tz::time_zone(name);
+                if zone.is_none() {
+                    self.v.at(
+                        Key::Tz,
                         format!(
-                        "`{key}` ({value}) is outside the {d}-digit range {dlo}..={dhi} of `digits`"
-                    ),
+                            "unknown time zone `{name}`: `tz` must be an IANA time zone name \
+                             such as `Europe/Berlin` or `UTC`"
+                        ),
                     );
                 }
             }
-            (lo, hi) = (start.unwrap_or(dlo), max.unwrap_or(dhi));
         }
-    } else {
-        needs.width_without_prefix = on(Key::Width) && !with_prefix;
-        padded = width.or(with_prefix.then_some(defaults::WIDTH));
-        if let Some(w) = padded.filter(|_| with_prefix || on(Key::Width)) {
-            let widest = pow10(w) - 1;
-            match start {
-                Some(s) if s < 0 => v.at(
-                    Key::Start,
-                    "`start` must not be negative with `prefix` or `width`: a zero-padded \
-                     counter has no sign",
-                ),
-                Some(s) if s > widest => v.at(
-                    Key::Start,
-                    format!("`start` ({s}) has more digits than the counter's `width` ({w})"),
-                ),
-                _ => {}
-            }
-            hi = hi.min(widest);
+        FormatKeys {
+            pattern,
+            periodic,
+            zone,
+            width,
+            digits,
+            start: spec.start.filter(|_| self.on(Key::Start)),
+            max: spec.max.filter(|_| self.on(Key::Max)),
         }
     }
-    if let Some(p) = &pattern {
-        needs.literal_prefix = p.has_literal();
-        if let (false, Some(w)) = (p.has_literal(), padded) {
-            needs.prefixed_digits = Some((p.rendered_len() + usize::from(w)) as u32);
-        }
-    }
-    let space_ok = v.0.len() == before;
-    if space_ok {
-        if let Some(why) = limits::space_problem(lo, hi) {
-            let at = if start.is_some() {
-                Key::Start
-            } else {
-                Key::Max
-            };
-            v.at(at, why);
-        }
-    }
-    let space_ok = v.0.len() == before;
 
-    let mut shards = Some(u64::from(defaults::SHARDS));
-    if let Some(n) = spec.shards.filter(|_| on(Key::Shards)) {
-        if !(1..=u64::from(MAX_SHARDS)).contains(&n) {
-            v.at(
-                Key::Shards,
-                format!("`shards` must be between 1 and {MAX_SHARDS}, got {n}"),
-            );
-            shards = None;
-        } else {
-            shards = Some(n);
-        }
-    }
-    if let Some(n) = spec.retries.filter(|_| on(Key::Retries)) {
-        if n > u64::from(MAX_RETRIES) {
-            v.at(
-                Key::Retries,
-                format!("`retries` must be at most {MAX_RETRIES}, got {n}"),
-            );
-        }
-    }
-    if strategy == Strategy::Random && id.is_some_and(|i| !i.is_document_id) {
-        v.push(
-            At::IdType,
-            "strategy \"random\" needs the ID field to be stored as `_id`, whose unique index \
-             rejects a colliding draw: add `#[serde(rename = \"_id\")]` to it",
+    /// The space of values: `start..=max`, narrowed by `digits` or by the counter's width.
+    fn space(&mut self, f: &FormatKeys) -> Space {
+        let before = self.v.0.len();
+        let with_prefix = self.on(Key::Prefix);
+        let (start, max) = (f.start, f.max);
+        let (mut lo, mut hi) = (
+            start.unwrap_or(defaults::START),
+            max.unwrap_or(defaults::MAX),
         );
+        let mut padded = None;
+        if let Some(d) = f.digits {
+            if with_prefix {
+                self.v.at(
+                    Key::Digits,
+                    "`digits` cannot be combined with `prefix`; `width` sets the digits after a \
+                     prefix",
+                );
+            } else if self.on(Key::Width) {
+                self.v
+                    .at(Key::Digits, "`digits` cannot be combined with `width`");
+            } else {
+                let (dlo, dhi) = digits_range(d).expect("digits were checked");
+                self.needs.digits = Some(d);
+                for (key, value) in [(Key::Start, start), (Key::Max, max)] {
+                    if let Some(value) = value.filter(|x| !(dlo..=dhi).contains(x)) {
+                        self.v.at(
+                            key,
+                            format!(
+                                "`{key}` ({value}) is outside the {d}-digit range \
+                                 {dlo}..={dhi} of `digits`"
+                            ),
+                        );
+                    }
+                }
+                (lo, hi) = (start.unwrap_or(dlo), max.unwrap_or(dhi));
+            }
+        } else {
+            self.needs.width_without_prefix = self.on(Key::Width) && !with_prefix;
+            padded = f.width.or(with_prefix.then_some(defaults::WIDTH));
+            if let Some(w) = padded.filter(|_| with_prefix || self.on(Key::Width)) {
+                let widest = pow10(w) - 1;
+                match start {
+                    Some(s) if s < 0 => self.v.at(
+                        Key::Start,
+                        "`start` must not be negative with `prefix` or `width`: a zero-padded \
+                         counter has no sign",
+                    ),
+                    Some(s) if s > widest => self.v.at(
+                        Key::Start,
+                        format!("`start` ({s}) has more digits than the counter's `width` ({w})"),
+                    ),
+                    _ => {}
+                }
+                hi = hi.min(widest);
+            }
+        }
+        if let Some(p) = &f.pattern {
+            self.needs.literal_prefix = p.has_literal();
+            if let (false, Some(w)) = (p.has_literal(), padded) {
+                self.needs.prefixed_digits = Some((p.rendered_len() + usize::from(w)) as u32);
+            }
+        }
+        if self.v.0.len() == before {
+            if let Some(why) = limits::space_problem(lo, hi) {
+                let at = if start.is_some() {
+                    Key::Start
+                } else {
+                    Key::Max
+                };
+                self.v.at(at, why);
+            }
+        }
+        Space {
+            lo,
+            hi,
+            padded,
+            ok: self.v.0.len() == before,
+        }
     }
-    if matches!(strategy, Strategy::Ranges | Strategy::Random) && space_ok {
-        needs.space = Some((lo, hi));
-        if let Some(n) = shards.filter(|_| strategy == Strategy::Ranges) {
-            let size = u128::from(hi.abs_diff(lo)) + 1;
-            if u128::from(n) > size {
-                let at = [Key::Shards, Key::Max, Key::Start, Key::Digits]
-                    .into_iter()
-                    .find(|&k| on(k))
-                    .unwrap_or(Key::Shards);
-                v.at(
-                    at,
+
+    /// `shards` and `retries`; returns the number of shards, if valid.
+    fn counts(&mut self) -> Option<u64> {
+        let spec = self.spec;
+        let mut shards = Some(u64::from(defaults::SHARDS));
+        if let Some(n) = spec.shards.filter(|_| self.on(Key::Shards)) {
+            if !(1..=u64::from(MAX_SHARDS)).contains(&n) {
+                self.v.at(
+                    Key::Shards,
+                    format!("`shards` must be between 1 and {MAX_SHARDS}, got {n}"),
+                );
+                shards = None;
+            } else {
+                shards = Some(n);
+            }
+        }
+        if let Some(n) = spec.retries.filter(|_| self.on(Key::Retries)) {
+            if n > u64::from(MAX_RETRIES) {
+                self.v.at(
+                    Key::Retries,
+                    format!("`retries` must be at most {MAX_RETRIES}, got {n}"),
+                );
+            }
+        }
+        shards
+    }
+
+    /// What the `random` and `ranges` strategies need of the ID field and the space.
+    fn strategy_needs(&mut self, space: &Space, shards: Option<u64>) {
+        let strategy = self.strategy;
+        if strategy == Strategy::Random && self.spec.id.is_some_and(|i| !i.is_document_id) {
+            self.v.push(
+                At::IdType,
+                "strategy \"random\" needs the ID field to be stored as `_id`, whose unique \
+                 index rejects a colliding draw: add `#[serde(rename = \"_id\")]` to it",
+            );
+        }
+        let (lo, hi) = (space.lo, space.hi);
+        if matches!(strategy, Strategy::Ranges | Strategy::Random) && space.ok {
+            self.needs.space = Some((lo, hi));
+            if let Some(n) = shards.filter(|_| strategy == Strategy::Ranges) {
+                let size = u128::from(hi.abs_diff(lo)) + 1;
+                if u128::from(n) > size {
+                    let at = [Key::Shards, Key::Max, Key::Start, Key::Digits]
+                        .into_iter()
+                        .find(|&k| self.on(k))
+                        .unwrap_or(Key::Shards);
+                    self.v.at(
+                        at,
+                        format!(
+                            "{n} shards cannot share the {size} IDs of {lo}..={hi}: every shard \
+                             needs at least one"
+                        ),
+                    );
+                }
+            }
+        }
+        if strategy == Strategy::Ranges {
+            if let Some(field) = self
+                .spec
+                .counter_field
+                .filter(|f| SHARD_BOUND_FIELDS.contains(f))
+            {
+                self.v.at(
+                    Key::Field,
                     format!(
-                    "{n} shards cannot share the {size} IDs of {lo}..={hi}: every shard needs at \
-                     least one"
-                ),
+                        "the counter field `{field}` of a ranges sequence would clash with the \
+                         bounds fields `lo` and `hi` of its counter documents; choose another \
+                         field"
+                    ),
                 );
             }
         }
     }
-    if strategy == Strategy::Ranges {
-        if let Some(field) = spec
-            .counter_field
-            .filter(|f| SHARD_BOUND_FIELDS.contains(f))
-        {
-            v.at(
-                Key::Field,
-                format!(
-                    "the counter field `{field}` of a ranges sequence would clash with the bounds \
-                 fields `lo` and `hi` of its counter documents; choose another field"
-                ),
-            );
-        }
+
+    /// Whether values are cached in the process (`batch` above 1, or `"auto"`).
+    fn cached(&self) -> bool {
+        matches!(self.spec.batch, Some(Batch::Fixed(n)) if n > 1)
+            || self.spec.batch == Some(Batch::Auto)
     }
 
-    let cached =
-        matches!(spec.batch, Some(Batch::Fixed(n)) if n > 1) || spec.batch == Some(Batch::Auto);
-    if on(Key::Scope) {
+    /// `scope`: its fields, and what it cannot be combined with.
+    fn scope(&mut self) {
+        if !self.on(Key::Scope) {
+            return;
+        }
+        let spec = self.spec;
+        let id = spec.id;
         if id.is_some_and(|i| i.is_document_id) {
-            v.at(
+            self.v.at(
                 Key::Scope,
                 "`scope` numbers every scope from `start`, so its IDs repeat across scopes and \
                  cannot be the `_id`: put `#[seq(id)]` on another field",
@@ -369,63 +502,58 @@ pub fn check(spec: &Spec<'_>) -> Result<Checked, Vec<Violation>> {
         }
         for (i, &field) in spec.scope.iter().enumerate() {
             if id.is_some_and(|id| id.name == field) {
-                v.push(
+                self.v.push(
                     At::ScopeField(i),
                     format!(
-                    "`scope` cannot name the ID field `{field}`: its value is not known before \
-                     the ID is"
-                ),
+                        "`scope` cannot name the ID field `{field}`: its value is not known \
+                         before the ID is"
+                    ),
                 );
             } else if spec.scope[..i].contains(&field) {
-                v.push(At::ScopeField(i), format!("`scope` names `{field}` twice"));
+                self.v
+                    .push(At::ScopeField(i), format!("`scope` names `{field}` twice"));
             } else {
-                v.name(At::ScopeField(i), NameKind::Field, field);
+                self.v.name(At::ScopeField(i), NameKind::Field, field);
             }
         }
-        if cached && on(Key::Batch) {
-            v.at(
+        if self.cached() && self.on(Key::Batch) {
+            self.v.at(
                 Key::Batch,
-                "`batch` cannot be combined with `scope`: scoped counters are reserved per call, \
-                 not cached",
+                "`batch` cannot be combined with `scope`: scoped counters are reserved per \
+                 call, not cached",
             );
         }
     }
-    if on(Key::Layout) && spec.layout == Some(LayoutConfig::Mongoose) && periodic {
-        v.at(
-            Key::Layout,
-            "the mongoose layout has no periods: remove the date tokens from `prefix` or use the \
-             default layout",
-        );
-    }
-    let gapless = on(Key::Gapless) && spec.gapless == Some(true);
-    if gapless && cached && on(Key::Batch) {
-        v.at(
-            Key::Batch,
-            "`gapless` takes each number inside the insert's transaction, so it cannot be \
-             combined with `batch` other than 1",
-        );
-    }
-    if let Some(ms) = spec.timeout_ms.filter(|_| on(Key::TimeoutMs)) {
-        if !gapless {
-            v.at(Key::TimeoutMs, "`timeout_ms` needs `gapless`");
-        } else if ms == 0 {
-            v.at(Key::TimeoutMs, "`timeout_ms` must be at least 1");
+
+    /// `layout`: mongoose-sequence's has no periods.
+    fn layout(&mut self, f: &FormatKeys) {
+        if self.on(Key::Layout) && self.spec.layout == Some(LayoutConfig::Mongoose) && f.periodic {
+            self.v.at(
+                Key::Layout,
+                "the mongoose layout has no periods: remove the date tokens from `prefix` or \
+                 use the default layout",
+            );
         }
     }
 
-    if !v.0.is_empty() {
-        return Err(v.0);
+    /// `gapless` and `timeout_ms`.
+    fn gapless(&mut self) {
+        let gapless = self.on(Key::Gapless) && self.spec.gapless == Some(true);
+        if gapless && self.cached() && self.on(Key::Batch) {
+            self.v.at(
+                Key::Batch,
+                "`gapless` takes each number inside the insert's transaction, so it cannot be \
+                 combined with `batch` other than 1",
+            );
+        }
+        if let Some(ms) = self.spec.timeout_ms.filter(|_| self.on(Key::TimeoutMs)) {
+            if !gapless {
+                self.v.at(Key::TimeoutMs, "`timeout_ms` needs `gapless`");
+            } else if ms == 0 {
+                self.v.at(Key::TimeoutMs, "`timeout_ms` must be at least 1");
+            }
+        }
     }
-    Ok(Checked {
-        strategy,
-        start: lo,
-        max: hi,
-        width: padded,
-        pattern,
-        tz: zone,
-        batch,
-        id_needs: needs,
-    })
 }
 
 /// `batch`, `batch_min` and `batch_max`; returns the resolved batch.
