@@ -46,17 +46,28 @@ fn default_crate() -> TokenStream {
     quote!(::mongo_sequence)
 }
 
-/// The generated code of a valid model, as the rules `checked` it.
+/// The generated code of a valid model, as the rules `checked` it: the checks of the ID's type,
+/// the `SequentialId` implementation with its configuration, and the inherent methods.
 fn generate(model: &Model, checked: &Checked) -> TokenStream {
-    let a = &model.attrs;
-    let ident = &model.ident;
-    let krate = a.krate.as_ref().map_or_else(default_crate, |k| {
+    let krate = model.attrs.krate.as_ref().map_or_else(default_crate, |k| {
         let p = &k.value;
         quote!(#p)
     });
     let p = quote!(#krate::__private);
-    let name = &model.name;
+    let id_checks = id_type_checks(model, checked, &p);
+    let config = config(model, checked, &p);
+    let trait_impl = trait_impl(model, &config, &p);
+    let methods = inherent_methods(model, &p);
+    quote! {
+        #id_checks
+        #trait_impl
+        #methods
+    }
+}
 
+/// The `SequenceConfig` of the model: `SequenceConfig::new(name)` and a setter per key given.
+fn config(model: &Model, checked: &Checked, p: &TokenStream) -> TokenStream {
+    let name = &model.name;
     let mut config = quote!(#p::SequenceConfig::new(#name));
     let mut set = |method: &str, value: TokenStream| {
         let method = format_ident!("{method}");
@@ -141,6 +152,12 @@ fn generate(model: &Model, checked: &Checked) -> TokenStream {
         );
     }
 
+    config
+}
+
+/// `impl SequentialId`: the ID type, the configuration, and the accessors of the fields.
+fn trait_impl(model: &Model, config: &TokenStream, p: &TokenStream) -> TokenStream {
+    let ident = &model.ident;
     let id = &model.id;
     let member = &id.member;
     let id_ty = &id.ty;
@@ -149,24 +166,6 @@ fn generate(model: &Model, checked: &Checked) -> TokenStream {
     } else {
         quote!(id)
     };
-    let field_doc = match member {
-        syn::Member::Named(n) => n.to_string(),
-        syn::Member::Unnamed(i) => i.index.to_string(),
-    };
-    let takes = match spec.strategy.unwrap_or_default() {
-        Strategy::Random => {
-            "Draws a random ID (again on a collision with an existing `_id`)".to_owned()
-        }
-        Strategy::Uuid | Strategy::UuidV7 => "Makes a new UUID".to_owned(),
-        Strategy::ObjectId => "Makes a new ObjectId".to_owned(),
-        _ => format!("Takes the next ID of the `{name}` sequence"),
-    };
-    let insert_doc = format!(
-        " {takes}, stores it in `{field_doc}`, inserts this document into `collection` and returns the ID."
-    );
-
-    let id_checks = id_type_checks(model, checked, &p);
-
     let scope_fn = (!model.scope.is_empty()).then(|| {
         let names = model.scope.iter().map(|f| &f.name);
         let members = model.scope.iter().map(|f| &f.member);
@@ -180,23 +179,7 @@ fn generate(model: &Model, checked: &Checked) -> TokenStream {
             }
         }
     });
-
-    // `sync_counters` for the strategies with counters.
-    let sync_fn = spec.strategy.unwrap_or_default().uses_counters().then(|| {
-        quote! {
-            /// Moves every counter of this model up to the highest ID stored for it in
-            /// `collection` (after an import, a restore, or another writer), never down.
-            pub async fn sync_counters(
-                collection: &#p::mongodb::Collection<Self>,
-            ) -> #p::Result<#p::SyncReport> {
-                <Self as #p::SequentialId>::sync_counters(collection).await
-            }
-        }
-    });
-
     quote! {
-        #id_checks
-
         #[automatically_derived]
         impl #p::SequentialId for #ident {
             type Id = #id_ty;
@@ -210,7 +193,59 @@ fn generate(model: &Model, checked: &Checked) -> TokenStream {
 
             #scope_fn
         }
+    }
+}
 
+/// The first line of the generated `insert_with_id`'s documentation, for the model's strategy.
+fn insert_doc(model: &Model) -> String {
+    let name = &model.name;
+    let field = match &model.id.member {
+        syn::Member::Named(n) => n.to_string(),
+        syn::Member::Unnamed(i) => i.index.to_string(),
+    };
+    let takes = match model
+        .attrs
+        .strategy
+        .as_ref()
+        .map(|s| s.value)
+        .unwrap_or_default()
+    {
+        Strategy::Random => {
+            "Draws a random ID (again on a collision with an existing `_id`)".to_owned()
+        }
+        Strategy::Uuid | Strategy::UuidV7 => "Makes a new UUID".to_owned(),
+        Strategy::ObjectId => "Makes a new ObjectId".to_owned(),
+        _ => format!("Takes the next ID of the `{name}` sequence"),
+    };
+    format!(
+        " {takes}, stores it in `{field}`, inserts this document into `collection` and returns the ID."
+    )
+}
+
+/// The inherent methods users call without importing the trait, each returning the trait's
+/// action.
+fn inherent_methods(model: &Model, p: &TokenStream) -> TokenStream {
+    let ident = &model.ident;
+    let insert_doc = insert_doc(model);
+    let strategy = model
+        .attrs
+        .strategy
+        .as_ref()
+        .map(|s| s.value)
+        .unwrap_or_default();
+    // `sync_counters` for the strategies with counters.
+    let sync_fn = strategy.uses_counters().then(|| {
+        quote! {
+            /// Moves every counter of this model up to the highest ID stored for it in
+            /// `collection` (after an import, a restore, or another writer), never down.
+            pub async fn sync_counters(
+                collection: &#p::mongodb::Collection<Self>,
+            ) -> #p::Result<#p::SyncReport> {
+                <Self as #p::SequentialId>::sync_counters(collection).await
+            }
+        }
+    });
+    quote! {
         #[automatically_derived]
         #[allow(dead_code)]
         impl #ident {
