@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use mongo_sequence_rules::{defaults, BatchConfig};
+use mongo_sequence_rules::defaults;
 
 /// How many values one round trip to the counter reserves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,15 +52,6 @@ impl Batch {
     }
 }
 
-impl From<BatchConfig> for Batch {
-    fn from(b: BatchConfig) -> Self {
-        match b {
-            BatchConfig::Fixed(n) => Batch::Fixed(n),
-            BatchConfig::Adaptive { min, max } => Batch::Adaptive(AdaptiveBatch::new(min, max)),
-        }
-    }
-}
-
 /// An adaptive reservation size (the rule of Meituan Leaf's segment mode).
 ///
 /// The first range holds `min` values. Each time a range is used up, the time it lasted decides
@@ -82,7 +73,7 @@ pub struct AdaptiveBatch {
 
 impl AdaptiveBatch {
     /// Sizes between `min` and `max`; grows below 15 s, shrinks above 60 s per range.
-    pub fn new(min: u64, max: u64) -> Self {
+    pub const fn new(min: u64, max: u64) -> Self {
         AdaptiveBatch {
             min,
             max,

@@ -2,9 +2,9 @@
 
 use std::time::Duration;
 
-use mongo_sequence_rules::{defaults, BatchConfig, LayoutConfig, Stores, Strategy};
+use mongo_sequence_rules::{defaults, LayoutConfig, Stores, Strategy};
 
-use super::batch::Batch;
+use super::batch::{AdaptiveBatch, Batch};
 use super::layout::CounterLayout;
 use super::sequence_options::SequenceOptions;
 
@@ -20,7 +20,7 @@ pub struct SequenceConfig {
     /// Counters collection.
     pub counters: &'static str,
     /// Values reserved per round trip.
-    pub batch: BatchConfig,
+    pub batch: Batch,
     /// First value issued.
     pub start: i64,
     /// Largest value issued.
@@ -65,7 +65,7 @@ impl SequenceConfig {
         SequenceConfig {
             name,
             counters: defaults::COUNTERS,
-            batch: BatchConfig::Fixed(defaults::BATCH),
+            batch: Batch::Fixed(defaults::BATCH),
             start: defaults::START,
             max: defaults::MAX,
             prefix: None,
@@ -94,13 +94,13 @@ impl SequenceConfig {
 
     /// Sets a fixed batch size.
     pub const fn batch(mut self, n: u64) -> Self {
-        self.batch = BatchConfig::Fixed(n);
+        self.batch = Batch::Fixed(n);
         self
     }
 
     /// Sets an adaptive batch size.
     pub const fn adaptive_batch(mut self, min: u64, max: u64) -> Self {
-        self.batch = BatchConfig::Adaptive { min, max };
+        self.batch = Batch::Adaptive(AdaptiveBatch::new(min, max));
         self
     }
 
@@ -228,7 +228,7 @@ impl SequenceConfig {
             .gapless(self.gapless)
             .transaction_timeout(self.transaction_timeout)
             .build();
-        options.batch = self.batch.into();
+        options.batch = self.batch;
         if let Some(shards) = self.shards {
             options.shards = shards;
         }
@@ -258,7 +258,7 @@ impl SequenceConfig {
             && self.prefix.is_none()
             && self.width.is_none()
             && !self.gapless;
-        let cached = !matches!(self.batch, BatchConfig::Fixed(1));
-        (plain && cached).then(|| self.batch.into())
+        let cached = !matches!(self.batch, Batch::Fixed(1));
+        (plain && cached).then_some(self.batch)
     }
 }

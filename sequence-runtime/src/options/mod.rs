@@ -13,8 +13,9 @@ pub(crate) use layout::Keys;
 pub use layout::{CounterLayout, Stores};
 pub use sequence_options::{SequenceOptions, SequenceOptionsBuilder};
 
-/// The `const` forms of a batch and a layout in a derived model's [`SequenceConfig`].
-pub use mongo_sequence_rules::{BatchConfig, LayoutConfig};
+/// The `const` form of a layout in a derived model's [`SequenceConfig`] (a [`CounterLayout`]
+/// holds its field's name as a `String`, which a constant cannot).
+pub use mongo_sequence_rules::LayoutConfig;
 
 /// How long a gapless insert retries transient transaction errors by default.
 pub const DEFAULT_TRANSACTION_TIMEOUT: std::time::Duration =

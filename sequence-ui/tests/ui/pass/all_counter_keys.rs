@@ -1,7 +1,7 @@
 #![deny(warnings)]
 
-use mongo_sequence::options::{BatchConfig, Stores};
-use mongo_sequence::SequentialId;
+use mongo_sequence::options::{AdaptiveBatch, Stores};
+use mongo_sequence::{Batch, SequentialId};
 use serde::{Deserialize, Serialize};
 
 /// Keys split over several attributes, in any order.
@@ -54,10 +54,10 @@ fn main() {
         (c.name, c.counters, c.start, c.max),
         ("userid", "ids", 1000, 999_999)
     );
-    assert_eq!(c.batch, BatchConfig::Fixed(25));
+    assert_eq!(c.batch, Batch::Fixed(25));
     let e = <Event as SequentialId>::SEQUENCE;
     assert_eq!(e.name, "event");
-    assert_eq!(e.batch, BatchConfig::Adaptive { min: 5, max: 500 });
+    assert_eq!(e.batch, Batch::Adaptive(AdaptiveBatch::new(5, 500)));
     let l = <LedgerEntry as SequentialId>::SEQUENCE;
     assert_eq!((l.name, l.start, l.max), ("ledger_entry", -10, -1));
     let p = <Person as SequentialId>::SEQUENCE;
