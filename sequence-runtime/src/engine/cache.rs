@@ -520,3 +520,418 @@ impl Drop for RefillGuard {
         self.shared.refilled.notify_waiters();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use jiff::SignedDuration;
+    use mongodb::ClientSession;
+    use tokio::sync::Semaphore;
+
+    use super::*;
+    use crate::options::{AdaptiveBatch, SequenceOptions};
+    use crate::store::{BoxFuture, MemoryStore};
+    use crate::values::{CounterKey, ManualClock};
+    use crate::Sequence;
+
+    /// A memory store that records the counter and size of every reservation when it is sent;
+    /// each reservation then takes `delay`, and with a `gate` waits for a permit of it.
+    #[derive(Debug, Default)]
+    struct Recorder {
+        inner: MemoryStore,
+        reserved: Mutex<Vec<(String, u64)>>,
+        delay: Option<Duration>,
+        gate: Option<Arc<Semaphore>>,
+    }
+
+    impl Recorder {
+        fn reserved(&self) -> Vec<(String, u64)> {
+            self.reserved
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone()
+        }
+
+        fn sizes(&self) -> Vec<u64> {
+            self.reserved().into_iter().map(|(_, n)| n).collect()
+        }
+
+        fn counters(&self) -> Vec<String> {
+            self.reserved().into_iter().map(|(key, _)| key).collect()
+        }
+    }
+
+    impl CounterStore for Recorder {
+        fn reserve<'a>(
+            &'a self,
+            key: &'a CounterKey,
+            n: u64,
+            bounds: Bounds,
+        ) -> BoxFuture<'a, Result<Reservation>> {
+            self.reserved
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push((key.canonical().to_owned(), n));
+            Box::pin(async move {
+                if let Some(gate) = &self.gate {
+                    gate.acquire()
+                        .await
+                        .expect("the gate is never closed")
+                        .forget();
+                }
+                if let Some(delay) = self.delay {
+                    tokio::time::sleep(delay).await;
+                }
+                self.inner.reserve(key, n, bounds).await
+            })
+        }
+
+        fn last_issued<'a>(
+            &'a self,
+            key: &'a CounterKey,
+            bounds: Bounds,
+            session: Option<&'a mut ClientSession>,
+        ) -> BoxFuture<'a, Result<Option<i64>>> {
+            self.inner.last_issued(key, bounds, session)
+        }
+
+        fn set_last_issued<'a>(
+            &'a self,
+            key: &'a CounterKey,
+            last: i64,
+            force: bool,
+            bounds: Bounds,
+            session: Option<&'a mut ClientSession>,
+        ) -> BoxFuture<'a, Result<()>> {
+            self.inner
+                .set_last_issued(key, last, force, bounds, session)
+        }
+
+        fn compare_and_set<'a>(
+            &'a self,
+            key: &'a CounterKey,
+            expected: i64,
+            new: i64,
+        ) -> BoxFuture<'a, Result<bool>> {
+            self.inner.compare_and_set(key, expected, new)
+        }
+
+        fn delete<'a>(
+            &'a self,
+            key: &'a CounterKey,
+            session: Option<&'a mut ClientSession>,
+        ) -> BoxFuture<'a, Result<bool>> {
+            self.inner.delete(key, session)
+        }
+
+        fn location(&self) -> String {
+            self.inner.location()
+        }
+    }
+
+    async fn take(seq: &Sequence, n: usize) -> Vec<i64> {
+        let mut got = Vec::with_capacity(n);
+        for _ in 0..n {
+            got.push(seq.next().await.unwrap());
+        }
+        got
+    }
+
+    /// The one slot of a sequence without periods.
+    fn slot() -> Arc<Slot> {
+        let format = Format::new("s", None, None, None);
+        format.constant().expect("no periods").clone()
+    }
+
+    fn range(first: i64, last: i64) -> IdRange {
+        IdRange::new(first, last).unwrap()
+    }
+
+    /// The instant `d` before now on the monotonic clock.
+    fn ago(d: Duration) -> Instant {
+        Instant::now()
+            .checked_sub(d)
+            .expect("the monotonic clock has run that long")
+    }
+
+    /// A day sequence whose clock stands one second before midnight (UTC).
+    fn daily(clock: &Arc<ManualClock>) -> SequenceOptions {
+        SequenceOptions::builder("daily")
+            .prefix("YYMMDD")
+            .batch(10)
+            .clock(clock.clone())
+            .build()
+    }
+
+    fn before_midnight() -> Arc<ManualClock> {
+        Arc::new(ManualClock::new("2025-11-22T23:59:59Z".parse().unwrap()))
+    }
+
+    /// Callers after the first never wait: the next range is reserved in the background as
+    /// soon as `prefetch_at` of the range in use is taken, and not before.
+    #[tokio::test]
+    async fn the_next_range_is_prefetched_once_prefetch_at_of_the_current_one_is_used() {
+        let store = Arc::new(Recorder::default());
+        let options = SequenceOptions::builder("p")
+            .batch(10)
+            .prefetch_at(0.5)
+            .build();
+        let seq = Sequence::with_store(store.clone(), options).unwrap();
+        assert_eq!(take(&seq, 4).await, [1, 2, 3, 4]);
+        assert_eq!(
+            store.sizes(),
+            [10],
+            "no prefetch before half the range is used"
+        );
+        assert_eq!(take(&seq, 1).await, [5]);
+        assert_eq!(
+            store.sizes(),
+            [10, 10],
+            "the fifth value starts the prefetch"
+        );
+        assert_eq!(take(&seq, 10).await, (6..=15).collect::<Vec<_>>());
+        assert_eq!(
+            store.sizes(),
+            [10, 10, 10],
+            "the prefetched range, once in use, starts the next prefetch"
+        );
+        let stats = seq.stats();
+        assert_eq!(
+            (stats.refills, stats.reserved, stats.issued, stats.waits),
+            (3, 30, 15, 1),
+            "only the first caller waited: {stats:?}"
+        );
+    }
+
+    /// With a batch of `AHEAD_FROM`, ranges that run out within a round trip make the cache
+    /// take several batches per round trip, a whole number of batches, at most `MAX_AHEAD`.
+    #[tokio::test]
+    async fn a_busy_cache_reserves_several_batches_per_round_trip() {
+        let store = Arc::new(Recorder {
+            delay: Some(Duration::from_millis(5)),
+            ..Recorder::default()
+        });
+        let batch = Batch::AHEAD_FROM;
+        let options = SequenceOptions::builder("busy").batch(batch).build();
+        let seq = Sequence::with_store(store.clone(), options).unwrap();
+        let mut expected = 1;
+        while store.sizes().len() < 4 {
+            assert_eq!(seq.next().await.unwrap(), expected);
+            expected += 1;
+        }
+        let sizes = store.sizes();
+        assert_eq!(
+            sizes[..2],
+            [batch, batch],
+            "one batch until a range has been used up"
+        );
+        assert!(
+            sizes[2..]
+                .iter()
+                .all(|&n| n > batch && n % batch == 0 && n <= Batch::MAX_AHEAD * batch),
+            "{sizes:?}"
+        );
+    }
+
+    #[test]
+    fn reservations_ahead_stop_at_max_ahead() {
+        // The last range lasted no time at all, against a round trip of 10 s.
+        let mut st = State {
+            slot: Some(slot()),
+            current_len: 100,
+            current_since: Some(Instant::now()),
+            trip: Some(Duration::from_secs(10)),
+            ..State::default()
+        };
+        install(&mut st, range(101, 200), Batch::Fixed(100));
+        assert_eq!(st.ahead, Batch::MAX_AHEAD);
+        let refill = Shared::default().begin_refill(&mut st, Batch::Fixed(100));
+        assert_eq!(refill.size, 100 * Batch::MAX_AHEAD);
+    }
+
+    #[test]
+    fn a_batch_below_ahead_from_is_never_multiplied() {
+        let batch = Batch::Fixed(Batch::AHEAD_FROM - 1);
+        let mut st = State {
+            slot: Some(slot()),
+            current_len: 99,
+            current_since: Some(Instant::now()),
+            trip: Some(Duration::from_secs(10)),
+            ..State::default()
+        };
+        install(&mut st, range(100, 198), batch);
+        assert_eq!(st.ahead, 0);
+        let refill = Shared::default().begin_refill(&mut st, batch);
+        assert_eq!(refill.size, Batch::AHEAD_FROM - 1);
+    }
+
+    /// After a pause, the batches reserved ahead halve range by range rather than all at once.
+    #[test]
+    fn a_quiet_cache_halves_its_batches_ahead_one_range_at_a_time() {
+        let shared = Shared::default();
+        let mut st = State {
+            slot: Some(slot()),
+            ahead: Batch::MAX_AHEAD,
+            current_len: 100 * Batch::MAX_AHEAD,
+            trip: Some(Duration::from_millis(1)),
+            ..State::default()
+        };
+        let mut sizes = Vec::new();
+        for _ in 0..5 {
+            st.current_since = Some(ago(Duration::from_secs(2)));
+            let len = 100 * st.ahead.max(1);
+            install(&mut st, range(1, len as i64), Batch::Fixed(100));
+            sizes.push(shared.begin_refill(&mut st, Batch::Fixed(100)).size);
+            st.refill = None;
+        }
+        assert_eq!(sizes, [800, 400, 200, 100, 100]);
+    }
+
+    /// Every range lasts less than `grow_below` (an hour): each one doubles the next, from
+    /// `min` up to `max`.
+    #[tokio::test]
+    async fn a_range_used_up_quickly_doubles_the_next() {
+        let store = Arc::new(Recorder::default());
+        let adaptive = AdaptiveBatch::new(4, 32)
+            .grow_below(Duration::from_secs(3600))
+            .shrink_above(Duration::from_secs(7200));
+        let options = SequenceOptions::builder("auto")
+            .adaptive_batch(adaptive)
+            .build();
+        let seq = Sequence::with_store(store.clone(), options).unwrap();
+        assert_eq!(take(&seq, 100).await, (1..=100).collect::<Vec<_>>());
+        // The first range and the one prefetched while it is in use hold `min`; each range
+        // installed after a quick one reserves twice as many.
+        assert_eq!(store.sizes()[..6], [4, 4, 8, 16, 32, 32]);
+    }
+
+    #[test]
+    fn a_range_that_lasts_long_halves_the_next() {
+        let adaptive = AdaptiveBatch::new(4, 64)
+            .grow_below(Duration::from_millis(1))
+            .shrink_above(Duration::from_secs(1));
+        let batch = Batch::Adaptive(adaptive);
+        let mut st = State {
+            slot: Some(slot()),
+            adaptive_size: 32,
+            current_len: 32,
+            current_since: Some(ago(Duration::from_secs(2))),
+            ..State::default()
+        };
+        install(&mut st, range(33, 64), batch);
+        assert_eq!(st.adaptive_size, 16);
+        assert_eq!(Shared::default().begin_refill(&mut st, batch).size, 16);
+    }
+
+    #[test]
+    fn an_adaptive_size_holds_between_the_thresholds_and_never_falls_below_min() {
+        let steady = AdaptiveBatch::new(4, 64)
+            .grow_below(Duration::from_millis(1))
+            .shrink_above(Duration::from_secs(3600));
+        let mut st = State {
+            slot: Some(slot()),
+            adaptive_size: 32,
+            current_since: Some(ago(Duration::from_secs(2))),
+            ..State::default()
+        };
+        install(&mut st, range(1, 32), Batch::Adaptive(steady));
+        assert_eq!(st.adaptive_size, 32, "2 s is neither quick nor slow");
+
+        let slow = steady.shrink_above(Duration::from_secs(1));
+        st.adaptive_size = 4;
+        st.current_since = Some(ago(Duration::from_secs(2)));
+        install(&mut st, range(33, 36), Batch::Adaptive(slow));
+        assert_eq!(st.adaptive_size, 4, "already at `min`");
+    }
+
+    #[tokio::test]
+    async fn crossing_midnight_starts_the_new_days_counter_at_start() {
+        let clock = before_midnight();
+        let options = SequenceOptions {
+            start: 100,
+            ..daily(&clock)
+        };
+        let seq = Sequence::in_memory(options).unwrap();
+        assert_eq!(seq.next_id::<String>().await.unwrap(), "251122000100");
+        assert_eq!(seq.next_id::<String>().await.unwrap(), "251122000101");
+        clock.advance(SignedDuration::from_secs(1));
+        assert_eq!(seq.next_id::<String>().await.unwrap(), "251123000100");
+        assert_eq!(seq.next_id::<String>().await.unwrap(), "251123000101");
+        assert_eq!(
+            seq.current_key().unwrap(),
+            CounterKey::of("daily", Some("20251123"), None)
+        );
+    }
+
+    #[tokio::test]
+    async fn values_cached_for_the_old_day_are_dropped_at_midnight() {
+        let clock = before_midnight();
+        let store = Arc::new(Recorder::default());
+        let seq = Sequence::with_store(store.clone(), daily(&clock)).unwrap();
+        assert_eq!(take(&seq, 2).await, [1, 2]);
+        // 3..=10 in use and 11..=20 prefetched, all of the 22nd.
+        clock.advance(SignedDuration::from_secs(1));
+        assert_eq!(take(&seq, 10).await, (1..=10).collect::<Vec<_>>());
+        let counters = store.counters();
+        assert_eq!(
+            counters
+                .iter()
+                .map(|c| c.contains("20251122"))
+                .collect::<Vec<_>>(),
+            [true, true, false, false],
+            "{counters:?}"
+        );
+        assert_eq!(seq.stats().wasted, 8 + 10);
+    }
+
+    /// A refill of the old day still in flight at midnight is waited for, dropped when it
+    /// lands, and the new day's first value comes from the new day's counter.
+    #[tokio::test]
+    async fn a_prefetch_of_the_old_day_landing_after_midnight_is_dropped() {
+        let gate = Arc::new(Semaphore::new(1));
+        let store = Arc::new(Recorder {
+            gate: Some(gate.clone()),
+            ..Recorder::default()
+        });
+        let clock = before_midnight();
+        let seq = Sequence::with_store(store.clone(), daily(&clock)).unwrap();
+        assert_eq!(seq.next_id::<String>().await.unwrap(), "251122000001");
+        assert_eq!(store.sizes().len(), 2, "the prefetch waits at the gate");
+        clock.advance(SignedDuration::from_secs(1));
+        let (first, ()) = tokio::join!(seq.next_id::<String>(), async {
+            // Opened once the caller waits for the refill in flight.
+            tokio::task::yield_now().await;
+            gate.add_permits(3);
+        });
+        assert_eq!(first.unwrap(), "251123000001");
+        assert_eq!(seq.next_id::<String>().await.unwrap(), "251123000002");
+        let counters = store.counters();
+        assert!(
+            counters[..2].iter().all(|c| c.contains("20251122")),
+            "{counters:?}"
+        );
+        assert!(
+            counters[2..].iter().all(|c| c.contains("20251123")),
+            "{counters:?}"
+        );
+        let stats = seq.stats();
+        assert_eq!(
+            stats.wasted,
+            9 + 10,
+            "the rest of the old range and all of the prefetched one: {stats:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_overriding_clock_decides_the_period() {
+        let own = Arc::new(ManualClock::new("2025-11-22T12:00:00Z".parse().unwrap()));
+        let seq = Sequence::in_memory(daily(&own)).unwrap();
+        assert_eq!(seq.next_id::<String>().await.unwrap(), "251122000001");
+        seq.override_clock(Arc::new(ManualClock::new(
+            "2026-01-05T08:00:00Z".parse().unwrap(),
+        )));
+        assert_eq!(seq.next_id::<String>().await.unwrap(), "260105000001");
+        seq.clear_clock_override();
+        // Back on the 22nd, after the two ranges of it that were dropped.
+        assert_eq!(seq.next_id::<String>().await.unwrap(), "251122000021");
+    }
+}

@@ -359,3 +359,177 @@ fn count(row: &Document, field: &str) -> u64 {
         _ => 0,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use mongodb::Client;
+
+    use super::*;
+    use crate::options::SequenceOptions;
+    use crate::store::MemoryStore;
+
+    /// A collection handle on a server that is never reached: building the pipeline sends
+    /// nothing.
+    async fn orders() -> Collection<Document> {
+        let uri = "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=10";
+        let client = Client::with_uri_str(uri).await.unwrap();
+        client.database("shop").collection("orders")
+    }
+
+    /// The stages that parse the IDs stored in `field` (with `scope` as stored) back into the
+    /// counters of a sequence of `options`.
+    fn stages(
+        coll: &Collection<Document>,
+        options: &SequenceOptions,
+        field: &str,
+        scope: Vec<(&str, &str)>,
+        text: bool,
+    ) -> Vec<Document> {
+        let (bounds, format) = options.checked().unwrap();
+        let store: Arc<dyn CounterStore> = Arc::new(MemoryStore::new());
+        let source = Source {
+            coll,
+            field,
+            scope,
+            text,
+        };
+        let target = Target {
+            name: &options.name,
+            store: &store,
+            bounds,
+            format: &format,
+            pattern: format.pattern(),
+            width: format.width(),
+            shards: None,
+            now: Timestamp::UNIX_EPOCH,
+        };
+        parse_stages(&source, &target)
+    }
+
+    /// The `$regexFind` that splits the text of an ID into its prefix and its counter.
+    fn find(stages: &[Document]) -> &Document {
+        stages[2]
+            .get_document("$addFields")
+            .and_then(|f| f.get_document("f"))
+            .and_then(|f| f.get_document("$regexFind"))
+            .unwrap()
+    }
+
+    /// The expression that gives the text a stored ID is matched as.
+    fn text_of(stages: &[Document]) -> &Bson {
+        &find(stages)
+            .get_document("input")
+            .unwrap()
+            .get_array("$ifNull")
+            .unwrap()[0]
+    }
+
+    #[tokio::test]
+    async fn text_ids_split_into_the_pattern_and_exactly_width_digits() {
+        let coll = orders().await;
+        let options = SequenceOptions::builder("invoice")
+            .prefix("INV-YYMM-")
+            .width(4)
+            .build();
+        let stages = stages(&coll, &options, "number", Vec::new(), true);
+        assert_eq!(
+            stages[0],
+            doc! { "$match": { "number": { "$exists": true } } }
+        );
+        assert_eq!(stages[1], doc! { "$project": { "_id": 0, "v": "$number" } });
+        assert_eq!(
+            find(&stages).get_str("regex"),
+            Ok(r"^(INV\-\d{2}\d{2}\-)([0-9]{4})$")
+        );
+        // Only strings are read as text IDs: other types give no text and are skipped.
+        assert_eq!(
+            *text_of(&stages),
+            Bson::Document(
+                doc! { "$cond": [{ "$eq": [{ "$type": "$v" }, "string"] }, "$v", Bson::Null] }
+            )
+        );
+    }
+
+    /// A number ID after a date prefix loses the prefix's leading zeros (`000101` + `000007` is
+    /// stored as `101000007`): its digits are padded back to the prefix's length plus the
+    /// width before they are matched.
+    #[tokio::test]
+    async fn number_ids_after_a_date_prefix_are_padded_back_to_their_rendered_length() {
+        let coll = orders().await;
+        let options = SequenceOptions::builder("daily").prefix("YYMMDD").build();
+        let stages = stages(&coll, &options, "_id", Vec::new(), false);
+        assert_eq!(
+            find(&stages).get_str("regex"),
+            Ok(r"^(\d{2}\d{2}\d{2})([0-9]{6})$")
+        );
+        let cond = text_of(&stages)
+            .as_document()
+            .and_then(|c| c.get_array("$cond").ok())
+            .unwrap();
+        let digits = doc! { "$toString": { "$toLong": "$v" } };
+        let padded = doc! { "$concat": ["0".repeat(12), digits] };
+        assert_eq!(
+            cond[1],
+            Bson::Document(doc! { "$substrCP": [
+                padded.clone(),
+                { "$subtract": [{ "$strLenCP": padded }, 12_i64] },
+                12_i64,
+            ] })
+        );
+        assert_eq!(
+            cond[2],
+            Bson::Null,
+            "a value that is not an integer gives no text"
+        );
+    }
+
+    #[tokio::test]
+    async fn plain_ids_are_integers_written_without_leading_zeros() {
+        let coll = orders().await;
+        let options = SequenceOptions::builder("order").build();
+        let stages = stages(&coll, &options, "_id", Vec::new(), false);
+        assert_eq!(
+            find(&stages).get_str("regex"),
+            Ok(r"^()(0|-?[1-9][0-9]{0,17})$")
+        );
+        let cond = text_of(&stages)
+            .as_document()
+            .and_then(|c| c.get_array("$cond").ok())
+            .unwrap();
+        assert_eq!(
+            cond[1],
+            Bson::Document(doc! { "$toString": { "$toLong": "$v" } }),
+            "no padding without a prefix"
+        );
+    }
+
+    #[tokio::test]
+    async fn scope_values_are_read_from_the_fields_they_are_stored_under() {
+        let coll = orders().await;
+        let options = SequenceOptions::builder("order").scope(["tenant"]).build();
+        let scoped = stages(&coll, &options, "_id", vec![("tenant", "t")], false);
+        assert_eq!(
+            scoped[1]
+                .get_document("$project")
+                .unwrap()
+                .get_document("s"),
+            Ok(&doc! { "tenant": { "$ifNull": ["$t", Bson::Null] } }),
+            "a missing scope field groups as null"
+        );
+        let unscoped = stages(&coll, &options, "_id", Vec::new(), false);
+        assert!(!unscoped[1]
+            .get_document("$project")
+            .unwrap()
+            .contains_key("s"));
+    }
+
+    #[test]
+    fn counts_of_a_row_are_read_from_either_integer_type() {
+        let row = doc! { "a": 3_i32, "b": 5_000_000_000_i64, "c": -1_i32, "d": 2.0 };
+        assert_eq!(count(&row, "a"), 3);
+        assert_eq!(count(&row, "b"), 5_000_000_000);
+        assert_eq!(count(&row, "c"), 0, "a negative count is no count");
+        assert_eq!(count(&row, "d"), 0);
+        assert_eq!(count(&row, "missing"), 0);
+    }
+}

@@ -274,19 +274,22 @@ async fn rounds<T: Doc>(queue: Arc<Queue<T::Id>>, round: Round<T>) {
                 return;
             }
             let mut state = queue.lock();
-            let waiting = &mut state.waiting;
-            let (mut n, mut bytes) = (0, 0);
-            while n < waiting.len().min(MAX_DOCS)
-                && (n == 0 || bytes + waiting[n].bytes <= MAX_BYTES)
-            {
-                bytes += waiting[n].bytes;
-                n += 1;
-            }
-            waiting.drain(..n).collect::<Vec<_>>()
+            next_round(&mut state.waiting)
         };
         tracing::trace!(counter = %round.seq.key(), inserts = members.len(), "gapless group commit");
         round.commit_all(members).await;
     }
+}
+
+/// Takes the members of the next round off the front of `waiting`, in order: at most
+/// [`MAX_DOCS`] documents of at most [`MAX_BYTES`] in all, and at least one if any waits.
+fn next_round<I>(waiting: &mut VecDeque<Member<I>>) -> Vec<Member<I>> {
+    let (mut n, mut bytes) = (0, 0);
+    while n < waiting.len().min(MAX_DOCS) && (n == 0 || bytes + waiting[n].bytes <= MAX_BYTES) {
+        bytes += waiting[n].bytes;
+        n += 1;
+    }
+    waiting.drain(..n).collect()
 }
 
 impl<T: Doc> Round<T> {
@@ -400,5 +403,235 @@ fn answer<I>(members: Vec<Member<I>>, ids: Vec<I>) {
 fn answer_all<I>(members: Vec<Member<I>>, e: &Error) {
     for member in members {
         let _ = member.reply.send(Err(e.clone()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use mongodb::bson::doc;
+    use serde::{Serialize, Serializer};
+
+    use super::*;
+    use crate::options::SequenceConfig;
+    use crate::SequentialId;
+
+    fn waiting(sizes: &[usize]) -> VecDeque<Member<i64>> {
+        sizes
+            .iter()
+            .enumerate()
+            .map(|(i, &bytes)| Member {
+                doc: doc! { "i": i as i64 },
+                bytes,
+                reply: oneshot::channel().0,
+            })
+            .collect()
+    }
+
+    /// The positions in the queue of the members of the next round.
+    fn round(waiting: &mut VecDeque<Member<i64>>) -> Vec<i64> {
+        next_round(waiting)
+            .iter()
+            .map(|m| m.doc.get_i64("i").unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn a_round_takes_at_most_max_docs_documents() {
+        let mut queue = waiting(&[100; MAX_DOCS + 44]);
+        assert_eq!(round(&mut queue), (0..MAX_DOCS as i64).collect::<Vec<_>>());
+        assert_eq!(
+            round(&mut queue),
+            (MAX_DOCS as i64..MAX_DOCS as i64 + 44).collect::<Vec<_>>()
+        );
+        assert!(round(&mut queue).is_empty());
+    }
+
+    #[test]
+    fn a_round_takes_documents_in_order_up_to_max_bytes() {
+        let half = MAX_BYTES / 2;
+        let mut exact = waiting(&[half, half, 1]);
+        assert_eq!(round(&mut exact), [0, 1], "exactly `MAX_BYTES` fits");
+        assert_eq!(round(&mut exact), [2]);
+        let mut over = waiting(&[half, half + 1, 1]);
+        assert_eq!(
+            round(&mut over),
+            [0],
+            "a small document does not overtake one that does not fit"
+        );
+        assert_eq!(round(&mut over), [1, 2]);
+    }
+
+    #[test]
+    fn a_document_larger_than_max_bytes_goes_in_a_round_of_its_own() {
+        let mut queue = waiting(&[MAX_BYTES + 1, 1, MAX_BYTES + 1]);
+        assert_eq!(round(&mut queue), [0]);
+        assert_eq!(round(&mut queue), [1]);
+        assert_eq!(round(&mut queue), [2]);
+    }
+
+    #[test]
+    fn shapes_store_a_counter_value_as_the_id_type_does() {
+        let dated = Rendering::new("251122", Some(6));
+        assert_eq!(
+            Shape::Int64.bson(7, &dated, "i64").unwrap(),
+            Bson::Int64(251_122_000_007)
+        );
+        assert_eq!(
+            Shape::Text.bson(7, &dated, "String").unwrap(),
+            Bson::String("251122000007".into())
+        );
+        assert!(matches!(
+            Shape::Int32.bson(7, &dated, "i32"),
+            Err(Error::IdOutOfRange {
+                value: 251_122_000_007,
+                target: "i32"
+            })
+        ));
+        assert_eq!(
+            Shape::Int32.bson(7, &Rendering::plain(), "i32").unwrap(),
+            Bson::Int32(7)
+        );
+        assert!(matches!(
+            Shape::Int64.bson(7, &Rendering::new("T-", Some(4)), "i64"),
+            Err(Error::InvalidConfig { key: "prefix", .. })
+        ));
+    }
+
+    #[test]
+    fn a_shape_is_found_only_for_a_placeholder_stored_as_this_module_would_store_it() {
+        let plain = Rendering::plain();
+        assert!(matches!(
+            Shape::of(&Bson::Int32(1), 1, &plain),
+            Some(Shape::Int32)
+        ));
+        assert!(matches!(
+            Shape::of(&Bson::Int64(1), 1, &plain),
+            Some(Shape::Int64)
+        ));
+        let padded = Rendering::new("T-", Some(4));
+        assert!(matches!(
+            Shape::of(&Bson::String("T-0001".into()), 1, &padded),
+            Some(Shape::Text)
+        ));
+        assert!(Shape::of(&Bson::String("T-1".into()), 1, &padded).is_none());
+        assert!(Shape::of(&Bson::Int64(1001), 1, &plain).is_none());
+        assert!(Shape::of(&Bson::Double(1.0), 1, &plain).is_none());
+    }
+
+    /// Numbered in `_id`.
+    #[derive(Serialize)]
+    struct Order {
+        #[serde(rename = "_id")]
+        id: i64,
+        item: &'static str,
+    }
+
+    impl SequentialId for Order {
+        type Id = i64;
+        const SEQUENCE: SequenceConfig = SequenceConfig::new("order").gapless(true);
+        fn set_id(&mut self, id: i64) {
+            self.id = id;
+        }
+    }
+
+    /// Numbered in a field of its own, from 100.
+    #[derive(Serialize)]
+    struct Invoice {
+        number: i32,
+    }
+
+    impl SequentialId for Invoice {
+        type Id = i32;
+        const SEQUENCE: SequenceConfig = SequenceConfig::new("invoice")
+            .id_field("number")
+            .start(100)
+            .gapless(true);
+        fn set_id(&mut self, id: i32) {
+            self.number = id;
+        }
+    }
+
+    /// Numbered as text with a prefix.
+    #[derive(Serialize)]
+    struct Ticket {
+        code: String,
+    }
+
+    impl SequentialId for Ticket {
+        type Id = String;
+        const SEQUENCE: SequenceConfig = SequenceConfig::new("ticket")
+            .id_field("code")
+            .prefix("T-")
+            .width(4)
+            .gapless(true);
+        fn set_id(&mut self, id: String) {
+            self.code = id;
+        }
+    }
+
+    /// Stores its number shifted by its own serializer.
+    #[derive(Serialize)]
+    struct Shifted {
+        #[serde(serialize_with = "plus_1000")]
+        number: i64,
+    }
+
+    fn plus_1000<S: Serializer>(n: &i64, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_i64(n + 1000)
+    }
+
+    impl SequentialId for Shifted {
+        type Id = i64;
+        const SEQUENCE: SequenceConfig = SequenceConfig::new("shifted")
+            .id_field("number")
+            .gapless(true);
+        fn set_id(&mut self, id: i64) {
+            self.number = id;
+        }
+    }
+
+    /// `doc` prepared as a member of a group of its model's sequence (in memory).
+    fn prepared<T: Doc>(doc: &mut T) -> Option<(Member<T::Id>, Shape)> {
+        let seq = Sequence::in_memory(T::CONFIG.options()).unwrap();
+        prepare(doc, &seq)
+            .unwrap()
+            .map(|(member, _, shape)| (member, shape))
+    }
+
+    #[test]
+    fn a_member_holds_its_document_with_the_first_value_as_placeholder() {
+        let (member, shape) = prepared(&mut Invoice { number: 0 }).unwrap();
+        assert!(matches!(shape, Shape::Int32));
+        assert_eq!(member.doc.get("number"), Some(&Bson::Int32(100)));
+        assert!(
+            matches!(member.doc.get("_id"), Some(Bson::ObjectId(_))),
+            "an `_id` to find the document by after a commit of unknown outcome"
+        );
+        assert_eq!(
+            member.bytes,
+            mongodb::bson::to_vec(&member.doc).unwrap().len()
+        );
+    }
+
+    #[test]
+    fn an_id_in_id_is_the_placeholder_itself() {
+        let (member, shape) = prepared(&mut Order { id: 0, item: "tea" }).unwrap();
+        assert!(matches!(shape, Shape::Int64));
+        assert_eq!(member.doc, doc! { "_id": 1_i64, "item": "tea" });
+    }
+
+    #[test]
+    fn a_text_id_holds_the_rendered_first_value() {
+        let (member, shape) = prepared(&mut Ticket {
+            code: String::new(),
+        })
+        .unwrap();
+        assert!(matches!(shape, Shape::Text));
+        assert_eq!(member.doc.get_str("code"), Ok("T-0001"));
+    }
+
+    #[test]
+    fn a_model_that_stores_its_id_its_own_way_is_not_grouped() {
+        assert!(prepared(&mut Shifted { number: 0 }).is_none());
     }
 }

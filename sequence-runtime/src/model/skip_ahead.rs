@@ -221,3 +221,212 @@ pub(crate) async fn insert_many<T: Doc>(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use mongodb::bson::from_document;
+    use mongodb::error::{CommandError, ErrorKind, InsertManyError};
+    use serde::Serialize;
+
+    use super::*;
+    use crate::options::SequenceConfig;
+    use crate::SequentialId;
+
+    /// A model numbered in `_id`.
+    #[derive(Serialize)]
+    struct Order {
+        #[serde(rename = "_id")]
+        id: i64,
+    }
+
+    impl SequentialId for Order {
+        type Id = i64;
+        const SEQUENCE: SequenceConfig = SequenceConfig::new("order");
+        fn set_id(&mut self, id: i64) {
+            self.id = id;
+        }
+    }
+
+    /// A model numbered in a field of its own.
+    #[derive(Serialize)]
+    struct Invoice {
+        number: i64,
+    }
+
+    impl SequentialId for Invoice {
+        type Id = i64;
+        const SEQUENCE: SequenceConfig = SequenceConfig::new("invoice").id_field("number");
+        fn set_id(&mut self, id: i64) {
+            self.number = id;
+        }
+    }
+
+    /// A model numbered per tenant, the tenant stored as `t`.
+    #[derive(Serialize)]
+    struct Ticket {
+        t: String,
+        number: i64,
+    }
+
+    impl SequentialId for Ticket {
+        type Id = i64;
+        const SEQUENCE: SequenceConfig = SequenceConfig::new("ticket")
+            .id_field("number")
+            .scope(&["tenant"])
+            .scope_fields(&["t"]);
+        fn set_id(&mut self, id: i64) {
+            self.number = id;
+        }
+        fn scope_values(&self) -> Result<Vec<(&'static str, Bson)>> {
+            Ok(vec![("tenant", Bson::String(self.t.clone()))])
+        }
+    }
+
+    /// The duplicate-key error of one write, as `insert_one` meets it.
+    fn duplicate(message: &str) -> Error {
+        let e: CommandError =
+            from_document(doc! { "code": 11000, "codeName": "DuplicateKey", "errmsg": message })
+                .unwrap();
+        Error::from_driver(ErrorKind::Command(e).into())
+    }
+
+    /// The error of an ordered `insert_many` stopped at document `index` with `code`.
+    fn insert_many_error(index: i32, code: i32, message: &str) -> mongodb::error::Error {
+        let e: InsertManyError = from_document(doc! { "writeErrors": [
+            { "index": index, "code": code, "errmsg": message },
+        ] })
+        .unwrap();
+        ErrorKind::InsertMany(e).into()
+    }
+
+    const ON_ID: &str =
+        "E11000 duplicate key error collection: shop.orders index: _id_ dup key: { _id: 42 }";
+    const ON_NUMBER: &str =
+        "E11000 duplicate key error collection: shop.invoices index: number_1 dup key: { number: 7 }";
+    const ON_EMAIL: &str = "E11000 duplicate key error collection: shop.orders index: email_1 \
+                            dup key: { email: \"ada@example.com\" }";
+
+    #[test]
+    fn a_duplicate_on_the_id_index_skips_ahead_when_the_id_is_in_id() {
+        assert!(on_id_field::<Order>(&duplicate(ON_ID)));
+        assert!(!on_id_field::<Order>(&duplicate(ON_EMAIL)));
+        // An index named like `_id_` inside a longer name is another index.
+        assert!(!on_id_field::<Order>(&duplicate(
+            "E11000 duplicate key error collection: shop.orders index: user_id_1 dup key: { \
+             user_id: 3 }"
+        )));
+    }
+
+    /// For an ID field of its own, what counts is the fields of the index, not its name.
+    #[test]
+    fn a_duplicate_on_a_unique_index_of_the_id_field_skips_ahead() {
+        assert!(on_id_field::<Invoice>(&duplicate(ON_NUMBER)));
+        assert!(on_id_field::<Invoice>(&duplicate(
+            "E11000 duplicate key error collection: shop.invoices index: unique_numbers dup key: \
+             { number: 7 }"
+        )));
+        assert!(
+            !on_id_field::<Invoice>(&duplicate(ON_ID)),
+            "`_id` is not the ID field"
+        );
+        assert!(!on_id_field::<Invoice>(&duplicate(ON_EMAIL)));
+        assert!(
+            !on_id_field::<Invoice>(&duplicate(
+                "E11000 duplicate key error collection: shop.invoices index: number_1_year_1 dup \
+                 key: { number: 7, year: 2025 }"
+            )),
+            "a compound index on more than the ID field is another constraint"
+        );
+    }
+
+    #[test]
+    fn a_scoped_model_skips_ahead_on_the_compound_index_of_its_scope_and_id() {
+        let compound = "E11000 duplicate key error collection: shop.tickets index: t_1_number_1 \
+                        dup key: { t: \"acme\", number: 7 }";
+        assert!(on_id_field::<Ticket>(&duplicate(compound)));
+        let reversed = "E11000 duplicate key error collection: shop.tickets index: number_1_t_1 \
+                        dup key: { number: 7, t: \"acme\" }";
+        assert!(on_id_field::<Ticket>(&duplicate(reversed)), "in any order");
+        // Values that look like more fields are read as values.
+        let tricky = "E11000 duplicate key error collection: shop.tickets index: t_1_number_1 \
+                      dup key: { t: \"a, number: 1 }\", number: 7 }";
+        assert!(on_id_field::<Ticket>(&duplicate(tricky)));
+        let id_alone = "E11000 duplicate key error collection: shop.tickets index: number_1 \
+                        dup key: { number: 7 }";
+        assert!(
+            !on_id_field::<Ticket>(&duplicate(id_alone)),
+            "unique across tenants: not the index of the scope's counters"
+        );
+        let scope_name = "E11000 duplicate key error collection: shop.tickets index: \
+                          tenant_1_number_1 dup key: { tenant: \"acme\", number: 7 }";
+        assert!(
+            !on_id_field::<Ticket>(&duplicate(scope_name)),
+            "the scope is stored as `t`"
+        );
+    }
+
+    #[test]
+    fn only_duplicate_keys_skip_ahead() {
+        let e = duplicate(ON_ID);
+        assert!(matches!(e, Error::DuplicateKey { .. }));
+        let other: CommandError = from_document(
+            doc! { "code": 121, "codeName": "DocumentValidationFailure", "errmsg": ON_ID },
+        )
+        .unwrap();
+        let other = Error::from_driver(ErrorKind::Command(other).into());
+        assert!(!on_id_field::<Order>(&other));
+        assert!(!on_id_field::<Order>(&duplicate(
+            "E11000 duplicate key error"
+        )));
+    }
+
+    #[test]
+    fn an_insert_many_reports_the_position_of_the_document_that_met_a_stored_id() {
+        let on_id = insert_many_error(3, 11000, ON_ID);
+        assert_eq!(duplicate_at::<Order>(&on_id), Some(3));
+        assert_eq!(
+            duplicate_at::<Invoice>(&on_id),
+            None,
+            "not Invoice's ID field"
+        );
+        let on_number = insert_many_error(0, 11000, ON_NUMBER);
+        assert_eq!(duplicate_at::<Invoice>(&on_number), Some(0));
+        assert_eq!(
+            duplicate_at::<Order>(&insert_many_error(3, 11000, ON_EMAIL)),
+            None
+        );
+        assert_eq!(
+            duplicate_at::<Order>(&insert_many_error(3, 121, ON_ID)),
+            None,
+            "a validation error is no duplicate"
+        );
+        // Mapped to this crate's error, the same message skips ahead.
+        assert!(on_id_field::<Order>(&Error::from_driver(on_id)));
+    }
+
+    #[test]
+    fn an_insert_many_with_a_write_concern_error_does_not_skip_ahead() {
+        let e: InsertManyError = from_document(doc! {
+            "writeErrors": [{ "index": 1, "code": 11000, "errmsg": ON_ID }],
+            "writeConcernError": { "code": 64, "errmsg": "waiting for replication timed out" },
+        })
+        .unwrap();
+        let e: mongodb::error::Error = ErrorKind::InsertMany(e).into();
+        assert_eq!(duplicate_at::<Order>(&e), None);
+    }
+
+    /// The stored documents of a scope are found by the stored name of each scope field, each
+    /// value compared with `$eq`, so that no value is read as an operator.
+    #[test]
+    fn the_scope_filter_compares_the_stored_scope_fields_by_equality() {
+        let ticket = Ticket {
+            t: "$acme".into(),
+            number: 0,
+        };
+        assert_eq!(
+            scope_filter(&ticket).unwrap(),
+            doc! { "t": { "$eq": "$acme" } }
+        );
+        assert_eq!(scope_filter(&Order { id: 0 }).unwrap(), doc! {});
+    }
+}
