@@ -324,16 +324,21 @@ impl Shared {
     pub(crate) fn skip_past(&self, lo: i64, hi: i64, batch: Batch) -> Option<i64> {
         let mut st = self.lock();
         st.dead = Some((lo, hi));
-        for cached in [st.current.take(), st.standby.take()].into_iter().flatten() {
+        let current = st.current.take();
+        let standby = st.standby.take();
+        for (cached, in_use) in [(current, true), (standby, false)] {
+            let Some(cached) = cached else { continue };
             let live = trim(st.dead, cached);
             self.stats
                 .wasted(cached.len() - live.map_or(0, |r| r.len()));
-            if let Some(live) = live {
-                if st.current.is_none() {
-                    st.current = Some(live);
-                } else {
-                    st.standby = Some(live);
-                }
+            match live {
+                // What is left of the range in use stays in use.
+                Some(live) if in_use => st.current = Some(live),
+                // The prefetched range waits its turn, or becomes the range in use (installed
+                // as one, so that its length and start time are its own).
+                Some(live) if st.current.is_some() => st.standby = Some(live),
+                Some(live) => install(&mut st, live, batch),
+                None => {}
             }
         }
         ensure_current(&mut st, batch).then(|| self.take_one(&mut st))
@@ -406,7 +411,7 @@ fn ensure_current(st: &mut State, batch: Batch) -> bool {
 /// none is in flight or waiting, and `prefetch_at` of the range will have been used.
 fn prefetch_due(st: &State, prefetch_at: f64) -> bool {
     let remaining_after = st.current.map_or(0, |r| r.len() - 1);
-    let used = st.current_len - remaining_after;
+    let used = st.current_len.saturating_sub(remaining_after);
     st.refill.is_none()
         && st.standby.is_none()
         && used as f64 >= prefetch_at * st.current_len as f64
@@ -802,6 +807,28 @@ mod tests {
         // The first range and the one prefetched while it is in use hold `min`; each range
         // installed after a quick one reserves twice as many.
         assert_eq!(store.sizes()[..6], [4, 4, 8, 16, 32, 32]);
+    }
+
+    /// Skipping ahead past a whole range in use installs the prefetched one, however much
+    /// longer it is: the next values come from it, and the prefetch rule reads its own length
+    /// (this overflowed in debug builds when the prefetched range had grown).
+    #[tokio::test]
+    async fn skipping_past_the_range_in_use_installs_the_prefetched_one() {
+        let store = Arc::new(Recorder::default());
+        let adaptive = AdaptiveBatch::new(4, 32).grow_below(Duration::from_secs(3600));
+        let options = SequenceOptions::builder("auto")
+            .adaptive_batch(adaptive)
+            .build();
+        let seq = Sequence::with_store(store.clone(), options).unwrap();
+        assert_eq!(take(&seq, 8).await, (1..=8).collect::<Vec<_>>());
+        let issued = seq.issued(8).unwrap();
+        let skipped = seq.skip_ahead(&issued, 8).await.unwrap();
+        assert!(skipped.value > 8, "{}", skipped.value);
+        let next = seq.next().await.unwrap();
+        assert_eq!(next, skipped.value + 1);
+        let more = take(&seq, 40).await;
+        assert!(more.windows(2).all(|w| w[0] < w[1]), "{more:?}");
+        assert!(more[0] > next);
     }
 
     #[test]
