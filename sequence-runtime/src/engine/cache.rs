@@ -21,7 +21,7 @@ use tokio::sync::Notify;
 
 use super::coalesce::Coalescer;
 use super::origin::Origin;
-use super::sharded::Shards;
+use super::ranges::Shards;
 use super::stats::{Stats, StatsCell};
 use crate::error::{Error, Result};
 use crate::options::Batch;
@@ -41,9 +41,10 @@ pub(crate) struct Request<'a> {
     pub(crate) shards: Option<&'a Arc<Shards>>,
 }
 
-/// The cache and the statistics of one sequence.
+/// What the handles of one sequence share in this process: its cache of reserved values, the
+/// callers waiting for a coalesced reservation, its statistics and its clock override.
 #[derive(Debug)]
-pub(crate) struct Shared {
+pub(crate) struct ProcessState {
     pub(crate) stats: Arc<StatsCell>,
     /// The callers served by coalesced reservations.
     pub(crate) coalescer: Arc<Coalescer>,
@@ -51,10 +52,10 @@ pub(crate) struct Shared {
     refilled: Notify,
 }
 
-impl Default for Shared {
+impl Default for ProcessState {
     fn default() -> Self {
         let stats = Arc::new(StatsCell::default());
-        Shared {
+        ProcessState {
             coalescer: Arc::new(Coalescer::new(stats.clone())),
             stats,
             state: Mutex::default(),
@@ -116,7 +117,7 @@ struct Refill {
     slot: Arc<Slot>,
 }
 
-impl Shared {
+impl ProcessState {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -470,7 +471,7 @@ async fn refill(
     bounds: Bounds,
 ) -> Result<Reservation> {
     let origin = match shards {
-        Some(shards) => Origin::sharded(shards),
+        Some(shards) => Origin::ranges(shards),
         None => Origin::counter(store, slot, bounds),
     };
     origin.up_to(size).await
@@ -479,7 +480,7 @@ async fn refill(
 /// Ends a refill: on `finish` with its result, or on drop if the refill was cancelled (so that a
 /// dropped task or caller never leaves the cache waiting forever).
 struct RefillGuard {
-    shared: Arc<Shared>,
+    shared: Arc<ProcessState>,
     ticket: u64,
     started: Instant,
 }
@@ -749,7 +750,7 @@ mod tests {
         };
         install(&mut st, range(101, 200), Batch::Fixed(100));
         assert_eq!(st.ahead, Batch::MAX_AHEAD);
-        let refill = Shared::default().begin_refill(&mut st, Batch::Fixed(100));
+        let refill = ProcessState::default().begin_refill(&mut st, Batch::Fixed(100));
         assert_eq!(refill.size, 100 * Batch::MAX_AHEAD);
     }
 
@@ -765,14 +766,14 @@ mod tests {
         };
         install(&mut st, range(100, 198), batch);
         assert_eq!(st.ahead, 0);
-        let refill = Shared::default().begin_refill(&mut st, batch);
+        let refill = ProcessState::default().begin_refill(&mut st, batch);
         assert_eq!(refill.size, Batch::AHEAD_FROM - 1);
     }
 
     /// After a pause, the batches reserved ahead halve range by range rather than all at once.
     #[test]
     fn a_quiet_cache_halves_its_batches_ahead_one_range_at_a_time() {
-        let shared = Shared::default();
+        let shared = ProcessState::default();
         let mut st = State {
             slot: Some(slot()),
             ahead: Batch::MAX_AHEAD,
@@ -846,7 +847,10 @@ mod tests {
         };
         install(&mut st, range(33, 64), batch);
         assert_eq!(st.adaptive_size, 16);
-        assert_eq!(Shared::default().begin_refill(&mut st, batch).size, 16);
+        assert_eq!(
+            ProcessState::default().begin_refill(&mut st, batch).size,
+            16
+        );
     }
 
     #[test]

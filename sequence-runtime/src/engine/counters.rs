@@ -8,7 +8,7 @@ use std::sync::Arc;
 use mongodb::ClientSession;
 
 use super::origin::Origin;
-use super::sharded::Shards;
+use super::ranges::Shards;
 use crate::error::Result;
 use crate::store::{CounterStore, Reservation};
 use crate::values::{Bounds, CounterKey, IdRange, Slot};
@@ -31,7 +31,7 @@ impl Counters {
     pub(crate) fn origin(&self, slot: &Arc<Slot>) -> Origin {
         match self {
             Counters::One { store, bounds } => Origin::counter(store, slot, *bounds),
-            Counters::Ranges(shards) => Origin::sharded(shards),
+            Counters::Ranges(shards) => Origin::ranges(shards),
         }
     }
 

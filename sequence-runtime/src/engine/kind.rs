@@ -5,8 +5,8 @@ use std::sync::Arc;
 use mongo_sequence_rules::Strategy;
 
 use super::counters::Counters;
+use super::ranges::{FullShards, Shards};
 use super::registry;
-use super::sharded::{FullShards, Shards};
 use crate::error::{Error, Result};
 use crate::options::SequenceOptions;
 use crate::store::CounterStore;

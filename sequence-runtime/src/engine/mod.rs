@@ -7,7 +7,7 @@
 //! - `origin.rs`: where a coalesced reservation takes its values from;
 //! - `cache.rs`: the cached ranges of a counter, with the prefetch of the next one;
 //! - `coalesce.rs`: one reservation for the callers of a counter waiting together (`batch = 1`);
-//! - `sharded.rs`: the slices of a ranges sequence;
+//! - `ranges.rs`: the shards of a ranges sequence, each owning a slice of the values;
 //! - `random.rs`: uniform draws;
 //! - `registry.rs`: the per-process state shared by the handles of one sequence;
 //! - `stored.rs`: the IDs already stored in a target collection (skipping ahead past them);
@@ -20,13 +20,13 @@ mod counters;
 mod kind;
 mod origin;
 mod random;
+mod ranges;
 mod registry;
-mod sharded;
 mod stats;
 mod stored;
 mod sync;
 
-pub(crate) use cache::{Request, Shared};
+pub(crate) use cache::{ProcessState, Request};
 pub(crate) use kind::{counter_cache_id, Kind};
 pub(crate) use registry::{
     entries, entry, place, remove_entry, shared, with_model_shared, HandleMemo,

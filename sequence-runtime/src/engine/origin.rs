@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::counters::Counters;
-use super::sharded::Shards;
+use super::ranges::Shards;
 use crate::error::{Error, Result};
 use crate::store::{CounterStore, Reservation};
 use crate::values::{Bounds, Slot};
@@ -33,7 +33,7 @@ impl Origin {
     }
 
     /// The shards of a ranges sequence.
-    pub(crate) fn sharded(shards: &Arc<Shards>) -> Self {
+    pub(crate) fn ranges(shards: &Arc<Shards>) -> Self {
         Origin {
             id: shards.identity_in_store(),
             counters: Counters::Ranges(shards.clone()),

@@ -8,7 +8,7 @@ use std::sync::{Arc, LazyLock, PoisonError, RwLock};
 
 use mongodb::Collection;
 
-use super::cache::Shared;
+use super::cache::ProcessState;
 use crate::store::Deployment;
 
 type Entry = Arc<dyn Any + Send + Sync>;
@@ -26,8 +26,8 @@ pub(crate) fn place(deployment: Deployment, db: &str, counters: &str) -> String 
 ///
 /// Every handle of the same counter in this process, however it was created, shares one cache,
 /// so that many model instances or tasks do not each hold a reserved range.
-pub(crate) fn shared(place: &str, key: &str) -> Arc<Shared> {
-    entry(format!("{place}\0{key}"), Shared::default)
+pub(crate) fn shared(place: &str, key: &str) -> Arc<ProcessState> {
+    entry(format!("{place}\0{key}"), ProcessState::default)
 }
 
 /// The state of type `T` registered under `id`, created with `make` on first use. Callers give
@@ -114,7 +114,7 @@ impl<V> HandleMemo<V> {
 
 thread_local! {
     /// The caches this thread used last, by model and collection handle.
-    static RECENT: RefCell<HandleMemo<Arc<Shared>>> = const { RefCell::new(HandleMemo::new()) };
+    static RECENT: RefCell<HandleMemo<Arc<ProcessState>>> = const { RefCell::new(HandleMemo::new()) };
 }
 
 /// Calls `f` with the shared cache of the counter of a model used with `coll`: the same cache
@@ -126,7 +126,7 @@ pub(crate) fn with_model_shared<T: Send + Sync + 'static, R>(
     coll: &Collection<T>,
     counters: &str,
     key: impl FnOnce() -> String,
-    f: impl FnOnce(&Shared) -> R,
+    f: impl FnOnce(&ProcessState) -> R,
 ) -> R {
     RECENT.with(|recent| {
         let mut recent = recent.borrow_mut();

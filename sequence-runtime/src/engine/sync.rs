@@ -18,7 +18,7 @@ use mongo_sequence_rules::pattern::Pattern;
 use mongodb::bson::{doc, Bson, Document};
 use mongodb::Collection;
 
-use super::sharded::Shards;
+use super::ranges::Shards;
 use crate::error::{Access, Error, Result};
 use crate::store::CounterStore;
 use crate::values::{Bounds, CounterKey, Format, Scope};

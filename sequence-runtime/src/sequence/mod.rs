@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use mongodb::{Collection, Database};
 
-use crate::engine::{self, Kind, Shared, Stats};
+use crate::engine::{self, Kind, ProcessState, Stats};
 use crate::error::{Error, Result};
 use crate::options::{SequenceConfig, SequenceOptions};
 use crate::store::{CounterStore, Deployment, MemoryStore, MongoStore};
@@ -60,7 +60,7 @@ struct HandleState {
 struct Engine {
     store: Arc<dyn CounterStore>,
     /// The cache and statistics, shared with the other handles of the sequence.
-    shared: Arc<Shared>,
+    shared: Arc<ProcessState>,
     bounds: Bounds,
     format: Arc<Format>,
     kind: Arc<Kind>,
@@ -162,7 +162,7 @@ impl Sequence {
         options: SequenceOptions,
         key: CounterKey,
         store: Arc<dyn CounterStore>,
-        shared: Arc<Shared>,
+        shared: Arc<ProcessState>,
         bounds: Bounds,
         format: Format,
         kind: Kind,
