@@ -24,152 +24,154 @@ fn opts(name: &str) -> mongo_sequence::options::SequenceOptionsBuilder {
     SequenceOptions::builder(name)
 }
 
-/// A mistake the derive and the runtime both refuse: the UI case whose `.stderr` holds the
-/// derive's error (checked against the compiler by `ui`), and the same configuration as
-/// runtime options.
-type Case = (&'static str, fn() -> SequenceOptions);
-
-/// Every UI case whose configuration the runtime can express. The others are about the Rust
-/// side of a model (its ID field's type, its fields, the syntax of the attribute), or give a
-/// key its default value explicitly (`digits = 12, start = 1`), which the runtime cannot tell
-/// from leaving it out.
-const REFUSED_BY_BOTH: &[Case] = &[
-    ("batch/zero", || opts("x").batch(0).build()),
-    ("bounds/start_above_max", || {
-        opts("x").start(100).max(10).build()
-    }),
-    ("digits/max_outside", || {
-        opts("x").digits(6).max(10_000_000).build()
-    }),
-    ("digits/too_many", || opts("x").digits(19).build()),
-    ("digits/with_prefix", || {
-        opts("x").prefix("YYMMDD").digits(12).build()
-    }),
-    ("digits/with_width", || opts("x").digits(8).width(4).build()),
-    ("digits/zero", || opts("x").digits(0).build()),
-    ("gapless/timeout_without_gapless", || {
-        opts("x")
-            .transaction_timeout(Duration::from_millis(5000))
-            .build()
-    }),
-    ("gapless/with_batch", || {
-        opts("x").gapless(true).batch(25).build()
-    }),
-    ("gapless/with_ranges", || {
-        opts("x").gapless(true).strategy(Strategy::Ranges).build()
-    }),
-    ("layout/field_clashes_with_range_bounds", || {
-        opts("x")
-            .strategy(Strategy::Ranges)
-            .layout(CounterLayout::new().field("lo"))
-            .build()
-    }),
-    ("layout/field_with_dollar", || {
-        opts("x").layout(CounterLayout::new().field("$seq")).build()
-    }),
-    ("layout/stores_with_random", || {
-        opts("x")
-            .strategy(Strategy::Random)
-            .layout(CounterLayout::new().stores(Stores::NextFree))
-            .build()
-    }),
-    ("layout/mongoose_with_periods", || {
-        opts("x")
-            .prefix("YYMMDD")
-            .layout(CounterLayout::mongoose())
-            .build()
-    }),
-    ("layout/with_random", || {
-        opts("x")
-            .strategy(Strategy::Random)
-            .layout(CounterLayout::mongoose())
-            .build()
-    }),
-    ("layout/with_uuid", || {
-        opts("x")
-            .strategy(Strategy::Uuid)
-            .layout(CounterLayout::mongoose())
-            .build()
-    }),
-    ("name/counters_collection", || {
-        opts("x").counters("system.counters").build()
-    }),
-    ("name/dollar", || opts("$userid").build()),
-    ("name/dollar_inside", || opts("user$id").build()),
-    ("name/dot", || opts("user.id").build()),
-    ("name/empty", || opts("").build()),
-    ("name/nul", || opts("user\0id").build()),
-    ("prefix/empty", || opts("x").prefix("").build()),
-    ("prefix/repeating_period", || {
-        opts("x").prefix("MMDD").build()
-    }),
-    ("prefix/unclosed_quote", || {
-        opts("x").prefix("'INV-YYMMDD").build()
-    }),
-    ("prefix/unknown_token", || {
-        opts("x").prefix("YYYMMDD").build()
-    }),
-    ("scope/duplicate", || {
-        opts("x").scope(["tenant", "tenant"]).build()
-    }),
-    ("scope/with_batch", || {
-        opts("x").scope(["tenant"]).batch(25).build()
-    }),
-    ("scope/with_random", || {
-        opts("x")
-            .strategy(Strategy::Random)
-            .scope(["tenant"])
-            .build()
-    }),
-    ("scope/with_ranges", || {
-        opts("x")
-            .strategy(Strategy::Ranges)
-            .scope(["tenant"])
-            .build()
-    }),
-    ("strategy/batch_with_uuid", || {
-        opts("x").strategy(Strategy::Uuid).batch(100).build()
-    }),
-    ("strategy/counter_key_with_ranges", || {
-        opts("x")
-            .strategy(Strategy::Ranges)
-            .prefix("YYMMDD")
-            .build()
-    }),
-    ("strategy/digits_with_max", || {
-        opts("x").ranges(16).digits(12).max(999_999).build()
-    }),
-    ("strategy/more_shards_than_ids", || {
-        opts("x").ranges(100).digits(1).build()
-    }),
-    ("strategy/retries_without_random", || {
-        opts("x").strategy(Strategy::Ranges).retries(3).build()
-    }),
-    ("strategy/shards_without_ranges", || {
-        let mut o = opts("x").build();
-        o.shards = 8;
-        o
-    }),
-    ("strategy/too_many_retries", || {
-        opts("x").strategy(Strategy::Random).retries(10_001).build()
-    }),
-    ("tz/unknown_zone", || {
-        opts("x").prefix("YYMMDD").tz("Europe/Berln").build()
-    }),
-    ("tz/without_date_tokens", || {
-        opts("x").prefix("INV-").tz("Europe/Berlin").build()
-    }),
-    ("width/negative_start", || {
-        opts("x").prefix("YYMMDD").start(-1).build()
-    }),
-    ("width/start_too_wide", || {
-        opts("x").prefix("YYMMDD").width(3).start(1000).build()
-    }),
-    ("width/too_large", || {
-        opts("x").prefix("YYMMDD").width(19).build()
-    }),
-    ("width/zero", || opts("x").prefix("YYMMDD").width(0).build()),
+/// The fail cases whose `#[seq(...)]` keys the runtime can take but whose mistake is about the
+/// struct itself, which runtime options do not describe (its fields, its ID field), with why.
+const ABOUT_THE_STRUCT: &[(&str, &str)] = &[
+    ("scope/id_field", "`scope` names the struct's ID field"),
+    (
+        "scope/missing_field",
+        "`scope` names a field the struct does not have",
+    ),
+    ("scope/on_document_id", "the struct's ID field is its `_id`"),
+    (
+        "strategy/random_id_field_not_underscore_id",
+        "the struct's ID field is not its `_id`",
+    ),
 ];
+
+/// A key of `#[seq(...)]` as written in a case: its name and its literal value (`None` for a
+/// flag such as `gapless`).
+type Written = (String, Option<syn::Expr>);
+
+/// The struct-level `#[seq(...)]` keys of the case file `path`, and the struct's name; `None`
+/// if they do not parse as `key = value` pairs (a case about the attribute's syntax).
+fn written_keys(path: &std::path::Path) -> Option<(String, Vec<Written>)> {
+    let file = syn::parse_file(&std::fs::read_to_string(path).ok()?).ok()?;
+    let item = file.items.iter().find_map(|item| match item {
+        syn::Item::Struct(s) => Some(s),
+        _ => None,
+    })?;
+    let mut keys = Vec::new();
+    for attr in item.attrs.iter().filter(|a| a.path().is_ident("seq")) {
+        attr.parse_nested_meta(|meta| {
+            let key = meta.path.get_ident().map(ToString::to_string);
+            let value = if meta.input.peek(syn::Token![=]) {
+                Some(meta.value()?.parse::<syn::Expr>()?)
+            } else {
+                None
+            };
+            keys.push((key.unwrap_or_default(), value));
+            Ok(())
+        })
+        .ok()?;
+    }
+    let mut names: Vec<&str> = keys.iter().map(|(k, _)| k.as_str()).collect();
+    names.sort_unstable();
+    if names.windows(2).any(|w| w[0] == w[1]) {
+        return None; // a key written twice
+    }
+    Some((item.ident.to_string(), keys))
+}
+
+/// The runtime options that say what `keys` say, or `None` if runtime options cannot: a value
+/// of another type than the option's, a key the runtime has no option for, or a key given its
+/// default value (which the runtime cannot tell from leaving it out).
+fn runtime_options(name: &str, keys: &[Written]) -> Option<SequenceOptions> {
+    use mongo_sequence_rules::defaults;
+    fn lit(value: &Option<syn::Expr>) -> Option<&syn::Lit> {
+        match value.as_ref()? {
+            syn::Expr::Lit(l) => Some(&l.lit),
+            _ => None,
+        }
+    }
+    fn text(value: &Option<syn::Expr>) -> Option<String> {
+        match lit(value)? {
+            syn::Lit::Str(s) => Some(s.value()),
+            _ => None,
+        }
+    }
+    fn int<T: std::str::FromStr>(value: &Option<syn::Expr>) -> Option<T>
+    where
+        T::Err: std::fmt::Display,
+    {
+        match lit(value)? {
+            syn::Lit::Int(i) => i.base10_parse().ok(),
+            _ => None,
+        }
+    }
+    fn not_default<T: PartialEq>(value: T, default: T) -> Option<T> {
+        (value != default).then_some(value)
+    }
+    let name = keys
+        .iter()
+        .find(|(k, _)| k == "name")
+        .map_or_else(|| Some(defaults::counter_name(name)), |(_, v)| text(v))?;
+    let mut b = opts(&name);
+    let mut layout = CounterLayout::new();
+    let mut shards = None;
+    for (key, value) in keys {
+        b = match key.as_str() {
+            "name" => b,
+            "batch" => b.batch(not_default(int(value)?, defaults::BATCH)?),
+            "start" => b.start(not_default(int(value)?, defaults::START)?),
+            "max" => b.max(not_default(int(value)?, defaults::MAX)?),
+            "prefix" => b.prefix(text(value)?),
+            "tz" => b.tz(text(value)?),
+            "width" => b.width(int(value)?),
+            "digits" => b.digits(int(value)?),
+            "strategy" => b.strategy(text(value)?.parse().ok()?),
+            "shards" => {
+                shards = Some(not_default(int(value)?, defaults::SHARDS)?);
+                b
+            }
+            "retries" => b.retries(not_default(int(value)?, defaults::RETRIES)?),
+            "counters" => b.counters(not_default(text(value)?, defaults::COUNTERS.into())?),
+            "scope" => match value.as_ref()? {
+                syn::Expr::Array(a) => b.scope(
+                    a.elems
+                        .iter()
+                        .map(|e| text(&Some(e.clone())))
+                        .collect::<Option<Vec<_>>>()?,
+                ),
+                _ => b.scope([text(value)?]),
+            },
+            "layout" => {
+                match text(value)?.as_str() {
+                    "mongoose" => layout = CounterLayout::mongoose(),
+                    _ => return None,
+                }
+                b
+            }
+            "field" => {
+                layout = layout.field(not_default(text(value)?, defaults::COUNTER_FIELD.into())?);
+                b
+            }
+            "stores" => {
+                layout = layout.stores(match text(value)?.as_str() {
+                    "next_free" => Stores::NextFree,
+                    _ => return None,
+                });
+                b
+            }
+            "gapless" => match value {
+                None => b.gapless(true),
+                Some(_) => return None,
+            },
+            "timeout_ms" => b.transaction_timeout(Duration::from_millis(not_default(
+                int(value)?,
+                defaults::TRANSACTION_TIMEOUT_MS,
+            )?)),
+            // `batch_min` and `batch_max` exist only with `batch = "auto"`, which the runtime
+            // says with `AdaptiveBatch`; `crate` only in the derive.
+            _ => return None,
+        };
+    }
+    let mut options = b.layout(layout).build();
+    if let Some(shards) = shards {
+        options.shards = shards;
+    }
+    Some(options)
+}
 
 /// The runtime's message for a broken rule: the rule's own message, without the variant's
 /// preamble.
@@ -181,22 +183,83 @@ fn rule_message(e: Error) -> String {
     }
 }
 
+/// Every compile-fail case that runtime options can express, found by reading the case files:
+/// the runtime refuses it with the derive's message. The cases it cannot express are about the
+/// Rust side of a model (its ID field's type, checked by the compiler: `error[E...]`; its
+/// fields, listed in [`ABOUT_THE_STRUCT`]) or the syntax of the attribute.
 #[test]
 fn the_runtime_refuses_what_the_derive_refuses_with_the_same_message() {
-    for (case, options) in REFUSED_BY_BOTH {
-        let path = format!("tests/ui/fail/{case}.stderr");
-        let stderr = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut compared = Vec::new();
+    let mut about_the_struct = Vec::new();
+    let mut files: Vec<_> = glob_cases();
+    files.sort();
+    for path in files {
+        let case = path
+            .strip_prefix("tests/ui/fail")
+            .unwrap()
+            .with_extension("")
+            .to_string_lossy()
+            .into_owned();
+        let stderr = std::fs::read_to_string(path.with_extension("stderr")).unwrap();
         let errors: Vec<&str> = stderr
             .lines()
             .filter_map(|l| l.strip_prefix("error: "))
             .collect();
-        assert_eq!(errors.len(), 1, "{case}: one error per mistake: {errors:?}");
-        let runtime = options()
+        let Some((name, keys)) = written_keys(&path) else {
+            continue; // the syntax of the attribute
+        };
+        if keys.is_empty() {
+            continue; // no key: the case is about the struct's shape or its fields
+        }
+        let Some(options) = runtime_options(&name, &keys) else {
+            continue;
+        };
+        if errors.len() != 1 {
+            continue; // a compiler error about the ID field's type, not a rule of the keys
+        }
+        if let Some((_, why)) = ABOUT_THE_STRUCT.iter().find(|(c, _)| *c == case) {
+            let runtime = options.validate().err().map(rule_message);
+            assert_ne!(
+                runtime.as_deref(),
+                Some(errors[0]),
+                "{case} is listed as about the struct ({why}), but the runtime refuses it too"
+            );
+            about_the_struct.push(case);
+            continue;
+        }
+        let runtime = options
             .validate()
             .map(|_| "accepted".to_owned())
             .unwrap_or_else(rule_message);
         assert_eq!(runtime, errors[0], "{case}");
+        compared.push(case);
     }
+    assert_eq!(
+        about_the_struct.len(),
+        ABOUT_THE_STRUCT.len(),
+        "every case listed as about the struct exists: {about_the_struct:?}"
+    );
+    // The rules of the keys (names, batch, bounds, digits, width, prefix, tz, strategies,
+    // scope, layout, gapless) are each covered by several cases.
+    assert!(
+        compared.len() >= 40,
+        "{} cases compared: {compared:?}",
+        compared.len()
+    );
+}
+
+/// The compile-fail case files, `tests/ui/fail/<category>/<case>.rs`.
+fn glob_cases() -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for category in std::fs::read_dir("tests/ui/fail").unwrap() {
+        for case in std::fs::read_dir(category.unwrap().path()).unwrap() {
+            let path = case.unwrap().path();
+            if path.extension().is_some_and(|e| e == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    files
 }
 
 #[test]
