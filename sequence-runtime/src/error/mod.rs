@@ -1,5 +1,18 @@
 //! The one error type of the crate, [`Error`]; every error of the driver passes one mapping
 //! ([`Error::from_driver`]) on its way into it.
+//!
+//! ```
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! use mongo_sequence_runtime::{Error, Sequence, SequenceOptions};
+//!
+//! let seq = Sequence::in_memory(SequenceOptions::builder("t").max(2).build())?;
+//! seq.reserve(2).await?;
+//! match seq.next().await {
+//!     Err(Error::Exhausted { counter, max, .. }) => assert_eq!((counter.as_str(), max), ("t", 2)),
+//!     other => panic!("expected exhaustion, got {other:?}"),
+//! }
+//! # Ok::<(), Error>(()) }).unwrap();
+//! ```
 
 mod driver;
 

@@ -1,6 +1,21 @@
 //! The options of a sequence: what users choose, with a builder in the driver's fluent style,
 //! and the `const` form a derived model carries ([`SequenceConfig`]). Every default and every
 //! rule comes from `mongo-sequence-rules`, which the derive checks at compile time too.
+//!
+//! ```
+//! use mongo_sequence_runtime::options::{AdaptiveBatch, CounterLayout, Stores};
+//! use mongo_sequence_runtime::{Batch, SequenceOptions};
+//!
+//! // Counters written by other code: `{ _id: "invoice", COUNT: 1042 }`, 1042 being next.
+//! let options = SequenceOptions::builder("invoice")
+//!     .prefix("INV-YYYY-")
+//!     .width(5)
+//!     .adaptive_batch(AdaptiveBatch::new(10, 1000))
+//!     .layout(CounterLayout::new().field("COUNT").stores(Stores::NextFree))
+//!     .build();
+//! assert_eq!(options.batch, Batch::Adaptive(AdaptiveBatch::new(10, 1000)));
+//! assert!(options.validate().is_ok());
+//! ```
 
 mod batch;
 mod config;
