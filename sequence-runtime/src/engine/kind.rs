@@ -5,7 +5,7 @@ use std::sync::Arc;
 use mongo_sequence_rules::Strategy;
 
 use super::counters::Counters;
-use super::ranges::{FullShards, Shards};
+use super::ranges::Shards;
 use super::registry;
 use crate::error::{Error, Result};
 use crate::options::SequenceOptions;
@@ -32,7 +32,7 @@ impl Kind {
         store: &Arc<dyn CounterStore>,
         key: &CounterKey,
         space: Bounds,
-        place: Option<&str>,
+        place: Option<&registry::Place>,
     ) -> Self {
         match options.strategy {
             Strategy::Counter => Kind::Counters(Counters::One {
@@ -42,12 +42,11 @@ impl Kind {
             Strategy::Ranges => {
                 let count = options.shards;
                 let full = place.map(|place| {
-                    let id = format!(
-                        "full-shards\0{place}\0{}\0{}",
-                        key.canonical(),
-                        Shards::identity(space, count)
-                    );
-                    registry::entry(id, || FullShards::new(count))
+                    let at = registry::CounterAt {
+                        place: place.clone(),
+                        counter: format!("{}\0{}", key.canonical(), Shards::identity(space, count)),
+                    };
+                    registry::full_shards(&at, count)
                 });
                 let shards = Shards::new(store.clone(), &options.name, space, count, full);
                 Kind::Counters(Counters::Ranges(Arc::new(shards)))

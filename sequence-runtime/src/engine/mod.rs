@@ -29,7 +29,7 @@ mod sync;
 pub(crate) use cache::{ProcessState, Request};
 pub(crate) use kind::{counter_cache_id, Kind};
 pub(crate) use registry::{
-    entries, entry, place, remove_entry, shared, with_model_shared, HandleMemo,
+    entries, group, place, remove_group, shared, with_model_shared, GroupOf, HandleMemo,
 };
 pub use stats::Stats;
 pub(crate) use stored::{IdForm, StoredIds};

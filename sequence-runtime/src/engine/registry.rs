@@ -9,59 +9,128 @@ use std::sync::{Arc, LazyLock, PoisonError, RwLock};
 use mongodb::Collection;
 
 use super::cache::ProcessState;
+use super::ranges::FullShards;
 use crate::store::Deployment;
 
-type Entry = Arc<dyn Any + Send + Sync>;
-
-static REGISTRY: LazyLock<RwLock<HashMap<String, Entry>>> =
-    LazyLock::new(|| RwLock::new(HashMap::new()));
-
-/// Where counters are kept, as the registry's ids start: the deployment, the database and the
-/// counters collection.
-pub(crate) fn place(deployment: Deployment, db: &str, counters: &str) -> String {
-    format!("{deployment}\0{db}\0{counters}")
+/// Where counters are kept: the deployment, the database and the counters collection.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Place {
+    deployment: Deployment,
+    db: String,
+    counters: String,
 }
 
-/// The shared cache of the counter `key` kept at `place` (see [`place`]), created on first use.
+/// Where counters are kept (see [`Place`]).
+pub(crate) fn place(deployment: Deployment, db: &str, counters: &str) -> Place {
+    Place {
+        deployment,
+        db: db.to_owned(),
+        counters: counters.to_owned(),
+    }
+}
+
+/// A sequence's counter (by the id `Kind::cache_id` makes) at a place.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct CounterAt {
+    pub(crate) place: Place,
+    pub(crate) counter: String,
+}
+
+/// A gapless group: a model, its collection (in a deployment) and a scope value.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct GroupOf {
+    pub(crate) model: TypeId,
+    pub(crate) deployment: Deployment,
+    pub(crate) namespace: String,
+    pub(crate) scope: String,
+}
+
+/// The state a process keeps per sequence, each kind in a map of its own, with typed keys.
+#[derive(Default)]
+struct Registry {
+    /// The cache, coalesced callers and statistics of each sequence.
+    sequences: HashMap<CounterAt, Arc<ProcessState>>,
+    /// Which shards of a ranges sequence are full.
+    full_shards: HashMap<CounterAt, Arc<FullShards>>,
+    /// The queues of gapless groups in use. Their type depends on the model's ID type, which
+    /// the key's `model` fixes: a key never holds another type.
+    groups: HashMap<GroupOf, Arc<dyn Any + Send + Sync>>,
+}
+
+static REGISTRY: LazyLock<RwLock<Registry>> = LazyLock::new(RwLock::default);
+
+/// The entry of `map` at `key`, created with `make` on first use.
+fn entry<K: Eq + std::hash::Hash + Clone, V: Clone>(
+    map: impl Fn(&mut Registry) -> &mut HashMap<K, V>,
+    key: &K,
+    make: impl FnOnce() -> V,
+) -> V {
+    let mut registry = REGISTRY.write().unwrap_or_else(PoisonError::into_inner);
+    map(&mut registry)
+        .entry(key.clone())
+        .or_insert_with(make)
+        .clone()
+}
+
+/// The shared state of the counter `counter` kept at `place`, created on first use.
 ///
 /// Every handle of the same counter in this process, however it was created, shares one cache,
 /// so that many model instances or tasks do not each hold a reserved range.
-pub(crate) fn shared(place: &str, key: &str) -> Arc<ProcessState> {
-    entry(format!("{place}\0{key}"), ProcessState::default)
+pub(crate) fn shared(place: &Place, counter: &str) -> Arc<ProcessState> {
+    let key = CounterAt {
+        place: place.clone(),
+        counter: counter.to_owned(),
+    };
+    {
+        let registry = REGISTRY.read().unwrap_or_else(PoisonError::into_inner);
+        if let Some(found) = registry.sequences.get(&key) {
+            return found.clone();
+        }
+    }
+    entry(|r| &mut r.sequences, &key, Arc::default)
 }
 
-/// The state of type `T` registered under `id`, created with `make` on first use. Callers give
-/// each type ids of its own (a prefix), so that an id never holds another type.
-pub(crate) fn entry<T: Any + Send + Sync>(id: String, make: impl FnOnce() -> T) -> Arc<T> {
-    let get = |map: &HashMap<String, Entry>| map.get(&id).cloned().map(Arc::downcast::<T>);
-    if let Some(Ok(found)) = get(&REGISTRY.read().unwrap_or_else(PoisonError::into_inner)) {
-        return found;
-    }
-    let mut map = REGISTRY.write().unwrap_or_else(PoisonError::into_inner);
-    if let Some(Ok(found)) = get(&map) {
-        return found;
-    }
-    let fresh = Arc::new(make());
-    map.insert(id, fresh.clone());
-    fresh
+/// Which shards of the ranges sequence `key` are full, shared by its handles.
+pub(crate) fn full_shards(key: &CounterAt, count: u32) -> Arc<FullShards> {
+    entry(
+        |r| &mut r.full_shards,
+        key,
+        || Arc::new(FullShards::new(count)),
+    )
 }
 
-/// Removes the entry `id` if it is `value` (not another one registered since).
-pub(crate) fn remove_entry<T: Any + Send + Sync>(id: &str, value: &Arc<T>) {
-    let mut map = REGISTRY.write().unwrap_or_else(PoisonError::into_inner);
-    let same = map
-        .get(id)
-        .is_some_and(|entry| std::ptr::addr_eq(Arc::as_ptr(entry), Arc::as_ptr(value)));
+/// The queue of the gapless group `group`, created with `make` on first use.
+pub(crate) fn group<T: Any + Send + Sync>(group: &GroupOf, make: impl FnOnce() -> T) -> Arc<T> {
+    let found = entry(|r| &mut r.groups, group, || Arc::new(make()));
+    found
+        .downcast::<T>()
+        .unwrap_or_else(|_| unreachable!("a group's key fixes its model, so its queue's type"))
+}
+
+/// Removes the queue of `group` if it is `queue` (not another one registered since).
+pub(crate) fn remove_group<T: Any + Send + Sync>(group: &GroupOf, queue: &Arc<T>) {
+    let mut registry = REGISTRY.write().unwrap_or_else(PoisonError::into_inner);
+    let same = registry
+        .groups
+        .get(group)
+        .is_some_and(|entry| std::ptr::addr_eq(Arc::as_ptr(entry), Arc::as_ptr(queue)));
     if same {
-        map.remove(id);
+        registry.groups.remove(group);
     }
 }
 
-/// How many entries of the registry have an id containing `needle` (a namespace, a counter
-/// name): what a process keeps of the sequences it uses.
+/// How many entries of the registry are about the database or collection `needle`: what a
+/// process keeps of the sequences it uses there.
 pub(crate) fn entries(needle: &str) -> usize {
-    let map = REGISTRY.read().unwrap_or_else(PoisonError::into_inner);
-    map.keys().filter(|id| id.contains(needle)).count()
+    let registry = REGISTRY.read().unwrap_or_else(PoisonError::into_inner);
+    let at = |k: &CounterAt| k.place.db == needle || k.place.counters == needle;
+    registry.sequences.keys().filter(|k| at(k)).count()
+        + registry.full_shards.keys().filter(|k| at(k)).count()
+        + registry
+            .groups
+            .keys()
+            .filter(|k| k.namespace == needle || k.namespace.starts_with(&format!("{needle}.")))
+            .count()
 }
 
 /// How many (model, collection handle) pairs each thread remembers.

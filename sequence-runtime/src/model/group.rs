@@ -25,7 +25,7 @@ use tokio::sync::oneshot;
 use super::doc::Doc;
 use super::gapless::{self, counter_failure, Docs, Done, Failure, TransactionBody};
 use super::skip_ahead;
-use crate::engine;
+use crate::engine::{self, GroupOf};
 use crate::error::{insert_many_failed_at, statement_transient, Access, Error, Result};
 use crate::sequence::Sequence;
 use crate::store::{BoxFuture, Deployment};
@@ -50,7 +50,7 @@ struct Member<I> {
 /// It is registered under `id` while the group is in use, and removed from the registry when
 /// the group goes idle, so that a process keeps no queue per scope value it has seen.
 struct Queue<I> {
-    id: String,
+    id: GroupOf,
     state: Mutex<GroupState<I>>,
 }
 
@@ -63,7 +63,7 @@ struct GroupState<I> {
 }
 
 impl<I: Send + 'static> Queue<I> {
-    fn new(id: String) -> Self {
+    fn new(id: GroupOf) -> Self {
         Queue {
             id,
             state: Mutex::new(GroupState {
@@ -86,7 +86,7 @@ impl<I: Send + 'static> Queue<I> {
         }
         state.active = false;
         drop(state);
-        engine::remove_entry(&self.id, self);
+        engine::remove_group(&self.id, self);
         true
     }
 }
@@ -150,14 +150,13 @@ pub(crate) async fn insert_one<T: Doc>(
         scope: skip_ahead::scope_filter(&*doc)?,
         shape,
     };
-    let id = format!(
-        "gapless-group\0{:?}\0{}\0{}\0{}",
-        TypeId::of::<T>(),
-        Deployment::of_collection(coll),
-        coll.namespace(),
-        scoped.scope().map(|s| s.canonical()).unwrap_or_default(),
-    );
-    let queue = engine::entry(id.clone(), || Queue::<T::Id>::new(id));
+    let id = GroupOf {
+        model: TypeId::of::<T>(),
+        deployment: Deployment::of_collection(coll),
+        namespace: coll.namespace().to_string(),
+        scope: scoped.scope().map(|s| s.canonical()).unwrap_or_default(),
+    };
+    let queue = engine::group(&id, || Queue::<T::Id>::new(id.clone()));
     let leads = {
         let mut state = queue.lock();
         if state.active {
