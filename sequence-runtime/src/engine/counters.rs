@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use mongodb::ClientSession;
 
-use super::origin::Origin;
 use super::ranges::Shards;
 use crate::error::Result;
 use crate::store::{CounterStore, Reservation};
@@ -27,14 +26,6 @@ pub(crate) enum Counters {
 }
 
 impl Counters {
-    /// Where the coalesced callers of `slot` take their values.
-    pub(crate) fn origin(&self, slot: &Arc<Slot>) -> Origin {
-        match self {
-            Counters::One { store, bounds } => Origin::counter(store, slot, *bounds),
-            Counters::Ranges(shards) => Origin::ranges(shards),
-        }
-    }
-
     /// The shards, for the cache's refills.
     pub(crate) fn shards(&self) -> Option<&Arc<Shards>> {
         match self {

@@ -65,3 +65,13 @@ impl Origin {
         }
     }
 }
+
+impl Counters {
+    /// Where the coalesced callers of `slot` take their values.
+    pub(crate) fn origin(&self, slot: &Arc<Slot>) -> Origin {
+        match self {
+            Counters::One { store, bounds } => Origin::counter(store, slot, *bounds),
+            Counters::Ranges(shards) => Origin::ranges(shards),
+        }
+    }
+}

@@ -10,7 +10,6 @@ use jiff::civil::DateTime;
 use mongodb::bson::Document;
 use mongodb::{ClientSession, Collection};
 
-use super::issue::render_all;
 use super::Sequence;
 use crate::engine::{self, Source, SyncReport, SyncedCounter, Target};
 use crate::error::{Error, Result};
@@ -287,4 +286,12 @@ impl<'a> IntoFuture for SyncCounters<'a> {
             Ok(report)
         })
     }
+}
+
+/// The values of `range`, rendered as the IDs of `slot`.
+fn render_all<T: IdValue>(range: IdRange, slot: &Slot) -> Result<Vec<T>> {
+    range
+        .iter()
+        .map(|value| T::render(value, &slot.rendering))
+        .collect()
 }

@@ -270,14 +270,6 @@ impl Sequence {
     }
 }
 
-/// The values of `range`, rendered as the IDs of `slot`.
-pub(super) fn render_all<T: IdValue>(range: IdRange, slot: &Slot) -> Result<Vec<T>> {
-    range
-        .iter()
-        .map(|value| T::render(value, &slot.rendering))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
