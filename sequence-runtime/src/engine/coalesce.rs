@@ -200,7 +200,7 @@ mod tests {
     }
 
     // The in-memory store answers at once, so callers on one thread never wait together; the
-    // tests of callers that do are in `tests/allocator.rs`, with a store that takes its time.
+    // tests of callers that do are in `tests/it/allocator.rs`, with a store that takes its time.
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn every_value_is_handed_out_once_across_threads() {

@@ -2,8 +2,7 @@
 //! same digits in an integer; IDs of exactly `digits` digits; exhaustion instead of a longer or
 //! shorter ID. Run against a real server and, where it applies, against the in-memory store.
 
-mod backend;
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 
@@ -14,7 +13,8 @@ use mongo_sequence::{
 use mongodb::bson::doc;
 use serde::{Deserialize, Serialize};
 
-use backend::Backend;
+use crate::backend::Backend;
+use crate::both;
 
 fn at(instant: &str) -> Timestamp {
     instant.parse().unwrap()

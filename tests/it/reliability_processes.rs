@@ -1,12 +1,11 @@
 //! Several operating-system processes on one counter, and processes killed with `SIGKILL` in the
 //! middle of a range and started again.
 //!
-//! The workers are this test binary itself, run again with `--ignored --exact worker` and the
-//! environment variables below; they connect to the parent's server through its URI and never
-//! start one of their own.
+//! The workers are this test binary itself, run again with `--ignored --exact
+//! reliability_processes::worker` and the environment variables below; they connect to the
+//! parent's server through its URI and never start one of their own.
 
-mod common;
-mod reliability_support;
+use crate::common;
 
 use std::collections::{BTreeMap, HashSet};
 use std::io::Write;
@@ -16,9 +15,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::reliability_support::{self as support, Receipt};
 use mongo_sequence::{Batch, Sequence, SequenceOptions, SequentialId};
 use mongodb::bson::{doc, Document};
-use reliability_support::{self as support, Receipt};
 use sequence_testkit::{unique_db_name, TestServer};
 use serde::{Deserialize, Serialize};
 
@@ -191,6 +190,15 @@ async fn insert_worker(db: mongodb::Database) {
 
 // ----- The parent side -----
 
+/// The name the test harness knows [`worker`] by: its path in the test binary, without the
+/// binary's name (`reliability_processes::worker`).
+fn worker_test_name() -> String {
+    let module = module_path!()
+        .split_once("::")
+        .map_or("", |(_binary, module)| module);
+    format!("{module}::worker")
+}
+
 /// Starts this test binary as a worker.
 fn spawn_worker(mode: &str, vars: &[(&str, String)], stderr_to: &Path) -> Child {
     let exe = std::env::current_exe().expect("the test binary's path");
@@ -198,7 +206,7 @@ fn spawn_worker(mode: &str, vars: &[(&str, String)], stderr_to: &Path) -> Child 
     cmd.args([
         "--ignored",
         "--exact",
-        "worker",
+        &worker_test_name(),
         "--nocapture",
         "--test-threads=1",
     ])

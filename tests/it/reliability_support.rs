@@ -1,4 +1,4 @@
-//! What the reliability suite (`tests/reliability_*.rs`) shares: counter reads, fail point
+//! What the reliability suite (`tests/it/reliability_*.rs`) shares: counter reads, fail point
 //! commands, and error classification.
 
 #![allow(dead_code)]

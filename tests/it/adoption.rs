@@ -2,7 +2,7 @@
 //! ahead of the stored IDs, for every counter strategy, period prefix, scope and insert path,
 //! at a cost of a few round trips per conflict, not one per imported document.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -1,13 +1,13 @@
 //! The allocator's behaviour, run against a real server and, with identical expectations,
 //! against the in-memory store.
 
-mod backend;
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use backend::Backend;
+use crate::backend::Backend;
+use crate::both;
 use mongo_sequence::{
     id::Bounds, id::CounterKey, options::AdaptiveBatch, options::SequenceOptionsBuilder,
     store::BoxFuture, store::CounterStore, store::MemoryStore, store::Reservation, Batch, Error,

@@ -2,8 +2,7 @@
 //! at midnight under load, clocks that go backwards, and the purge of old periods. Run against
 //! a real server and, where it applies, against the in-memory store.
 
-mod backend;
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
@@ -17,7 +16,8 @@ use mongo_sequence::{
 use mongodb::bson::{doc, Document};
 use serde::{Deserialize, Serialize};
 
-use backend::Backend;
+use crate::backend::Backend;
+use crate::both;
 
 fn at(instant: &str) -> Timestamp {
     instant.parse().unwrap()

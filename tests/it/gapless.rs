@@ -1,7 +1,7 @@
 //! Gapless numbering through transactions, and inserts that join the caller's transaction,
 //! against real servers (a single-node replica set, and a standalone server).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};

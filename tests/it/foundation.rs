@@ -1,7 +1,7 @@
 //! The first end-to-end slice against a real server: counter creation, continuation, and
 //! concurrent inserts.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 

@@ -9,18 +9,17 @@
 //! server, so each test of this file has a server of its own (the shared one, or one it
 //! starts) and they run side by side.
 
-mod common;
-mod reliability_support;
+use crate::common;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex as StdMutex};
 
+use crate::reliability_support::{self as support, Receipt};
 use mongo_sequence::SequentialId;
 use mongodb::bson::{doc, Bson, Document};
 use mongodb::event::command::CommandEvent;
 use mongodb::event::EventHandler;
 use mongodb::{Collection, Database};
-use reliability_support::{self as support, Receipt};
 use sequence_testkit::{unique_db_name, ServerOptions, TestServer};
 use serde::{Deserialize, Serialize};
 

@@ -2,7 +2,7 @@
 //! blue/green switch): each deployment's IDs come from its own counter, so that no later
 //! process on either deployment reissues them.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 

@@ -1,7 +1,7 @@
 //! Access control: a server started with `--auth`, users with the least privileges the README
 //! documents, and users without write access to the counters, which get a clear error.
 
-mod common;
+use crate::common;
 
 use std::fmt::Debug;
 
@@ -61,8 +61,6 @@ async fn insert_all(client: &Client, db: &str) -> Result<Vec<i64>, Error> {
     ids.extend(Order::insert_many_with_ids(&mut many, &db.collection("orders")).await?);
     Ok(ids)
 }
-
-mod reliability_support;
 
 /// A server started with `--auth`, and a client of its `root` user.
 async fn auth_server() -> (TestServer, Client) {

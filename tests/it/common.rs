@@ -1,4 +1,5 @@
-//! Shared set-up of the integration tests: one real server per test binary, one database per test.
+//! Shared set-up of the integration tests: one real server for the test binary, one database per
+//! test.
 
 #![allow(dead_code)]
 
@@ -138,6 +139,31 @@ pub struct FailPoint {
     admin: Database,
     entered_before: i64,
     on: bool,
+    /// This test's turn at the server's fail point, given up once the point is off again.
+    _turn: tokio::sync::OwnedMutexGuard<()>,
+}
+
+/// Waits for the turn at the fail point of `admin`'s server. The fail point is one per server,
+/// and the tests of this binary share a server: one test at a time may have it on, otherwise
+/// one would switch another's fault off, or count its firings. Tests on servers of their own
+/// never wait for each other.
+async fn fail_point_turn(admin: &Database) -> tokio::sync::OwnedMutexGuard<()> {
+    type Turns = std::collections::HashMap<String, std::sync::Arc<tokio::sync::Mutex<()>>>;
+    static TURNS: std::sync::OnceLock<std::sync::Mutex<Turns>> = std::sync::OnceLock::new();
+    // The server's command line (its port and data directory) tells one server from another.
+    let options = admin
+        .run_command(mongodb::bson::doc! { "getCmdLineOpts": 1 })
+        .await
+        .expect("getCmdLineOpts");
+    let server = format!("{:?}", options.get("argv"));
+    let turn = TURNS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap()
+        .entry(server)
+        .or_default()
+        .clone();
+    turn.lock_owned().await
 }
 
 /// Turns the `failCommand` fail point on with `mode` and `data`, through `admin`.
@@ -146,6 +172,7 @@ pub async fn fail_point(
     mode: impl Into<mongodb::bson::Bson>,
     data: mongodb::bson::Document,
 ) -> FailPoint {
+    let turn = fail_point_turn(admin).await;
     let reply = admin
         .run_command(mongodb::bson::doc! {
             "configureFailPoint": "failCommand",
@@ -158,6 +185,7 @@ pub async fn fail_point(
         admin: admin.clone(),
         entered_before: times_entered(&reply),
         on: true,
+        _turn: turn,
     }
 }
 

@@ -6,14 +6,14 @@
 //!
 //! The workload runs 30 s by default and 60 s with `SOAK=1`.
 
-mod common;
-mod reliability_support;
+use crate::common;
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::reliability_support as support;
 use futures_util::TryStreamExt;
 use mongo_sequence::{Error, SequentialId};
 use mongodb::bson::{doc, Document};
@@ -21,7 +21,6 @@ use mongodb::event::command::CommandEvent;
 use mongodb::event::EventHandler;
 use mongodb::options::{ReadConcern, WriteConcern};
 use mongodb::Collection;
-use reliability_support as support;
 use sequence_testkit::{ServerOptions, TestServer};
 use serde::{Deserialize, Serialize};
 

@@ -4,7 +4,7 @@
 //! for a save: an upsert that only sets `seq: start_seq` on insert, then (when the counter
 //! already existed) `$inc: { seq: 1 }`.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 

@@ -4,15 +4,15 @@
 //! compared before and after.
 //!
 //! Scope values that look like query operators, and a clock that moves backwards across a
-//! period boundary, are here too (`tests/scoped.rs` and `tests/periods.rs` cover them in more
-//! detail).
+//! period boundary, are here too (`tests/it/scoped.rs` and `tests/it/periods.rs` cover them in
+//! more detail).
 //!
-//! `tests/allocator.rs` already covers a string, negative, missing, fractional and beyond-`max`
-//! counter with `batch = 1`, exhaustion at `max`, `start = i64::MAX - 1`, and invalid counter
-//! and collection names; this file adds the rest, and every corrupt case through the batch
-//! cache and through `insert_with_id`.
+//! `tests/it/allocator.rs` already covers a string, negative, missing, fractional and
+//! beyond-`max` counter with `batch = 1`, exhaustion at `max`, `start = i64::MAX - 1`, and
+//! invalid counter and collection names; this file adds the rest, and every corrupt case through
+//! the batch cache and through `insert_with_id`.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

@@ -2,8 +2,7 @@
 //! fields, values matched by equality only. Run against a real server and, where it applies,
 //! against the in-memory store.
 
-mod backend;
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 
@@ -13,7 +12,8 @@ use mongo_sequence::{clock::ManualClock, Error, Scope, SequenceOptions, Sequenti
 use mongodb::bson::{doc, Bson, Document};
 use serde::{Deserialize, Serialize};
 
-use backend::Backend;
+use crate::backend::Backend;
+use crate::both;
 
 fn tenant(name: &str) -> Scope {
     Scope::new().with("tenant", name)

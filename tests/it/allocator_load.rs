@@ -5,7 +5,7 @@
 //! 64 tasks race for the counter from its first upsert on; each takes a few hundred IDs by
 //! default, 10,000 with `SOAK=1`.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::time::Instant;

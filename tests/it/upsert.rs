@@ -1,7 +1,7 @@
 //! `upsert_with_id`: an existing document keeps its ID and takes no number; a new one takes a
 //! number once; concurrent upserts of one key agree on one document and one ID.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

@@ -1,7 +1,7 @@
 //! The strategies other than the single counter, against a real server: range counters with
 //! preassigned slices, random IDs retried on a duplicate `_id`, UUIDs and ObjectIds.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, HashSet};
 

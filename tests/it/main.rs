@@ -1,0 +1,27 @@
+//! The integration tests against a real server, as one test binary: its tests share one server
+//! (`TestServer::shared_or_panic`, started on first use and stopped when the binary exits),
+//! each in a database of its own; the tests that need a server of another kind (with `--auth`,
+//! standalone, a 3-node replica set, a second deployment, a fail point of their own) start it
+//! themselves. One module per concern: `cargo test --test it gapless::` runs one of them.
+
+mod backend;
+mod common;
+mod reliability_support;
+
+mod adoption;
+mod allocator;
+mod allocator_load;
+mod deployments;
+mod formats;
+mod foundation;
+mod gapless;
+mod mongoose;
+mod periods;
+mod reliability_bad_input;
+mod reliability_failover;
+mod reliability_faults;
+mod reliability_processes;
+mod reliability_security;
+mod scoped;
+mod strategies;
+mod upsert;
