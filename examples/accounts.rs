@@ -120,7 +120,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("| strategy | accounts | ms | counter updates | counter documents | redraws | first numbers |");
     println!("| --- | ---: | ---: | ---: | ---: | ---: | --- |");
     for (name, run) in [
-        ("sharded, 1,000 shards", &sharded),
+        ("ranges, 1,000 shards", &sharded),
         ("random, 12 digits", &random),
     ] {
         let first: Vec<String> = run
@@ -133,15 +133,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             "| {name} | {} | {} | {} | {} | {} | {} … |",
             run.numbers.len(),
             run.millis,
-            run.stats.refills,
+            run.stats.reservations,
             run.counter_documents,
-            run.stats.retries,
+            run.stats.collisions,
             first.join(", ")
         );
     }
     println!();
     println!(
-        "sharded: at most one counter update per account (openings waiting together share one),"
+        "ranges: at most one counter update per account (openings waiting together share one),"
     );
     println!("         spread over the shards that were picked;");
     println!("         numbers grow within each shard's slice of 900,000,000.");
@@ -161,15 +161,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         )?;
     }
     check(
-        sharded.stats.refills <= all as u64,
-        "sharded: at most one counter update per account",
+        sharded.stats.reservations <= all as u64,
+        "ranges: at most one counter update per account",
     )?;
     check(
-        sharded.counter_documents * 4 >= sharded.stats.refills * 3,
-        "sharded: at least three in four counter updates on a shard of their own",
+        sharded.counter_documents * 4 >= sharded.stats.reservations * 3,
+        "ranges: at least three in four counter updates on a shard of their own",
     )?;
     check(
-        random.counter_documents == 0 && random.stats.refills == 0,
+        random.counter_documents == 0 && random.stats.reservations == 0,
         "random: no counter document, no counter update",
     )?;
 

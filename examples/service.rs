@@ -126,11 +126,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let stats = seq.stats();
     println!(
         "  issued {}, reserved {} in {} round trips, {} calls waited for a round trip",
-        stats.issued, stats.reserved, stats.refills, stats.waits
+        stats.issued, stats.reserved, stats.reservations, stats.waits
     );
     check(stats.issued == 100, "100 ids issued")?;
     check(
-        stats.refills <= 7,
+        stats.reservations <= 7,
         "a round trip per 20 ids at most, not one per order",
     )?;
 

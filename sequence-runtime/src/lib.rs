@@ -110,7 +110,7 @@ pub mod clock {
 /// seq.next().await?;
 /// seq.reserve(5).await?;
 /// let stats = seq.stats();
-/// assert_eq!((stats.issued, stats.reserved, stats.refills), (6, 6, 2));
+/// assert_eq!((stats.issued, stats.reserved, stats.reservations), (6, 6, 2));
 /// # Ok::<(), mongo_sequence_runtime::Error>(()) }).unwrap();
 /// ```
 pub mod stats {

@@ -186,7 +186,7 @@ async fn batch_1_skips_ahead_of_imported_documents() {
     assert_eq!(sent.inserts, inserts + stats.skipped_ahead);
     assert_eq!(
         sent.round_trips,
-        stats.refills + stats.retries,
+        stats.reservations + stats.retries,
         "one findAndModify per reservation, the skips included"
     );
 }

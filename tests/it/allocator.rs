@@ -48,7 +48,10 @@ async fn single_ids_and_bulk_ranges(b: Backend) {
         Err(Error::InvalidArgument { argument: "n", .. })
     ));
     let stats = seq.stats();
-    assert_eq!((stats.issued, stats.reserved, stats.refills), (13, 13, 4));
+    assert_eq!(
+        (stats.issued, stats.reserved, stats.reservations),
+        (13, 13, 4)
+    );
     assert_eq!(
         stats.waits, 3,
         "each single ID of batch 1 waits on the counter"
@@ -209,7 +212,7 @@ async fn batches_are_contiguous_and_shared_by_clones(b: Backend) {
     assert_eq!(all, (1..=800).collect::<Vec<_>>());
     let stats = seq.stats();
     assert_eq!(stats.issued, 800);
-    assert!(stats.refills <= 33, "{stats:?}");
+    assert!(stats.reservations <= 33, "{stats:?}");
 }
 
 async fn adaptive_batches_grow_when_used_fast(b: Backend) {
@@ -224,8 +227,8 @@ async fn adaptive_batches_grow_when_used_fast(b: Backend) {
     assert_eq!(ids, (1..=100).collect::<Vec<_>>());
     // Sizes 2, 2, 4, 8, 16, 16, ... : 100 values take far fewer than 50 round trips.
     let stats = seq.stats();
-    assert!(stats.refills <= 10, "{stats:?}");
-    assert!(stats.refills >= 8, "{stats:?}");
+    assert!(stats.reservations <= 10, "{stats:?}");
+    assert!(stats.reservations >= 8, "{stats:?}");
 }
 
 async fn independent_allocators_never_overlap(b: Backend) {
@@ -527,7 +530,7 @@ async fn the_prefetch_starts_while_the_caller_takes_cached_ids() {
         assert_eq!(seq.next().await.unwrap(), expected);
     }
     let stats = seq.stats();
-    assert_eq!((stats.issued, stats.refills), (250, store.calls()));
+    assert_eq!((stats.issued, stats.reservations), (250, store.calls()));
     assert_eq!(
         stats.waits, 1,
         "only the first ID waits; every later range was prefetched in time"
@@ -560,7 +563,7 @@ async fn waits_count_the_calls_that_found_the_cache_empty() {
     }
     let stats = seq.stats();
     assert_eq!(stats.waits, 4, "{stats:?}");
-    assert_eq!(stats.refills, store.calls());
+    assert_eq!(stats.reservations, store.calls());
 }
 
 /// With `batch = 1`, callers of one counter that wait for a round trip at the same time share
@@ -590,7 +593,10 @@ async fn callers_waiting_together_share_one_reservation_in_arrival_order() {
         2,
         "the first caller's round trip, then one for the other 49"
     );
-    assert_eq!((stats.refills, stats.reserved, stats.issued), (2, 50, 50));
+    assert_eq!(
+        (stats.reservations, stats.reserved, stats.issued),
+        (2, 50, 50)
+    );
     assert_eq!(stats.waits, 50);
     assert_eq!(
         seq.current().await.unwrap(),
@@ -639,7 +645,7 @@ async fn busy_caches_reserve_batches_ahead() {
         }
         seq.release().await.unwrap(); // waits for the prefetch in flight
         let stats = seq.stats();
-        assert_eq!(stats.refills, store.calls());
+        assert_eq!(stats.reservations, store.calls());
         (ids, stats)
     }
     let (ids, stats) = take(100, 20_000).await;
@@ -650,14 +656,14 @@ async fn busy_caches_reserve_batches_ahead() {
         "at most two reservations held: {stats:?}"
     );
     assert!(
-        stats.refills <= 30,
+        stats.reservations <= 30,
         "one batch per round trip would take 200: {stats:?}"
     );
     // Below `AHEAD_FROM`, one batch per round trip.
     let (ids, stats) = take(99, 5_000).await;
     assert_eq!(ids, (1..=5_000).collect::<Vec<_>>());
-    assert_eq!(stats.reserved, stats.refills * 99, "{stats:?}");
-    assert!(stats.refills >= 5_000 / 99, "{stats:?}");
+    assert_eq!(stats.reserved, stats.reservations * 99, "{stats:?}");
+    assert!(stats.reservations >= 5_000 / 99, "{stats:?}");
 }
 
 /// The sequence of an invalid configuration (which the derive rules out at compile time) holds

@@ -7,7 +7,6 @@
 
 use crate::common;
 
-use std::collections::HashSet;
 use std::time::Instant;
 
 use mongo_sequence::{Batch, Error, Sequence, SequenceOptions};
@@ -37,17 +36,12 @@ async fn run(batch: u64, per_task: usize) {
             })
         })
         .collect();
-    let mut all = HashSet::with_capacity(TASKS * per_task);
-    for t in tasks {
-        for id in t.await.unwrap() {
-            assert!(all.insert(id), "ID {id} was issued twice (batch {batch})");
-        }
-    }
+    let all = common::distinct_ids(tasks).await;
     let elapsed = started.elapsed();
     // Background prefetches may still be landing: wait until each sent reservation is counted.
     common::wait_until(std::time::Duration::from_secs(5), || {
         let stats = seq.stats();
-        round_trips.round_trips() == stats.refills + stats.retries
+        round_trips.round_trips() == stats.reservations + stats.retries
     })
     .await;
 
@@ -59,7 +53,7 @@ async fn run(batch: u64, per_task: usize) {
     // winner's document and are sent again once (counted in `retries`).
     assert_eq!(
         trips,
-        stats.refills + stats.retries,
+        stats.reservations + stats.retries,
         "every reservation is one findAndModify, plus one per retried first upsert (batch {batch}): {stats:?}"
     );
     assert!(
@@ -71,20 +65,20 @@ async fn run(batch: u64, per_task: usize) {
         // is kept once they are served.
         assert_eq!(stats.reserved, stats.issued, "nothing reserved is kept");
         assert!(
-            stats.refills * 4 <= stats.issued,
+            stats.reservations * 4 <= stats.issued,
             "64 tasks on one counter share round trips: {stats:?}"
         );
     } else if batch >= Batch::AHEAD_FROM {
         // A busy cache reserves up to `MAX_AHEAD` batches per round trip.
         assert_eq!(stats.reserved % batch, 0, "whole batches: {stats:?}");
         assert!(
-            stats.reserved <= stats.refills * batch * Batch::MAX_AHEAD,
+            stats.reserved <= stats.reservations * batch * Batch::MAX_AHEAD,
             "{stats:?}"
         );
     } else {
         assert_eq!(
             stats.reserved,
-            stats.refills * batch,
+            stats.reservations * batch,
             "every round trip reserves a full batch"
         );
     }
@@ -164,8 +158,8 @@ async fn a_failed_refill_reaches_its_callers_and_the_next_call_retries() {
             other => panic!("every waiting caller gets the refill's error, got {other:?}"),
         }
     }
-    assert_eq!(seq.stats().refills, 0);
+    assert_eq!(seq.stats().reservations, 0);
     // Nothing was consumed by the failed attempt, and the next call refills.
     assert_eq!(seq.next().await.unwrap(), 1);
-    assert_eq!(seq.stats().refills, 1);
+    assert_eq!(seq.stats().reservations, 1);
 }

@@ -139,6 +139,8 @@ pub struct FailPoint {
     admin: Database,
     entered_before: i64,
     on: bool,
+    /// The port of the server the point is set on, to switch it off from `drop`.
+    port: Option<i64>,
     /// This test's turn at the server's fail point, given up once the point is off again.
     _turn: tokio::sync::OwnedMutexGuard<()>,
 }
@@ -147,7 +149,7 @@ pub struct FailPoint {
 /// and the tests of this binary share a server: one test at a time may have it on, otherwise
 /// one would switch another's fault off, or count its firings. Tests on servers of their own
 /// never wait for each other.
-async fn fail_point_turn(admin: &Database) -> tokio::sync::OwnedMutexGuard<()> {
+async fn fail_point_turn(admin: &Database) -> (tokio::sync::OwnedMutexGuard<()>, Option<i64>) {
     type Turns = std::collections::HashMap<String, std::sync::Arc<tokio::sync::Mutex<()>>>;
     static TURNS: std::sync::OnceLock<std::sync::Mutex<Turns>> = std::sync::OnceLock::new();
     // The server's command line (its port and data directory) tells one server from another.
@@ -156,6 +158,15 @@ async fn fail_point_turn(admin: &Database) -> tokio::sync::OwnedMutexGuard<()> {
         .await
         .expect("getCmdLineOpts");
     let server = format!("{:?}", options.get("argv"));
+    let port = options
+        .get_document("parsed")
+        .and_then(|p| p.get_document("net"))
+        .ok()
+        .and_then(|net| match net.get("port") {
+            Some(mongodb::bson::Bson::Int32(p)) => Some(i64::from(*p)),
+            Some(mongodb::bson::Bson::Int64(p)) => Some(*p),
+            _ => None,
+        });
     let turn = TURNS
         .get_or_init(Default::default)
         .lock()
@@ -163,7 +174,7 @@ async fn fail_point_turn(admin: &Database) -> tokio::sync::OwnedMutexGuard<()> {
         .entry(server)
         .or_default()
         .clone();
-    turn.lock_owned().await
+    (turn.lock_owned().await, port)
 }
 
 /// Turns the `failCommand` fail point on with `mode` and `data`, through `admin`.
@@ -172,7 +183,7 @@ pub async fn fail_point(
     mode: impl Into<mongodb::bson::Bson>,
     data: mongodb::bson::Document,
 ) -> FailPoint {
-    let turn = fail_point_turn(admin).await;
+    let (turn, port) = fail_point_turn(admin).await;
     let reply = admin
         .run_command(mongodb::bson::doc! {
             "configureFailPoint": "failCommand",
@@ -185,6 +196,7 @@ pub async fn fail_point(
         admin: admin.clone(),
         entered_before: times_entered(&reply),
         on: true,
+        port,
         _turn: turn,
     }
 }
@@ -222,9 +234,12 @@ impl Drop for FailPoint {
         if !self.on {
             return;
         }
-        // A test that panicked with the point on: switch it off from a runtime of its own,
-        // since this one may be unwinding.
-        let uri = TestServer::shared_or_panic().uri().to_owned();
+        // A test that panicked with the point on: switch it off on its server, from a runtime
+        // of its own, since this one may be unwinding.
+        let Some(port) = self.port else {
+            return;
+        };
+        let uri = format!("mongodb://127.0.0.1:{port}/?directConnection=true");
         let _ = std::thread::spawn(move || {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
@@ -263,4 +278,36 @@ pub async fn wait_until(limit: std::time::Duration, mut done: impl FnMut() -> bo
         }
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
+}
+
+/// The last value issued by the counter `name` in `db`'s `counters` collection (default
+/// layout), or `None` if it does not exist.
+pub async fn counter(db: &Database, name: &str) -> Option<i64> {
+    db.collection::<mongodb::bson::Document>("counters")
+        .find_one(mongodb::bson::doc! { "_id": name })
+        .await
+        .expect("the counter can be read")
+        .map(|d| match d.get("seq") {
+            Some(mongodb::bson::Bson::Int64(n)) => *n,
+            Some(mongodb::bson::Bson::Int32(n)) => i64::from(*n),
+            other => panic!("counter `{name}` holds {other:?}"),
+        })
+}
+
+/// Waits for `tasks`, each returning the IDs it was given, and asserts that no ID was given
+/// twice; returns them all.
+pub async fn distinct_ids<T>(
+    tasks: Vec<tokio::task::JoinHandle<Vec<T>>>,
+) -> std::collections::HashSet<T>
+where
+    T: std::hash::Hash + Eq + std::fmt::Debug,
+{
+    let mut all = std::collections::HashSet::new();
+    for task in tasks {
+        for id in task.await.expect("the task ran to its end") {
+            assert!(!all.contains(&id), "ID {id:?} was issued twice");
+            all.insert(id);
+        }
+    }
+    all
 }

@@ -120,11 +120,11 @@ async fn batched_models_share_the_counters_cache() {
     // Ranges 1-25, 26-50 and 51-75: the last one prefetched while the second was in use, or
     // reserved when it ran out.
     common::wait_until(std::time::Duration::from_secs(5), || {
-        round_trips.round_trips() == seq.stats().refills
+        round_trips.round_trips() == seq.stats().reservations
     })
     .await;
-    assert_eq!(round_trips.round_trips(), seq.stats().refills);
-    assert_eq!(seq.stats().reserved, 25 * seq.stats().refills);
+    assert_eq!(round_trips.round_trips(), seq.stats().reservations);
+    assert_eq!(seq.stats().reserved, 25 * seq.stats().reservations);
 
     // Moving the counter drops the cached values: the model's next ID is the new one.
     seq.set_next(1000).await.unwrap();
@@ -155,12 +155,7 @@ async fn batched_models_share_the_counters_cache() {
             })
         })
         .collect();
-    let mut all = HashSet::new();
-    for t in tasks {
-        for id in t.await.unwrap() {
-            assert!(all.insert(id), "ID {id} was issued twice");
-        }
-    }
+    let all = common::distinct_ids(tasks).await;
     assert_eq!(all.len(), 16 * 500);
     assert_eq!(seq.stats().issued - before, 16 * 500);
 }

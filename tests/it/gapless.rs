@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use mongo_sequence::{Error, SequentialId};
-use mongodb::bson::{doc, Document};
+use mongodb::bson::doc;
 use sequence_testkit::{unique_db_name, ServerOptions, TestServer};
 use serde::{Deserialize, Serialize};
 
@@ -30,14 +30,6 @@ fn invoice(code: impl Into<String>) -> Invoice {
 
 async fn unique_code_index<T: Send + Sync>(coll: &mongodb::Collection<T>) {
     common::unique_index(coll, "code").await;
-}
-
-async fn counter_value(db: &mongodb::Database, name: &str) -> Option<i64> {
-    db.collection::<Document>("counters")
-        .find_one(doc! { "_id": name })
-        .await
-        .unwrap()
-        .map(|d| d.get_i64("seq").unwrap())
 }
 
 async fn stored_ids(coll: &mongodb::Collection<Invoice>) -> Vec<i64> {
@@ -115,7 +107,7 @@ async fn failed_inserts_leave_no_gap() {
         (1..=n as i64).collect::<Vec<_>>(),
         "no gap, no duplicate"
     );
-    assert_eq!(counter_value(&db, "invoice").await, Some(n as i64));
+    assert_eq!(common::counter(&db, "invoice").await, Some(n as i64));
     println!(
         "reliability: gapless ids={n} duplicates=0 gaps=0 refused={refused} dropped={dropped}"
     );
@@ -143,7 +135,7 @@ async fn joining_the_callers_transaction() {
     session.abort_transaction().await.unwrap();
     assert_eq!(stored_ids(&coll).await, vec![1], "the document is gone");
     assert_eq!(
-        counter_value(&db, "invoice").await,
+        common::counter(&db, "invoice").await,
         Some(1),
         "the number is back"
     );
@@ -158,7 +150,7 @@ async fn joining_the_callers_transaction() {
     assert_eq!(id, 2, "the aborted number is issued again");
     session.commit_transaction().await.unwrap();
     assert_eq!(stored_ids(&coll).await, vec![1, 2]);
-    assert_eq!(counter_value(&db, "invoice").await, Some(2));
+    assert_eq!(common::counter(&db, "invoice").await, Some(2));
 
     // Outside a transaction the session is used as is.
     let mut plain = invoice("d");
@@ -190,7 +182,7 @@ async fn bulk_gapless_inserts_are_all_or_nothing() {
         Err(Error::DuplicateKey { .. })
     ));
     assert_eq!(stored_ids(&coll).await, vec![1, 2, 3]);
-    assert_eq!(counter_value(&db, "invoice").await, Some(3));
+    assert_eq!(common::counter(&db, "invoice").await, Some(3));
     let mut more = vec![invoice("p"), invoice("q")];
     assert_eq!(
         Invoice::insert_many_with_ids(&mut more, &coll)
@@ -228,7 +220,7 @@ async fn next_id_is_refused_for_gapless_sequences() {
             ..
         })
     ));
-    assert_eq!(counter_value(&db, "invoice").await, None);
+    assert_eq!(common::counter(&db, "invoice").await, None);
 }
 
 /// On a standalone server the first call fails with a typed error and nothing is written.
@@ -345,7 +337,7 @@ async fn concurrent_inserts_commit_together() {
     assert_eq!(n + duplicates + invalid, TASKS * per_task);
     assert_eq!(ok, (1..=n as i64).collect(), "the Ok IDs are 1..=N");
     assert_eq!(stored_ids(&coll).await, (1..=n as i64).collect::<Vec<_>>());
-    assert_eq!(counter_value(&db, "invoice").await, Some(n as i64));
+    assert_eq!(common::counter(&db, "invoice").await, Some(n as i64));
     let updates = commands.round_trips();
     assert!(
         updates * 2 <= (TASKS * per_task) as u64,
@@ -502,7 +494,7 @@ async fn every_action_takes_its_numbers_in_the_callers_transaction() {
             session.abort_transaction().await.unwrap();
             assert_eq!(common::all(&coll).await.len(), 0, "no document after abort");
             assert_eq!(
-                counter_value(&db, "order").await,
+                common::counter(&db, "order").await,
                 None,
                 "every number is back"
             );
@@ -512,7 +504,7 @@ async fn every_action_takes_its_numbers_in_the_callers_transaction() {
     let mut ids: Vec<i64> = stored.iter().map(|o| o.id.unwrap()).collect();
     ids.sort_unstable();
     assert_eq!(ids, vec![1, 2, 3, 4]);
-    assert_eq!(counter_value(&db, "order").await, Some(8));
+    assert_eq!(common::counter(&db, "order").await, Some(8));
     let stats = Order::sequence(&coll).stats();
     assert_eq!(stats.waits, 0, "nothing came from the cache: {stats:?}");
 }
@@ -692,7 +684,7 @@ async fn gapless_inserts_refuse_a_write_concern_of_their_own() {
     );
     assert!(e.to_string().contains("remove `write_concern`"), "{e}");
     assert_eq!(common::all(&coll).await.len(), 0);
-    assert_eq!(counter_value(&db, "invoice").await, None);
+    assert_eq!(common::counter(&db, "invoice").await, None);
 }
 
 /// The operator's actions take the caller's transaction too: what they write is seen inside it,

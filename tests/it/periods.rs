@@ -115,7 +115,7 @@ async fn a_batch_belongs_to_the_period_it_was_reserved_in(b: Backend) {
         );
     }
     let stats = seq.stats();
-    assert_eq!((stats.issued, stats.refills), (12, 2), "{stats:?}");
+    assert_eq!((stats.issued, stats.reservations), (12, 2), "{stats:?}");
 
     if let Some(db) = b.database() {
         let old = db

@@ -294,7 +294,7 @@ async fn failover_loses_no_acknowledged_document() {
             .filter(|(at, r)| *at >= quiet_from && r.is_ok())
             .count();
         assert!(after > 0, "{label}: no insert succeeded after the faults");
-        let lost = support::counter(&rdb, counter_name).await - stored.len() as i64;
+        let lost = common::counter(&rdb, counter_name).await.unwrap_or(0) - stored.len() as i64;
         summary.push(format!(
             "{label}: ok={} errors={} stored={} lost={lost} ok_after_faults={after} kinds={}",
             ok.len(),

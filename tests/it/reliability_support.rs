@@ -1,21 +1,10 @@
-//! What the reliability suite (`tests/it/reliability_*.rs`) shares: counter reads, fail point
-//! commands, and error classification.
+//! What the reliability suite (`reliability_*.rs`) shares: counter reads and error
+//! classification (fail points are in `common`).
 
 #![allow(dead_code)]
 
 use mongo_sequence::Error;
-use mongodb::bson::{doc, Document};
-use mongodb::Database;
-
-/// The last value issued by the counter `name` in `db`'s `counters` collection (0 if it does
-/// not exist yet).
-pub async fn counter(db: &Database, name: &str) -> i64 {
-    db.collection::<Document>("counters")
-        .find_one(doc! { "_id": name })
-        .await
-        .unwrap()
-        .map_or(0, |d| d.get_i64("seq").unwrap())
-}
+use mongodb::bson::doc;
 
 /// A short name for the kind of an error, for summaries and assertions.
 pub fn kind(e: &Error) -> String {

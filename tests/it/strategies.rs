@@ -95,12 +95,7 @@ async fn sharded_ids_are_distinct_and_inside_their_shards_slice() {
             })
         })
         .collect();
-    let mut ids = HashSet::new();
-    for t in tasks {
-        for id in t.await.unwrap() {
-            assert!(ids.insert(id), "ID {id} was issued twice");
-        }
-    }
+    let ids = common::distinct_ids(tasks).await;
     assert_eq!(ids.len(), 320);
 
     // Seed 003's layout with 12 digits: 16 slices of 900,000,000,000 / 16 values.
@@ -158,7 +153,10 @@ async fn sharded_batches_come_from_the_cache() {
     }
     let stats = Card::sequence(&cards).stats();
     assert_eq!(stats.issued, 50);
-    assert!(stats.refills <= 6, "50 IDs in batches of 10: {stats:?}");
+    assert!(
+        stats.reservations <= 6,
+        "50 IDs in batches of 10: {stats:?}"
+    );
     assert_eq!(stats.reserved % 10, 0);
 
     let shards = shard_docs(&db, "card").await;
@@ -422,10 +420,10 @@ async fn random_ids_fill_a_small_space_then_fail_with_a_typed_error() {
     }
     let stats = Locker::sequence(&lockers).stats();
     assert!(
-        stats.retries > 0,
+        stats.collisions > 0,
         "filling all 90 values needs redraws: {stats:?}"
     );
-    assert_eq!(stats.issued, 90 + stats.retries);
+    assert_eq!(stats.issued, 90 + stats.collisions);
 
     let impatient = db.collection::<ImpatientLocker>("lockers");
     for _ in 0..2 {
@@ -449,7 +447,7 @@ async fn random_ids_fill_a_small_space_then_fail_with_a_typed_error() {
             other => panic!("expected RandomIdsExhausted, got {other:?}"),
         }
     }
-    assert_eq!(ImpatientLocker::sequence(&impatient).stats().retries, 12);
+    assert_eq!(ImpatientLocker::sequence(&impatient).stats().collisions, 12);
 
     let stored = stored_ids(&db, "lockers").await;
     assert_eq!(stored.len(), 90);
@@ -469,13 +467,13 @@ async fn random_bulk_inserts_redraw_only_the_collisions() {
     assert_eq!(ids.iter().collect::<HashSet<_>>().len(), 50);
     assert!(first.iter().zip(&ids).all(|(l, id)| l.number == *id));
 
-    let retries_before = Locker::sequence(&lockers).stats().retries;
+    let collisions_before = Locker::sequence(&lockers).stats().collisions;
     let mut rest: Vec<Locker> = (0..40).map(|_| Locker { number: 0 }).collect();
     let more = Locker::insert_many_with_ids(&mut rest, &lockers)
         .await
         .unwrap();
     assert!(
-        Locker::sequence(&lockers).stats().retries > retries_before,
+        Locker::sequence(&lockers).stats().collisions > collisions_before,
         "40 draws into a space 5/9 full collide"
     );
     let all: HashSet<i64> = ids.iter().chain(&more).copied().collect();
@@ -513,7 +511,7 @@ async fn a_duplicate_on_another_unique_index_is_returned_not_retried() {
         other => panic!("expected DuplicateKey, got {other:?}"),
     }
     let stats = Voucher::sequence(&vouchers).stats();
-    assert_eq!((stats.issued, stats.retries), (2, 0), "no redraw");
+    assert_eq!((stats.issued, stats.collisions), (2, 0), "no redraw");
     assert_eq!(stored_ids(&db, "vouchers").await.len(), 1);
 
     let mut docs = vec![Voucher {
@@ -797,7 +795,7 @@ async fn a_collision_inside_a_transaction_returns_the_transient_error() {
         ),
         other => panic!("expected the transaction's transient error, got {other:?}"),
     }
-    assert_eq!(Seat::sequence(&seats).stats().retries, 1);
+    assert_eq!(Seat::sequence(&seats).stats().collisions, 1);
 }
 
 /// An order number of its own type: a newtype over `i64` with `#[derive(IdValue)]`.

@@ -702,7 +702,12 @@ mod tests {
         );
         let stats = seq.stats();
         assert_eq!(
-            (stats.refills, stats.reserved, stats.issued, stats.waits),
+            (
+                stats.reservations,
+                stats.reserved,
+                stats.issued,
+                stats.waits
+            ),
             (3, 30, 15, 1),
             "only the first caller waited: {stats:?}"
         );

@@ -315,6 +315,6 @@ mod tests {
         // The in-memory store answers at once: one poll completes each call.
         let next = || seq.next().now_or_never().expect("no wait").unwrap();
         assert_eq!((next(), next()), (1, 2));
-        assert_eq!(seq.stats().refills, 2);
+        assert_eq!(seq.stats().reservations, 2);
     }
 }

@@ -10,13 +10,17 @@ pub struct Stats {
     pub issued: u64,
     /// Values reserved from the counter.
     pub reserved: u64,
-    /// Round trips that reserved values.
-    pub refills: u64,
+    /// Round trips to the counter that reserved values, whatever for: a value for the callers
+    /// waiting together (`batch = 1`, scopes), a range for the cache, a bulk insert's range, a
+    /// reservation above stored IDs. (The random, UUID and ObjectId strategies make none.)
+    pub reservations: u64,
     /// Reserved values dropped unused (invalidated, or not given back by `release`).
     pub wasted: u64,
-    /// Reservations retried after a duplicate key from a concurrent first upsert; for the
-    /// random strategy, draws that collided with an existing ID and were drawn again.
+    /// Reservations sent again after a duplicate key from a concurrent first upsert of the same
+    /// counter (the counters strategies; each is one more round trip).
     pub retries: u64,
+    /// Random draws that met an existing ID and were drawn again (the random strategy).
+    pub collisions: u64,
     /// Values given back to the counter by `release`.
     pub released: u64,
     /// Calls for one ID that waited for a counter round trip: every call with `batch = 1` (or
@@ -34,9 +38,10 @@ pub struct Stats {
 pub(crate) struct StatsCell {
     issued: AtomicU64,
     reserved: AtomicU64,
-    refills: AtomicU64,
+    reservations: AtomicU64,
     wasted: AtomicU64,
     retries: AtomicU64,
+    collisions: AtomicU64,
     released: AtomicU64,
     waits: AtomicU64,
     skipped_ahead: AtomicU64,
@@ -49,12 +54,12 @@ impl StatsCell {
 
     pub(crate) fn reserved(&self, n: u64, retries: u32) {
         self.reserved.fetch_add(n, Relaxed);
-        self.refills.fetch_add(1, Relaxed);
+        self.reservations.fetch_add(1, Relaxed);
         self.retries.fetch_add(u64::from(retries), Relaxed);
     }
 
     pub(crate) fn collided(&self, n: u64) {
-        self.retries.fetch_add(n, Relaxed);
+        self.collisions.fetch_add(n, Relaxed);
     }
 
     pub(crate) fn wasted(&self, n: u64) {
@@ -77,9 +82,10 @@ impl StatsCell {
         Stats {
             issued: self.issued.load(Relaxed),
             reserved: self.reserved.load(Relaxed),
-            refills: self.refills.load(Relaxed),
+            reservations: self.reservations.load(Relaxed),
             wasted: self.wasted.load(Relaxed),
             retries: self.retries.load(Relaxed),
+            collisions: self.collisions.load(Relaxed),
             released: self.released.load(Relaxed),
             waits: self.waits.load(Relaxed),
             skipped_ahead: self.skipped_ahead.load(Relaxed),
