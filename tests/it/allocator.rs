@@ -2,6 +2,7 @@
 //! against the in-memory store.
 
 use crate::common;
+use crate::common::opts;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,9 +10,8 @@ use std::time::Duration;
 use crate::backend::Backend;
 use crate::both;
 use mongo_sequence::{
-    id::Bounds, id::CounterKey, options::AdaptiveBatch, options::SequenceOptionsBuilder,
-    store::BoxFuture, store::CounterStore, store::MemoryStore, store::Reservation, Batch, Error,
-    Sequence, SequenceOptions,
+    id::Bounds, id::CounterKey, options::AdaptiveBatch, store::BoxFuture, store::CounterStore,
+    store::MemoryStore, store::Reservation, Batch, Error, Sequence, SequenceOptions,
 };
 use mongodb::bson::{doc, Document};
 use mongodb::Database;
@@ -29,10 +29,6 @@ both!(
     adaptive_batches_grow_when_used_fast,
     independent_allocators_never_overlap,
 );
-
-fn opts(name: &str) -> SequenceOptionsBuilder {
-    SequenceOptions::builder(name)
-}
 
 async fn single_ids_and_bulk_ranges(b: Backend) {
     let seq = b.sequence(opts("c").build());

@@ -311,3 +311,8 @@ where
     }
     all
 }
+
+/// Options of a sequence named `name`, every other option at its default.
+pub fn opts(name: &str) -> mongo_sequence::options::SequenceOptionsBuilder {
+    mongo_sequence::SequenceOptions::builder(name)
+}

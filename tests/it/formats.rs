@@ -26,7 +26,7 @@ fn noon() -> Arc<ManualClock> {
 }
 
 fn opts(name: &str) -> SequenceOptionsBuilder {
-    SequenceOptions::builder(name).clock(noon())
+    common::opts(name).clock(noon())
 }
 
 fn is_exhausted<T: std::fmt::Debug>(result: Result<T, Error>, max: i64) {

@@ -3,6 +3,7 @@
 //! a real server and, where it applies, against the in-memory store.
 
 use crate::common;
+use crate::common::opts;
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
@@ -10,9 +11,7 @@ use std::sync::Arc;
 
 use mongo_sequence::jiff::civil::date;
 use mongo_sequence::jiff::Timestamp;
-use mongo_sequence::{
-    clock::ManualClock, options::SequenceOptionsBuilder, Error, SequenceOptions, SequentialId,
-};
+use mongo_sequence::{clock::ManualClock, Error, SequentialId};
 use mongodb::bson::{doc, Document};
 use serde::{Deserialize, Serialize};
 
@@ -25,10 +24,6 @@ fn at(instant: &str) -> Timestamp {
 
 fn clock(instant: &str) -> Arc<ManualClock> {
     Arc::new(ManualClock::new(at(instant)))
-}
-
-fn opts(name: &str) -> SequenceOptionsBuilder {
-    SequenceOptions::builder(name)
 }
 
 both!(
