@@ -94,10 +94,10 @@ where
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let server = TestServer::shared()?;
-    let sharded_db = server
+    let ranges_db = server
         .client()
         .await
-        .database(&unique_db_name("accounts_sharded"));
+        .database(&unique_db_name("accounts_ranges"));
     let random_db = server
         .client()
         .await
@@ -107,7 +107,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "opening {} accounts each way, {TASKS} at a time",
         TASKS * PER_TASK
     );
-    let sharded = open(&sharded_db, &sharded_db.collection("accounts"), |owner| {
+    let ranges = open(&ranges_db, &ranges_db.collection("accounts"), |owner| {
         ShardedAccount { number: 0, owner }
     })
     .await?;
@@ -120,7 +120,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("| strategy | accounts | ms | counter updates | counter documents | redraws | first numbers |");
     println!("| --- | ---: | ---: | ---: | ---: | ---: | --- |");
     for (name, run) in [
-        ("ranges, 1,000 shards", &sharded),
+        ("ranges, 1,000 shards", &ranges),
         ("random, 12 digits", &random),
     ] {
         let first: Vec<String> = run
@@ -150,7 +150,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let all = TASKS * PER_TASK;
     let twelve = |n: &i64| (100_000_000_000..=999_999_999_999).contains(n);
-    for (name, run) in [("ranges", &sharded), ("random", &random)] {
+    for (name, run) in [("ranges", &ranges), ("random", &random)] {
         check(
             run.numbers.len() == all,
             &format!("{name}: {all} distinct numbers"),
@@ -161,11 +161,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         )?;
     }
     check(
-        sharded.stats.reservations <= all as u64,
+        ranges.stats.reservations <= all as u64,
         "ranges: at most one counter update per account",
     )?;
     check(
-        sharded.counter_documents * 4 >= sharded.stats.reservations * 3,
+        ranges.counter_documents * 4 >= ranges.stats.reservations * 3,
         "ranges: at least three in four counter updates on a shard of their own",
     )?;
     check(
@@ -173,7 +173,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "random: no counter document, no counter update",
     )?;
 
-    sharded_db.drop().await?;
+    ranges_db.drop().await?;
     random_db.drop().await?;
     println!("done: every claim held");
     Ok(())
