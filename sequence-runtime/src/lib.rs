@@ -63,7 +63,9 @@ pub use values::{IdValue, Scope};
 /// # let _ = id; Ok(()) }
 /// ```
 pub mod action {
-    pub use crate::model::action::{InsertManyWithIds, InsertWithId, NextId, UpsertWithId};
+    pub use crate::model::action::{
+        InsertManyWithIds, InsertWithId, NextId, NextIdFuture, UpsertWithId,
+    };
     pub use crate::sequence::{
         CountPeriods, Current, Delete, PurgePeriods, Reserve, ReserveIds, Reset, SetNext,
         SyncCounters,

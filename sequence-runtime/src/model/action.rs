@@ -8,9 +8,10 @@
 //! strategies take their IDs as they do without a session and write in the session. A write
 //! in the caller's session is sent once: retrying it is the caller's transaction's business.
 
-use std::future::{ready, IntoFuture, Ready};
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
-use futures_util::future::Either;
 use mongodb::bson::Document;
 use mongodb::options::{InsertManyOptions, InsertOneOptions, WriteConcern};
 use mongodb::{ClientSession, Collection};
@@ -293,18 +294,43 @@ impl<'a, T: SequentialId> NextId<'a, T> {
     }
 }
 
+/// The future of a [`NextId`]: a value from this process's cache is ready at once, without an
+/// allocation (and rendered as the ID only when polled); anything else goes to the counter.
+#[must_use = "a future does nothing until it is polled"]
+pub struct NextIdFuture<'a, I>(NextIdState<'a, I>);
+
+enum NextIdState<'a, I> {
+    Cached(Option<i64>),
+    Pending(BoxFuture<'a, Result<I>>),
+}
+
+impl<I: IdValue> Future for NextIdFuture<'_, I> {
+    type Output = Result<I>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<I>> {
+        match &mut self.0 {
+            NextIdState::Cached(value) => {
+                let value = value
+                    .take()
+                    .expect("a `NextIdFuture` polled after it was ready");
+                Poll::Ready(I::from_counter(value))
+            }
+            NextIdState::Pending(future) => future.as_mut().poll(cx),
+        }
+    }
+}
+
 impl<'a, T: SequentialId> IntoFuture for NextId<'a, T> {
     type Output = Result<T::Id>;
-    /// A value from this process's cache is ready at once, without an allocation.
-    type IntoFuture = Either<Ready<Result<T::Id>>, BoxFuture<'a, Result<T::Id>>>;
+    type IntoFuture = NextIdFuture<'a, T::Id>;
 
     fn into_future(self) -> Self::IntoFuture {
         if self.session.is_none() {
             if let Some(value) = cached::cached_id(self.coll) {
-                return Either::Left(ready(T::Id::from_counter(value)));
+                return NextIdFuture(NextIdState::Cached(Some(value)));
             }
         }
-        Either::Right(Box::pin(async move {
+        NextIdFuture(NextIdState::Pending(Box::pin(async move {
             let NextId { coll, doc, session } = self;
             let seq = T::sequence(coll);
             let seq = match doc {
@@ -320,7 +346,7 @@ impl<'a, T: SequentialId> IntoFuture for NextId<'a, T> {
                 return T::Id::from_generated(value);
             }
             seq.next_id::<T::Id>().await
-        }))
+        })))
     }
 }
 
