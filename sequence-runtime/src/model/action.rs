@@ -339,7 +339,7 @@ impl<'a, T: SequentialId> IntoFuture for NextId<'a, T> {
             };
             if let Some(session) = session {
                 if T::SEQUENCE.strategy == Strategy::Counter {
-                    return in_session::number(&seq, session).await.map(|(id, _)| id);
+                    return seq.issue_id_in::<T::Id>(session).await.map(|(id, _)| id);
                 }
             }
             if let Some(value) = Generated::new(T::SEQUENCE.strategy) {
@@ -358,18 +358,8 @@ mod in_session {
     use super::super::doc::Doc;
     use super::super::{random, scope, skip_ahead, SequentialId};
     use crate::error::{Access, Error, Result};
-    use crate::sequence::{Issued, Sequence};
-    use crate::values::IdValue;
+    use crate::sequence::Issued;
     use mongo_sequence_rules::Strategy;
-
-    /// The next number of `seq`, reserved with a counter update in `session`.
-    pub(super) async fn number<I: IdValue>(
-        seq: &Sequence,
-        session: &mut ClientSession,
-    ) -> Result<(I, Issued)> {
-        let mut ids = seq.issue_ids::<I>(1, Some(session)).await?;
-        Ok(ids.pop().expect("one ID reserved"))
-    }
 
     /// The error of a write in `coll`: a duplicate on the ID field of a value the counter gave
     /// is [`Error::IdTaken`] (the caller's session is not retried), anything else as mapped.
@@ -399,7 +389,7 @@ mod in_session {
             Strategy::Random => return random::insert_one(doc, coll, Some(session), options).await,
             Strategy::Counter => {
                 let seq = scope::for_document(T::sequence(coll), &*doc)?;
-                let (id, issued) = number::<T::Id>(&seq, session).await?;
+                let (id, issued) = seq.issue_id_in::<T::Id>(session).await?;
                 (id.clone(), vec![(id, issued)])
             }
             _ => (T::next_id_for(doc, coll).await?, Vec::new()),

@@ -159,8 +159,7 @@ async fn number<T: Doc>(
     }
     let (id, issued) = match session {
         Some(s) if strategy == mongo_sequence_rules::Strategy::Counter => {
-            let mut ids = seq.issue_ids::<T::Id>(1, Some(s)).await?;
-            ids.pop().expect("one ID reserved")
+            seq.issue_id_in::<T::Id>(s).await?
         }
         _ => seq.issue_id::<T::Id>().await?,
     };
@@ -292,11 +291,9 @@ impl<T: Doc> TransactionBody<T::Id> for GaplessUpsert<'_, '_, T> {
             let scoped =
                 scope::for_document(self.seq.clone(), &*self.doc).map_err(Failure::Fatal)?;
             let (id, issued) = scoped
-                .issue_ids::<T::Id>(1, Some(&mut *session))
+                .issue_id_in::<T::Id>(&mut *session)
                 .await
-                .map_err(gapless::counter_failure)?
-                .pop()
-                .expect("one ID reserved");
+                .map_err(gapless::counter_failure)?;
             let ours = stored_form(self.doc, &id).map_err(Failure::Fatal)?;
             match self.upsert.with_id(ours.clone(), Some(session)).await {
                 Ok(stored) if stored == ours => Ok(Done::Commit(id)),

@@ -158,12 +158,8 @@ impl Sequence {
         session: Option<&mut ClientSession>,
     ) -> Result<u64> {
         let period = self.period_before(before)?;
-        let engine = self.engine()?;
-        let name = &self.state.options.name;
-        engine
-            .store
-            .delete_periods_before(name, &period, session)
-            .await
+        let (store, name) = (&self.engine()?.store, &self.state.options.name);
+        store.delete_periods_before(name, &period, session).await
     }
 
     /// How many counters [`purge_periods_before`](Self::purge_periods_before) would delete;
@@ -178,12 +174,8 @@ impl Sequence {
         session: Option<&mut ClientSession>,
     ) -> Result<u64> {
         let period = self.period_before(before)?;
-        let engine = self.engine()?;
-        let name = &self.state.options.name;
-        engine
-            .store
-            .count_periods_before(name, &period, session)
-            .await
+        let (store, name) = (&self.engine()?.store, &self.state.options.name);
+        store.count_periods_before(name, &period, session).await
     }
 
     /// The canonical period `before` falls in, for purging the periods before it: refused

@@ -131,6 +131,16 @@ impl Sequence {
         Ok((r.0.range, r.1))
     }
 
+    /// The next ID, rendered as `T`, with the counter it came from, reserved with a counter
+    /// update in `session` (bypassing the cache): in its transaction, if one is started.
+    pub(crate) async fn issue_id_in<T: IdValue>(
+        &self,
+        session: &mut ClientSession,
+    ) -> Result<(T, Issued)> {
+        let mut ids = self.issue_ids::<T>(1, Some(session)).await?;
+        Ok(ids.pop().expect("one ID reserved"))
+    }
+
     /// The next ID, rendered as `T`, with the counter it came from.
     pub(crate) async fn issue_id<T: IdValue>(&self) -> Result<(T, Issued)> {
         let (value, slot) = self.issue().await?;
