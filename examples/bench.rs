@@ -119,7 +119,7 @@ bench_model!(
 );
 bench_model!(
     #[derive(SequentialId)]
-    #[seq(name = "bench_auto", batch = "auto")]
+    #[seq(name = "bench_auto", batch = 10..=10_000)]
     BAuto,
     i64
 );
@@ -158,8 +158,9 @@ enum BatchSize {
     /// No sequence, or one that reserves per call (`insert_many_with_ids`).
     None,
     Fixed(u64),
-    /// `batch = "auto"`: from 10, doubled while ranges run out in less than 15 s, to 10,000.
-    Auto,
+    /// `batch = 10..=10_000`: adaptive, from 10, doubled while ranges run out in less than
+    /// 15 s, to 10,000.
+    Adaptive,
 }
 
 impl BatchSize {
@@ -167,7 +168,7 @@ impl BatchSize {
     fn number(self) -> Option<u64> {
         match self {
             BatchSize::Fixed(n) => Some(n),
-            BatchSize::None | BatchSize::Auto => None,
+            BatchSize::None | BatchSize::Adaptive => None,
         }
     }
 
@@ -175,7 +176,7 @@ impl BatchSize {
         match self {
             BatchSize::None => "-".to_owned(),
             BatchSize::Fixed(n) => n.to_string(),
-            BatchSize::Auto => "auto".to_owned(),
+            BatchSize::Adaptive => "10..=10000".to_owned(),
         }
     }
 }
@@ -242,7 +243,7 @@ const SCENARIOS: &[Scenario] = &[
     },
     Scenario {
         name: "insert_with_id_auto",
-        batch: BatchSize::Auto,
+        batch: BatchSize::Adaptive,
         work: Work::Docs,
         baseline: Some("plain_insert_one"),
         run: insert_with_id::<BAuto>,
@@ -322,7 +323,7 @@ const SCENARIOS: &[Scenario] = &[
     },
     Scenario {
         name: "next_id_auto",
-        batch: BatchSize::Auto,
+        batch: BatchSize::Adaptive,
         work: Work::Ids(1000),
         baseline: None,
         run: next_id::<BAuto>,

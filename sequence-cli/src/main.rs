@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand};
 use comfy_table::{presets, Table};
 use mongo_sequence_runtime::jiff::civil::Date;
 use mongo_sequence_runtime::{
-    id::Bounds, id::CounterKey, options::CounterLayout, store::CounterStore, store::MongoStore,
+    id::Bounds, id::CounterKey, options::Layout, store::CounterStore, store::MongoStore,
     store::StoredCounter, sync::SyncReport, Error, Scope, Sequence, SequenceOptions,
 };
 use mongodb::bson::{doc, Bson, Document};
@@ -330,16 +330,21 @@ async fn list(db: &Database, counters: &str, out: &Output) -> Result<(), Failure
     Ok(())
 }
 
-/// The key and layout of the counter `args` names.
-fn key(args: &CounterArgs) -> (CounterKey, CounterLayout) {
+/// The key of the counter `args` names, and the store of its counters collection.
+fn key(
+    db: &Database,
+    counters: &str,
+    args: &CounterArgs,
+) -> Result<(CounterKey, MongoStore), Failure> {
     let scope = Scope::from_values(args.scope.iter().cloned());
     let key = CounterKey::of(args.name.clone(), args.period.as_deref(), Some(&scope));
-    let layout = if args.mongoose {
-        CounterLayout::mongoose()
-    } else {
-        CounterLayout::new()
-    };
-    (key, layout)
+    let mut options = SequenceOptions::builder(args.name.clone())
+        .counters(counters)
+        .write_concern(Some(WriteConcern::majority()));
+    if args.mongoose {
+        options = options.layout(Layout::Mongoose);
+    }
+    Ok((key, MongoStore::new(db, &options.build())?))
 }
 
 async fn show(
@@ -348,10 +353,10 @@ async fn show(
     args: &CounterArgs,
     out: &Output,
 ) -> Result<(), Failure> {
-    let (key, layout) = key(args);
+    let (key, store) = key(db, counters, args)?;
     let found = db
         .collection::<Document>(counters)
-        .find_one(layout.filter(&key))
+        .find_one(store.filter(&key))
         .await?;
     let Some(counter) = found.as_ref().and_then(StoredCounter::decode) else {
         return Err(Failure::Error(format!(
@@ -378,8 +383,7 @@ async fn set_next(
     dry_run: bool,
     out: &Output,
 ) -> Result<(), Failure> {
-    let (key, layout) = key(args);
-    let store = MongoStore::new(db, counters, layout, Some(WriteConcern::majority()))?;
+    let (key, store) = key(db, counters, args)?;
     // The counter's own `start` and `max` are not known here: any integer is accepted.
     let bounds = Bounds::new(i64::MIN + 1, i64::MAX)?;
     let old = store.last_issued(&key, bounds, None).await?;
@@ -450,7 +454,7 @@ async fn sync(
         options = options.ranges(v);
     }
     if args.mongoose {
-        options = options.layout(CounterLayout::mongoose());
+        options = options.layout(Layout::Mongoose);
     }
     let seq = Sequence::new(&db, options.build())?;
     let report = seq

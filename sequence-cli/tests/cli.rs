@@ -4,7 +4,7 @@
 use std::process::{Command, Output};
 
 use mongo_sequence_runtime::{
-    clock::ManualClock, jiff, options::CounterLayout, Scope, Sequence, SequenceOptions,
+    clock::ManualClock, jiff, options::Layout, Scope, Sequence, SequenceOptions,
 };
 use mongodb::bson::{doc, Document};
 use sequence_testkit::{unique_db_name, TestServer};
@@ -77,7 +77,7 @@ async fn counters(name: &str) -> (String, mongodb::Database) {
     acme.reserve(7).await.unwrap();
     let shared = SequenceOptions::builder("shared")
         .counters("identitycounters")
-        .layout(CounterLayout::mongoose())
+        .layout(Layout::Mongoose)
         .build();
     Sequence::new(&db, shared)
         .unwrap()

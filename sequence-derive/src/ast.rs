@@ -6,7 +6,7 @@ use mongo_sequence_rules::{defaults, IdField as RuleIdField, Spec};
 use proc_macro2::{Ident, Span};
 use serde_derive_internals::{ast as serde_ast, Derive};
 use syn::spanned::Spanned;
-use syn::{Data, DeriveInput, Fields, GenericArgument, LitStr, Member, PathArguments, Type};
+use syn::{Data, DeriveInput, Fields, GenericArgument, Member, PathArguments, Type};
 
 use crate::attr::{self, Errors, StructAttrs};
 
@@ -46,45 +46,51 @@ pub struct Model {
     pub scope: Vec<ScopeField>,
     /// The counter name: `name`, or the type name in snake case.
     pub name: String,
-    /// The names written in `scope`, in order (fields or not).
-    pub scope_names: Vec<String>,
 }
 
-impl Model {
-    /// The configuration as the rules see it.
-    pub fn spec(&self) -> Spec<'_> {
-        let a = &self.attrs;
-        fn value(v: &Option<attr::WithSpan<String>>) -> Option<&str> {
-            v.as_ref().map(|v| v.value.as_str())
-        }
-        Spec {
-            counters: value(&a.counters),
-            batch: a.batch.as_ref().map(|b| b.value),
-            batch_min: a.batch_min.as_ref().map(|v| v.value),
-            batch_max: a.batch_max.as_ref().map(|v| v.value),
-            prefix: value(&a.prefix),
-            tz: value(&a.tz),
-            width: a.width.as_ref().map(|v| v.value),
-            digits: a.digits.as_ref().map(|v| v.value),
-            start: a.start.as_ref().map(|v| v.value),
-            max: a.max.as_ref().map(|v| v.value),
-            strategy: a.strategy.as_ref().map(|v| v.value),
-            shards: a.shards.as_ref().map(|v| v.value),
-            retries: a.retries.as_ref().map(|v| v.value),
-            scope: self.scope_names.iter().map(String::as_str).collect(),
-            layout: a.layout.as_ref().map(|v| v.value),
-            counter_field: value(&a.field),
-            stores: a.stores.as_ref().map(|v| v.value),
-            gapless: a.gapless.as_ref().map(|v| v.value),
-            timeout_ms: a.timeout_ms.as_ref().map(|v| v.value),
-            id: Some(RuleIdField {
-                name: &self.id.name,
-                is_document_id: self.id.is_doc_id,
-            }),
-            ..Spec::new(&self.name)
-        }
-    }
+/// The value a form of `mongo_sequence_rules::for_each_key!` has in the rules' `Spec`.
+macro_rules! spec_value {
+    (names, $v:expr) => {
+        $v.as_ref()
+            .map(|v| v.value.iter().map(|n| n.value.as_str()).collect())
+            .unwrap_or_default()
+    };
+    (text, $v:expr) => {
+        $v.as_ref().map(|v| v.value.as_str())
+    };
+    (opt_text, $v:expr) => {
+        $v.as_ref().map(|v| v.value.as_str())
+    };
+    ($form:ident, $v:expr) => {
+        $v.as_ref().map(|v| v.value)
+    };
 }
+
+/// Declares [`Model::spec`] from the table of keys.
+macro_rules! model_spec {
+    (
+        name { $(#[doc = $ndoc:literal])* $nv:ident $nf:ident $nname:literal; }
+        keys { $($(#[doc = $doc:literal])* $v:ident $f:ident $name:literal: $form:ident [$($ty:tt)*] = [$($default:tt)*] => $strategies:ident;)* }
+        derive_only { $($(#[doc = $ddoc:literal])* $dv:ident $df:ident $dname:literal;)* }
+    ) => {
+        impl Model {
+            /// The configuration as the rules see it.
+            pub fn spec(&self) -> Spec<'_> {
+                let a = &self.attrs;
+                Spec {
+                    $($f: spec_value!($form, a.$f),)*
+                    id: Some(RuleIdField {
+                        name: &self.id.name,
+                        is_document_id: self.id.is_doc_id,
+                    }),
+                    ..Spec::new(&self.name)
+                }
+            }
+        }
+    };
+}
+
+mongo_sequence_rules::for_each_key!(model_spec);
 
 /// Builds the model; reports every problem to `errors`. `None` when no model can be built.
 pub fn model(input: &DeriveInput, errors: &mut Errors) -> Option<Model> {
@@ -172,8 +178,8 @@ pub fn model(input: &DeriveInput, errors: &mut Errors) -> Option<Model> {
 
     let mut scope = Vec::new();
     if let Some(names) = &attrs.scope {
-        for lit in &names.value {
-            let name = lit.value();
+        for written in &names.value {
+            let name = written.value.clone();
             match fields
                 .named
                 .iter()
@@ -185,7 +191,7 @@ pub fn model(input: &DeriveInput, errors: &mut Errors) -> Option<Model> {
                     name,
                 }),
                 None => errors.at(
-                    lit.span(),
+                    written.span,
                     format!(
                         "`scope` names `{name}`, which is not a field of `{}`",
                         input.ident
@@ -199,18 +205,12 @@ pub fn model(input: &DeriveInput, errors: &mut Errors) -> Option<Model> {
         || defaults::counter_name(&input.ident.to_string()),
         |n| n.value.clone(),
     );
-    let scope_names = attrs
-        .scope
-        .as_ref()
-        .map(|s| s.value.iter().map(LitStr::value).collect())
-        .unwrap_or_default();
     Some(Model {
         ident: input.ident.clone(),
         attrs,
         id,
         scope,
         name,
-        scope_names,
     })
 }
 

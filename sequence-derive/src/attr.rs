@@ -2,11 +2,13 @@
 //! none stops the parse of the other keys. An unknown key, or an unknown value of a key that
 //! takes one of a set (`strategy`, `layout`, `batch`), is an error at its token.
 
-use mongo_sequence_rules::{Batch, Key, LayoutConfig, Stores, Strategy};
+use std::time::Duration;
+
+use mongo_sequence_rules::{Batch, Key, Layout, Stores, Strategy};
 use proc_macro2::Span;
 use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
-use syn::{Attribute, Expr, ExprLit, ExprUnary, Lit, LitStr, UnOp};
+use syn::{Attribute, Expr, ExprLit, ExprRange, ExprUnary, Lit, LitStr, RangeLimits, UnOp};
 
 /// Keys accepted in a field-level `#[seq(...)]`.
 pub const FIELD_KEYS: &[&str] = &["id"];
@@ -24,14 +26,45 @@ impl<T> WithSpan<T> {
     }
 }
 
-/// Declares the struct-level keys: for each [`Key`], the field of [`StructAttrs`] that holds
-/// its value, the value's type and its parser. This is the one list of the derive's keys.
+/// The type of a parsed value of a form of `mongo_sequence_rules::for_each_key!`.
+macro_rules! parsed_type {
+    (text, []) => { String };
+    (opt_text, []) => { String };
+    (names, []) => { Vec<WithSpan<String>> };
+    ($form:ident, [$($ty:tt)*]) => { $($ty)* };
+}
+
+/// The parser of a form of `mongo_sequence_rules::for_each_key!`.
+macro_rules! parser {
+    (text, $meta:expr, $key:expr, []) => {
+        string($meta, $key)
+    };
+    (opt_text, $meta:expr, $key:expr, []) => {
+        string($meta, $key)
+    };
+    (names, $meta:expr, $key:expr, []) => {
+        names($meta, $key)
+    };
+    ($form:ident, $meta:expr, $key:expr, [$($ty:tt)*]) => {
+        <$($ty)* as Value>::parse($meta, $key)
+    };
+}
+
+/// Declares [`StructAttrs`] from the table of keys: a field per key, holding its value as
+/// parsed, with its parser.
 macro_rules! struct_keys {
-    ($($key:ident => $field:ident: $ty:ty = $parse:ident,)*) => {
+    (
+        name { $(#[doc = $ndoc:literal])* $nv:ident $nf:ident $nname:literal; }
+        keys { $($(#[doc = $doc:literal])* $v:ident $f:ident $name:literal: $form:ident [$($ty:tt)*] = [$($default:tt)*] => $strategies:ident;)* }
+        derive_only { $($(#[doc = $ddoc:literal])* $dv:ident $df:ident $dname:literal;)* }
+    ) => {
         /// The struct-level keys, as written, with their typed values.
         #[derive(Default)]
         pub struct StructAttrs {
-            $(pub $field: Option<WithSpan<$ty>>,)*
+            $(#[doc = $ndoc])*
+            pub $nf: Option<WithSpan<String>>,
+            $($(#[doc = $doc])* pub $f: Option<WithSpan<parsed_type!($form, [$($ty)*])>>,)*
+            $($(#[doc = $ddoc])* pub $df: Option<WithSpan<syn::Path>>,)*
         }
 
         impl StructAttrs {
@@ -43,7 +76,9 @@ macro_rules! struct_keys {
                 errors: &mut Errors,
             ) -> syn::Result<()> {
                 match key {
-                    $(Key::$key => set_once(&mut self.$field, key, $parse(meta, key)?, errors),)*
+                    Key::$nv => set_once(&mut self.$nf, key, string(meta, key)?, errors),
+                    $(Key::$v => set_once(&mut self.$f, key, parser!($form, meta, key, [$($ty)*])?, errors),)*
+                    $(Key::$dv => set_once(&mut self.$df, key, path(meta, key)?, errors),)*
                 }
                 Ok(())
             }
@@ -51,36 +86,16 @@ macro_rules! struct_keys {
             /// Where `key` was written, if it was.
             pub fn span_of(&self, key: Key) -> Option<Span> {
                 match key {
-                    $(Key::$key => self.$field.as_ref().map(|v| v.span),)*
+                    Key::$nv => self.$nf.as_ref().map(|v| v.span),
+                    $(Key::$v => self.$f.as_ref().map(|v| v.span),)*
+                    $(Key::$dv => self.$df.as_ref().map(|v| v.span),)*
                 }
             }
         }
     };
 }
 
-struct_keys! {
-    Name => name: String = string,
-    Batch => batch: Batch = batch,
-    BatchMin => batch_min: u64 = unsigned,
-    BatchMax => batch_max: u64 = unsigned,
-    Prefix => prefix: String = string,
-    Tz => tz: String = string,
-    Width => width: u64 = unsigned,
-    Digits => digits: u64 = unsigned,
-    Start => start: i64 = signed,
-    Max => max: i64 = signed,
-    Strategy => strategy: Strategy = strategy,
-    Shards => shards: u64 = unsigned,
-    Retries => retries: u64 = unsigned,
-    Scope => scope: Vec<LitStr> = scope,
-    Counters => counters: String = string,
-    Layout => layout: LayoutConfig = layout,
-    Field => field: String = string,
-    Stores => stores: Stores = stores,
-    Gapless => gapless: bool = flag,
-    TimeoutMs => timeout_ms: u64 = unsigned,
-    Crate => krate: syn::Path = path,
-}
+mongo_sequence_rules::for_each_key!(struct_keys);
 
 /// Collects errors so that all of them are reported together.
 #[derive(Default)]
@@ -134,10 +149,13 @@ pub fn struct_attrs(attrs: &[Attribute], errors: &mut Errors) -> StructAttrs {
                 errors.at(
                     meta.path.span(),
                     match written {
-                        Some(w) => format!(
-                            "unknown `seq` key `{w}`, expected one of: {}",
-                            Key::expected()
-                        ),
+                        Some(w) => match Key::renamed(&w) {
+                            Some(now) => now.to_owned(),
+                            None => format!(
+                                "unknown `seq` key `{w}`, expected one of: {}",
+                                Key::expected()
+                            ),
+                        },
                         None => format!("unknown `seq` key, expected one of: {}", Key::expected()),
                     },
                 );
@@ -322,53 +340,109 @@ fn integer(expr: &Expr) -> Option<syn::Result<i128>> {
     }
 }
 
-fn unsigned(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<WithSpan<u64>> {
-    let expr = value_expr(meta, key)?;
-    let msg = format!("`{key}` must be a positive integer");
-    match integer(&expr) {
-        Some(Ok(v)) if v >= 0 && v <= i128::from(u64::MAX) => {
-            Ok(WithSpan::new(v as u64, spanned(&expr)))
-        }
-        _ => Err(syn::Error::new_spanned(&expr, msg)),
-    }
+/// A value of a key, parsed from the tokens after `key =`.
+trait Value: Sized {
+    fn parse(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<WithSpan<Self>>;
 }
 
-fn signed(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<WithSpan<i64>> {
+/// An integer literal of type `T`, or an error that says which integers `key` takes.
+fn integer_of<T: TryFrom<i128>>(
+    meta: &ParseNestedMeta<'_>,
+    key: Key,
+    what: &str,
+) -> syn::Result<WithSpan<T>> {
     let expr = value_expr(meta, key)?;
-    match integer(&expr) {
-        Some(Ok(v)) if i64::try_from(v).is_ok() => Ok(WithSpan::new(v as i64, spanned(&expr))),
+    match integer(&expr).and_then(Result::ok).map(T::try_from) {
+        Some(Ok(v)) => Ok(WithSpan::new(v, spanned(&expr))),
         _ => Err(syn::Error::new_spanned(
             &expr,
-            format!("`{key}` must be an integer that fits in `i64`"),
+            format!("`{key}` must be {what}"),
         )),
     }
 }
 
-fn batch(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<WithSpan<Batch>> {
-    let expr = value_expr(meta, key)?;
-    let span = spanned(&expr);
-    if let Expr::Lit(ExprLit {
-        lit: Lit::Str(s), ..
-    }) = &expr
-    {
-        return match s.value().as_str() {
-            "auto" => Ok(WithSpan::new(Batch::Auto, span)),
-            other => Err(syn::Error::new(
-                span,
-                format!(
-                    "unknown `batch` value \"{other}\", expected an integer of at least 1 or \"auto\""
-                ),
-            )),
+impl Value for u8 {
+    fn parse(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<WithSpan<Self>> {
+        integer_of(meta, key, "a positive integer of at most 255")
+    }
+}
+
+impl Value for u32 {
+    fn parse(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<WithSpan<Self>> {
+        integer_of(meta, key, "a positive integer that fits in `u32`")
+    }
+}
+
+impl Value for i64 {
+    fn parse(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<WithSpan<Self>> {
+        integer_of(meta, key, "an integer that fits in `i64`")
+    }
+}
+
+impl Value for Batch {
+    /// `batch = 25`, or `batch = 10..=1000`.
+    fn parse(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<WithSpan<Self>> {
+        let expr = value_expr(meta, key)?;
+        let span = spanned(&expr);
+        let bound = |e: &Option<Box<Expr>>| {
+            e.as_deref()
+                .and_then(integer)
+                .and_then(Result::ok)
+                .and_then(|v| u64::try_from(v).ok())
         };
+        let batch = match &expr {
+            Expr::Lit(ExprLit {
+                lit: Lit::Str(s), ..
+            }) if s.value() == "auto" => {
+                return Err(syn::Error::new(
+                    span,
+                    "an adaptive `batch` is written with its bounds: `batch = 10..=10000`",
+                ))
+            }
+            Expr::Range(ExprRange {
+                start,
+                limits: RangeLimits::Closed(_),
+                end,
+                ..
+            }) => bound(start)
+                .zip(bound(end))
+                .map(|(min, max)| Batch::from(min..=max)),
+            range @ Expr::Range(_) => {
+                return Err(syn::Error::new_spanned(
+                    range,
+                    "the bounds of an adaptive `batch` are written `min..=max`, both included: `batch = 10..=10000`",
+                ))
+            }
+            e => integer(e)
+                .and_then(Result::ok)
+                .and_then(|v| u64::try_from(v).ok())
+                .map(Batch::Fixed),
+        };
+        batch.map(|b| WithSpan::new(b, span)).ok_or_else(|| {
+            syn::Error::new_spanned(
+                &expr,
+                "`batch` must be a positive integer (`batch = 25`) or the bounds of an adaptive batch (`batch = 10..=10000`)",
+            )
+        })
     }
-    match integer(&expr) {
-        Some(Ok(v)) if v >= 0 && v <= i128::from(u64::MAX) => {
-            Ok(WithSpan::new(Batch::Fixed(v as u64), span))
-        }
-        _ => Err(syn::Error::new_spanned(
-            &expr,
-            "`batch` must be an integer of at least 1 or \"auto\"",
-        )),
+}
+
+impl Value for Duration {
+    /// A string with units, such as `"30s"`, `"500ms"` or `"2m"`.
+    fn parse(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<WithSpan<Self>> {
+        let s = string(meta, key)?;
+        let wrong = || {
+            syn::Error::new(
+                s.span,
+                format!(
+                    "`{key}` must be a duration with its unit, such as \"30s\", \"500ms\" or \"2m\", got \"{}\"",
+                    s.value
+                ),
+            )
+        };
+        let signed: jiff::SignedDuration = s.value.parse().map_err(|_| wrong())?;
+        let duration = Duration::try_from(signed).map_err(|_| wrong())?;
+        Ok(WithSpan::new(duration, s.span))
     }
 }
 
@@ -394,21 +468,46 @@ fn one_of<T>(
     }
 }
 
-fn strategy(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<WithSpan<Strategy>> {
-    let s = string(meta, key)?;
-    Strategy::parse(&s.value)
-        .map(|strategy| WithSpan::new(strategy, s.span))
-        .map_err(|message| syn::Error::new(s.span, message))
+impl Value for Strategy {
+    fn parse(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<WithSpan<Self>> {
+        let s = string(meta, key)?;
+        Strategy::parse(&s.value)
+            .map(|strategy| WithSpan::new(strategy, s.span))
+            .map_err(|message| syn::Error::new(s.span, message))
+    }
 }
 
-fn stores(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<WithSpan<Stores>> {
-    let names = Stores::ALL.map(Stores::name);
-    one_of(meta, key, "`stores` value", &names, Stores::from_name)
+impl Value for Stores {
+    fn parse(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<WithSpan<Self>> {
+        let names = Stores::ALL.map(Stores::name);
+        one_of(meta, key, "`stores` value", &names, Stores::from_name)
+    }
 }
 
-fn layout(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<WithSpan<LayoutConfig>> {
-    let names = LayoutConfig::ALL.map(LayoutConfig::name);
-    one_of(meta, key, "layout", &names, LayoutConfig::from_name)
+impl Value for Layout {
+    fn parse(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<WithSpan<Self>> {
+        let names = Layout::ALL.map(Layout::name);
+        one_of(meta, key, "layout", &names, Layout::from_name)
+    }
+}
+
+impl Value for bool {
+    /// `gapless`, or `gapless = true`/`false`.
+    fn parse(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<WithSpan<Self>> {
+        let span = meta.path.span();
+        if !meta.input.peek(syn::Token![=]) {
+            return Ok(WithSpan::new(true, span));
+        }
+        match meta.value()?.parse::<Expr>()? {
+            Expr::Lit(ExprLit {
+                lit: Lit::Bool(b), ..
+            }) => Ok(WithSpan::new(b.value, b.span())),
+            other => Err(syn::Error::new_spanned(
+                other,
+                format!("`{key}` must be `true` or `false`"),
+            )),
+        }
+    }
 }
 
 fn path(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<WithSpan<syn::Path>> {
@@ -419,23 +518,8 @@ fn path(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<WithSpan<syn::Path>
     Ok(WithSpan::new(path, s.span))
 }
 
-fn flag(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<WithSpan<bool>> {
-    let span = meta.path.span();
-    if !meta.input.peek(syn::Token![=]) {
-        return Ok(WithSpan::new(true, span));
-    }
-    match meta.value()?.parse::<Expr>()? {
-        Expr::Lit(ExprLit {
-            lit: Lit::Bool(b), ..
-        }) => Ok(WithSpan::new(b.value, b.span())),
-        other => Err(syn::Error::new_spanned(
-            other,
-            format!("`{key}` must be `true` or `false`"),
-        )),
-    }
-}
-
-fn scope(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<WithSpan<Vec<LitStr>>> {
+/// `scope = "field"` or `scope = ["a", "b"]`.
+fn names(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<WithSpan<Vec<WithSpan<String>>>> {
     let expr = value_expr(meta, key)?;
     let span = spanned(&expr);
     let wrong = || {
@@ -447,7 +531,7 @@ fn scope(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<WithSpan<Vec<LitSt
     let lit_str = |e: &Expr| match e {
         Expr::Lit(ExprLit {
             lit: Lit::Str(s), ..
-        }) => Some(s.clone()),
+        }) => Some(WithSpan::new(s.value(), s.span())),
         _ => None,
     };
     match &expr {

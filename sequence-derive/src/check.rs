@@ -25,7 +25,7 @@ fn span(model: &Model, at: At) -> Span {
     let scope = model.attrs.scope.as_ref();
     match at {
         At::Key(key) => model.attrs.span_of(key),
-        At::ScopeField(i) => scope.and_then(|s| s.value.get(i)).map(|lit| lit.span()),
+        At::ScopeField(i) => scope.and_then(|s| s.value.get(i)).map(|name| name.span),
         At::IdType => Some(model.id.ty_span),
         // Options of the runtime alone: the derive has no token for them.
         At::Option(_) => None,

@@ -1,12 +1,14 @@
 //! Code generation: the `SequentialId` impl and the inherent methods users call.
 
-use mongo_sequence_rules::{BatchConfig, Checked, Strategy};
+use std::time::Duration;
+
+use mongo_sequence_rules::{Batch, Checked, Layout, Stores, Strategy};
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 use syn::DeriveInput;
 
 use crate::ast::{self, Model};
-use crate::attr::Errors;
+use crate::attr::{Errors, WithSpan};
 use crate::check;
 
 /// Expands the derive, or its errors plus a stub that keeps further errors away.
@@ -65,95 +67,107 @@ fn generate(model: &Model, checked: &Checked) -> TokenStream {
     }
 }
 
-/// The `SequenceConfig` of the model: `SequenceConfig::new(name)` and a setter per key given.
-fn config(model: &Model, checked: &Checked, p: &TokenStream) -> TokenStream {
-    let name = &model.name;
-    let mut config = quote!(#p::SequenceConfig::new(#name));
-    let mut set = |method: &str, value: TokenStream| {
-        let method = format_ident!("{method}");
-        config = quote!(#config.#method(#value));
-    };
-    let spec = model.spec();
-    if let Some(c) = spec.counters {
-        set("counters", quote!(#c));
-    }
-    match (spec.batch, checked.batch) {
-        (None, _) => {}
-        (Some(_), BatchConfig::Fixed(n)) => set("batch", quote!(#n)),
-        (Some(_), BatchConfig::Adaptive { min, max }) => set("adaptive_batch", quote!(#min, #max)),
-    }
-    // With `digits`, `start` and `max` default to the first and last value of that many digits.
-    let (start, max) = match spec.digits {
-        Some(_) => (Some(checked.start), Some(checked.max)),
-        None => (spec.start, spec.max),
-    };
-    if let Some(v) = start {
-        set("start", quote!(#v));
-    }
-    if let Some(v) = max {
-        set("max", quote!(#v));
-    }
-    if let Some(v) = spec.prefix {
-        set("prefix", quote!(#v));
-    }
-    if let Some(v) = spec.tz {
-        set("tz", quote!(#v));
-    }
-    if let Some(v) = spec.width {
-        let v = v as u8;
-        set("width", quote!(#v));
-    }
-    if let Some(v) = spec.digits {
-        let v = v as u8;
-        set("digits", quote!(#v));
-    }
-    if let Some(v) = spec.strategy {
-        let variant = format_ident!("{}", v.variant());
-        set("strategy", quote!(#p::Strategy::#variant));
-    }
-    if let Some(v) = spec.shards {
-        let v = v as u32;
-        set("shards", quote!(#v));
-    }
-    if let Some(v) = spec.retries {
-        let v = v as u32;
-        set("retries", quote!(#v));
-    }
-    if !model.scope.is_empty() {
-        let names = model.scope.iter().map(|f| &f.name);
-        set("scope", quote!(&[#(#names),*]));
-    }
-    if let Some(v) = spec.layout {
-        let variant = format_ident!("{}", v.variant());
-        set("layout", quote!(#p::LayoutConfig::#variant));
-    }
-    if let Some(v) = spec.counter_field {
-        set("field", quote!(#v));
-    }
-    if let Some(v) = spec.stores {
-        let variant = format_ident!("{}", v.variant());
-        set("stores", quote!(#p::Stores::#variant));
-    }
-    if model.id.stored != "_id" {
-        let stored = &model.id.stored;
-        set("id_field", quote!(#stored));
-    }
-    if model.scope.iter().any(|f| f.stored != f.name) {
-        let stored = model.scope.iter().map(|f| &f.stored);
-        set("scope_fields", quote!(&[#(#stored),*]));
-    }
-    if let Some(v) = spec.gapless {
-        set("gapless", quote!(#v));
-    }
-    if let Some(v) = spec.timeout_ms {
-        set(
-            "transaction_timeout",
-            quote!(::core::time::Duration::from_millis(#v)),
-        );
-    }
-
-    config
+/// A parsed value as an expression of the `SequenceConfig` setter of its key.
+trait ConfigValue {
+    fn tokens(&self, p: &TokenStream) -> TokenStream;
 }
+
+/// Values whose tokens are their literal.
+macro_rules! literal_values {
+    ($($ty:ty),*) => {$(
+        impl ConfigValue for $ty {
+            fn tokens(&self, _: &TokenStream) -> TokenStream {
+                quote!(#self)
+            }
+        }
+    )*};
+}
+
+literal_values!(String, u8, u32, i64, bool);
+
+impl ConfigValue for Vec<WithSpan<String>> {
+    fn tokens(&self, _: &TokenStream) -> TokenStream {
+        let names = self.iter().map(|n| &n.value);
+        quote!(&[#(#names),*])
+    }
+}
+
+impl ConfigValue for Strategy {
+    fn tokens(&self, p: &TokenStream) -> TokenStream {
+        let variant = format_ident!("{}", self.variant());
+        quote!(#p::Strategy::#variant)
+    }
+}
+
+impl ConfigValue for Layout {
+    fn tokens(&self, p: &TokenStream) -> TokenStream {
+        let variant = format_ident!("{}", self.variant());
+        quote!(#p::Layout::#variant)
+    }
+}
+
+impl ConfigValue for Stores {
+    fn tokens(&self, p: &TokenStream) -> TokenStream {
+        let variant = format_ident!("{}", self.variant());
+        quote!(#p::Stores::#variant)
+    }
+}
+
+impl ConfigValue for Batch {
+    fn tokens(&self, p: &TokenStream) -> TokenStream {
+        match self {
+            Batch::Fixed(n) => quote!(#p::Batch::Fixed(#n)),
+            Batch::Adaptive(a) => {
+                let (min, max) = (a.min, a.max);
+                quote!(#p::Batch::Adaptive(#p::AdaptiveBatch::new(#min, #max)))
+            }
+        }
+    }
+}
+
+impl ConfigValue for Duration {
+    fn tokens(&self, _: &TokenStream) -> TokenStream {
+        let (secs, nanos) = (self.as_secs(), self.subsec_nanos());
+        quote!(::core::time::Duration::new(#secs, #nanos))
+    }
+}
+
+/// Declares [`config`] from the table of keys: a setter call per key written.
+macro_rules! config_of_keys {
+    (
+        name { $(#[doc = $ndoc:literal])* $nv:ident $nf:ident $nname:literal; }
+        keys { $($(#[doc = $doc:literal])* $v:ident $f:ident $name:literal: $form:ident [$($ty:tt)*] = [$($default:tt)*] => $strategies:ident;)* }
+        derive_only { $($(#[doc = $ddoc:literal])* $dv:ident $df:ident $dname:literal;)* }
+    ) => {
+        /// The `SequenceConfig` of the model: `SequenceConfig::new(name)`, a setter per key
+        /// written, the range `digits` gives `start` and `max`, and where the documents store
+        /// the ID and the scope fields.
+        fn config(model: &Model, checked: &Checked, p: &TokenStream) -> TokenStream {
+            let name = &model.name;
+            let mut config = quote!(#p::SequenceConfig::new(#name));
+            let a = &model.attrs;
+            $(if let Some(v) = &a.$f {
+                let (setter, value) = (format_ident!(stringify!($f)), v.value.tokens(p));
+                config = quote!(#config.#setter(#value));
+            })*
+            if a.digits.is_some() {
+                let (start, max) = (checked.start, checked.max);
+                config = quote!(#config.start(#start).max(#max));
+            }
+            if model.id.stored != "_id" {
+                let stored = &model.id.stored;
+                config = quote!(#config.id_field(#stored));
+            }
+            if model.scope.iter().any(|f| f.stored != f.name) {
+                let stored = model.scope.iter().map(|f| &f.stored);
+                config = quote!(#config.scope_fields(&[#(#stored),*]));
+            }
+            config
+        }
+    };
+}
+
+mongo_sequence_rules::for_each_key!(config_of_keys);
 
 /// `impl SequentialId`: the ID type, the configuration, and the accessors of the fields.
 fn trait_impl(model: &Model, config: &TokenStream, p: &TokenStream) -> TokenStream {

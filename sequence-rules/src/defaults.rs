@@ -10,16 +10,10 @@ pub const COUNTER_FIELD: &str = "seq";
 /// Values reserved per round trip: one, so nothing is cached.
 pub const BATCH: u64 = 1;
 
-/// The smallest, and first, reservation size of `batch = "auto"`.
-pub const AUTO_BATCH_MIN: u64 = 10;
-
-/// The largest reservation size of `batch = "auto"` (or `batch_min`, if that is larger).
-pub const AUTO_BATCH_MAX: u64 = 10_000;
-
-/// With `batch = "auto"`, a range used up in fewer seconds than this doubles the next one.
+/// With an adaptive batch, a range used up in fewer seconds than this doubles the next one.
 pub const AUTO_GROW_BELOW_SECS: u64 = 15;
 
-/// With `batch = "auto"`, a range that lasted more seconds than this halves the next one.
+/// With an adaptive batch, a range that lasted more seconds than this halves the next one.
 pub const AUTO_SHRINK_ABOVE_SECS: u64 = 60;
 
 /// The first value a new counter issues.
@@ -40,8 +34,8 @@ pub const RETRIES: u32 = 10;
 /// Share of a cached range after which the next one is reserved in the background.
 pub const PREFETCH_AT: f64 = 0.1;
 
-/// How long a gapless insert retries transient transaction errors, in milliseconds.
-pub const TRANSACTION_TIMEOUT_MS: u64 = 30_000;
+/// How long a gapless insert retries transient transaction errors.
+pub const TRANSACTION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The counter name of a model without `name = "..."`: its type name in snake case
 /// (`UserAccount` → `user_account`, `HTTPRequest` → `http_request`).

@@ -29,6 +29,7 @@
 //! );
 //! ```
 
+mod batch;
 pub mod defaults;
 mod id;
 mod key;
@@ -40,10 +41,9 @@ mod strategy;
 pub mod tz;
 mod violation;
 
+pub use batch::{AdaptiveBatch, Batch};
 pub use id::{IdField, IdKind, IdNeeds, IdProblems, Message};
 pub use key::Key;
-pub use spec::{check, Batch, Checked, Spec};
-pub use strategy::{
-    BatchConfig, LayoutConfig, Stores, Strategy, UnknownStrategy, SHARD_BOUND_FIELDS,
-};
+pub use spec::{check, Checked, Spec};
+pub use strategy::{Layout, Stores, Strategy, UnknownStrategy, SHARD_BOUND_FIELDS};
 pub use violation::{At, Problem, Violation};

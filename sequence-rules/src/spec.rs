@@ -2,119 +2,85 @@
 
 use jiff::tz::TimeZone;
 
+use crate::batch::Batch;
 use crate::defaults;
 use crate::id::{IdField, IdNeeds};
 use crate::key::Key;
 use crate::limits::{self, digits_range, pow10, MAX_DIGITS, MAX_RETRIES, MAX_SHARDS};
 use crate::names::{self, NameKind};
 use crate::pattern::Pattern;
-use crate::strategy::{BatchConfig, LayoutConfig, Stores, Strategy, SHARD_BOUND_FIELDS};
+use crate::strategy::{Layout, Strategy, SHARD_BOUND_FIELDS};
 use crate::tz;
 use crate::violation::{At, Problem, Violation};
 
-/// `batch` as written: a number, or `"auto"` (whose bounds are `batch_min` and `batch_max`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Batch {
-    /// `batch = N`.
-    Fixed(u64),
-    /// `batch = "auto"`.
-    Auto,
+/// The type a form of [`for_each_key!`](crate::for_each_key) has in a [`Spec`].
+macro_rules! spec_type {
+    ($a:lifetime, text, []) => { Option<&$a str> };
+    ($a:lifetime, opt_text, []) => { Option<&$a str> };
+    ($a:lifetime, names, []) => { Vec<&$a str> };
+    ($a:lifetime, copy, [$($ty:tt)*]) => { Option<$($ty)*> };
+    ($a:lifetime, into, [$($ty:tt)*]) => { Option<$($ty)*> };
+    ($a:lifetime, opt, [$($ty:tt)*]) => { Option<$($ty)*> };
 }
 
-/// A configuration as written: every key that was not given is `None` (or empty) and takes
-/// its default from [`defaults`].
-///
-/// The derive fills it from `#[seq(...)]`; the runtime from its options, where an option
-/// counts as given when it differs from its default.
-///
-/// Build one with struct update syntax from [`Spec::new`], so that keys added later keep their
-/// defaults.
-#[derive(Clone, Debug, Default)]
-pub struct Spec<'a> {
-    /// `name`: the counter's name (always given: the derive's default is the type name in snake
-    /// case).
-    pub name: &'a str,
-    /// `counters`.
-    pub counters: Option<&'a str>,
-    /// `batch`.
-    pub batch: Option<Batch>,
-    /// `batch_min`.
-    pub batch_min: Option<u64>,
-    /// `batch_max`.
-    pub batch_max: Option<u64>,
-    /// `prefix`.
-    pub prefix: Option<&'a str>,
-    /// `tz`.
-    pub tz: Option<&'a str>,
-    /// `width`.
-    pub width: Option<u64>,
-    /// `digits`.
-    pub digits: Option<u64>,
-    /// `start`.
-    pub start: Option<i64>,
-    /// `max`.
-    pub max: Option<i64>,
-    /// `strategy`.
-    pub strategy: Option<Strategy>,
-    /// `shards`.
-    pub shards: Option<u64>,
-    /// `retries`.
-    pub retries: Option<u64>,
-    /// `scope` (empty when not given).
-    pub scope: Vec<&'a str>,
-    /// `layout`.
-    pub layout: Option<LayoutConfig>,
-    /// `field`: the counter field's name.
-    pub counter_field: Option<&'a str>,
-    /// `stores`: what the counter field holds.
-    pub stores: Option<Stores>,
-    /// `gapless`.
-    pub gapless: Option<bool>,
-    /// `timeout_ms`.
-    pub timeout_ms: Option<u64>,
-    /// The share of a range after which the next one is prefetched (runtime only).
-    pub prefetch_at: Option<f64>,
-    /// The ID field, when the configuration belongs to a model.
-    pub id: Option<IdField<'a>>,
+/// Whether a value of a form of [`for_each_key!`](crate::for_each_key) was given in a [`Spec`].
+macro_rules! spec_given {
+    (names, $v:expr) => {
+        !$v.is_empty()
+    };
+    ($form:ident, $v:expr) => {
+        $v.is_some()
+    };
 }
 
-impl<'a> Spec<'a> {
-    /// A configuration named `name` with no other key given.
-    pub fn new(name: &'a str) -> Self {
-        Spec {
-            name,
-            ..Spec::default()
+/// Declares [`Spec`] from the rows of [`for_each_key!`](crate::for_each_key).
+macro_rules! declare_spec {
+    (
+        name { $(#[doc = $ndoc:literal])* $nv:ident $nf:ident $nname:literal; }
+        keys { $($(#[doc = $doc:literal])* $v:ident $f:ident $name:literal: $form:ident [$($ty:tt)*] = [$($default:tt)*] => $strategies:ident;)* }
+        derive_only { $($(#[doc = $ddoc:literal])* $dv:ident $df:ident $dname:literal;)* }
+    ) => {
+        /// A configuration as written: every key that was not given is `None` (or empty) and
+        /// takes its default from [`defaults`].
+        ///
+        /// The derive fills it from `#[seq(...)]`; the runtime from its options, where an
+        /// option counts as given when it differs from its default.
+        ///
+        /// Build one with struct update syntax from [`Spec::new`], so that keys added later
+        /// keep their defaults.
+        #[derive(Clone, Debug, Default)]
+        pub struct Spec<'a> {
+            $(#[doc = $ndoc])*
+            pub $nf: &'a str,
+            $($(#[doc = $doc])* pub $f: spec_type!('a, $form, [$($ty)*]),)*
+            /// The share of a range after which the next one is prefetched (runtime only).
+            pub prefetch_at: Option<f64>,
+            /// The ID field, when the configuration belongs to a model.
+            pub id: Option<IdField<'a>>,
         }
-    }
 
-    /// Whether `key` was given.
-    pub fn given(&self, key: Key) -> bool {
-        match key {
-            Key::Name => true,
-            Key::Batch => self.batch.is_some(),
-            Key::BatchMin => self.batch_min.is_some(),
-            Key::BatchMax => self.batch_max.is_some(),
-            Key::Prefix => self.prefix.is_some(),
-            Key::Tz => self.tz.is_some(),
-            Key::Width => self.width.is_some(),
-            Key::Digits => self.digits.is_some(),
-            Key::Start => self.start.is_some(),
-            Key::Max => self.max.is_some(),
-            Key::Strategy => self.strategy.is_some(),
-            Key::Shards => self.shards.is_some(),
-            Key::Retries => self.retries.is_some(),
-            Key::Scope => !self.scope.is_empty(),
-            Key::Counters => self.counters.is_some(),
-            Key::Layout => self.layout.is_some(),
-            Key::Field => self.counter_field.is_some(),
-            Key::Stores => self.stores.is_some(),
-            Key::Gapless => self.gapless.is_some(),
-            Key::TimeoutMs => self.timeout_ms.is_some(),
-            Key::Crate => false,
+        impl<'a> Spec<'a> {
+            /// A configuration named `name` with no other key given.
+            pub fn new($nf: &'a str) -> Self {
+                Spec {
+                    $nf,
+                    ..Spec::default()
+                }
+            }
+
+            /// Whether `key` was given.
+            pub fn given(&self, key: Key) -> bool {
+                match key {
+                    Key::$nv => true,
+                    $(Key::$v => spec_given!($form, self.$f),)*
+                    $(Key::$dv => false,)*
+                }
+            }
         }
-    }
+    };
 }
+
+crate::for_each_key!(declare_spec);
 
 /// What a valid configuration means: the values it issues and how they render.
 #[derive(Clone, Debug)]
@@ -134,7 +100,7 @@ pub struct Checked {
     /// The time zone of periods (`None`: UTC).
     pub tz: Option<TimeZone>,
     /// The reservation size.
-    pub batch: BatchConfig,
+    pub batch: Batch,
     /// What the configuration asks of the ID field's type (checked where the type is known).
     pub id_needs: IdNeeds,
 }
@@ -226,7 +192,7 @@ impl<'s, 'a> Checker<'s, 'a> {
 
     /// Keys given that do not apply to the strategy.
     fn misplaced_keys(&mut self) {
-        for key in Key::ALL {
+        for &key in Key::ALL {
             if self.spec.given(key) {
                 if let Some(why) = key.misplaced(self.strategy) {
                     self.v.at(key, why);
@@ -244,16 +210,33 @@ impl<'s, 'a> Checker<'s, 'a> {
             self.v
                 .name(At::Key(Key::Counters), NameKind::Collection, counters);
         }
-        if let Some(field) = spec.counter_field.filter(|_| self.on(Key::Field)) {
+        if let Some(field) = spec.field.filter(|_| self.on(Key::Field)) {
             self.v.name(At::Key(Key::Field), NameKind::Field, field);
         }
     }
 
-    /// `batch`, `batch_min` and `batch_max`; returns the resolved batch.
-    fn batch(&mut self) -> BatchConfig {
-        let (spec, strategy) = (self.spec, self.strategy);
-        let on = |key: Key| spec.given(key) && key.applies_to(strategy);
-        check_batch(spec, &on, &mut self.v)
+    /// `batch`: at least 1, and an adaptive batch's bounds in order; returns the batch.
+    fn batch(&mut self) -> Batch {
+        let batch = self.spec.batch.unwrap_or_default();
+        if !self.on(Key::Batch) {
+            return batch;
+        }
+        match batch {
+            Batch::Fixed(0) => self.v.at(Key::Batch, "`batch` must be at least 1"),
+            Batch::Adaptive(a) if a.min == 0 => self.v.at(
+                Key::Batch,
+                "the bounds of an adaptive `batch` must be at least 1: write `batch = 1..=1000`",
+            ),
+            Batch::Adaptive(a) if a.min > a.max => self.v.at(
+                Key::Batch,
+                format!(
+                    "the bounds of an adaptive `batch` are reversed: {}..={} is empty",
+                    a.min, a.max
+                ),
+            ),
+            _ => {}
+        }
+        batch
     }
 
     /// `prefetch_at`, an option of the runtime.
@@ -269,10 +252,10 @@ impl<'s, 'a> Checker<'s, 'a> {
     }
 
     /// A count of digits (`width`, `digits`): from 1 to 18.
-    fn digit_count(&mut self, key: Key, value: Option<u64>) -> Option<u8> {
+    fn digit_count(&mut self, key: Key, value: Option<u8>) -> Option<u8> {
         let n = value.filter(|_| self.on(key))?;
-        match u8::try_from(n) {
-            Ok(n) if (1..=MAX_DIGITS).contains(&n) => Some(n),
+        match n {
+            n if (1..=MAX_DIGITS).contains(&n) => Some(n),
             _ => {
                 self.v
                     .at(key, format!("`{key}` must be between 1 and 18, got {n}"));
@@ -411,18 +394,18 @@ impl<'s, 'a> Checker<'s, 'a> {
         let spec = self.spec;
         let mut shards = Some(u64::from(defaults::SHARDS));
         if let Some(n) = spec.shards.filter(|_| self.on(Key::Shards)) {
-            if !(1..=u64::from(MAX_SHARDS)).contains(&n) {
+            if !(1..=MAX_SHARDS).contains(&n) {
                 self.v.at(
                     Key::Shards,
                     format!("`shards` must be between 1 and {MAX_SHARDS}, got {n}"),
                 );
                 shards = None;
             } else {
-                shards = Some(n);
+                shards = Some(u64::from(n));
             }
         }
         if let Some(n) = spec.retries.filter(|_| self.on(Key::Retries)) {
-            if n > u64::from(MAX_RETRIES) {
+            if n > MAX_RETRIES {
                 self.v.at(
                     Key::Retries,
                     format!("`retries` must be at most {MAX_RETRIES}, got {n}"),
@@ -463,11 +446,7 @@ impl<'s, 'a> Checker<'s, 'a> {
             }
         }
         if strategy == Strategy::Ranges {
-            if let Some(field) = self
-                .spec
-                .counter_field
-                .filter(|f| SHARD_BOUND_FIELDS.contains(f))
-            {
+            if let Some(field) = self.spec.field.filter(|f| SHARD_BOUND_FIELDS.contains(f)) {
                 self.v.at(
                     Key::Field,
                     format!(
@@ -480,10 +459,9 @@ impl<'s, 'a> Checker<'s, 'a> {
         }
     }
 
-    /// Whether values are cached in the process (`batch` above 1, or `"auto"`).
+    /// Whether values are cached in the process (`batch` above 1, or adaptive).
     fn cached(&self) -> bool {
-        matches!(self.spec.batch, Some(Batch::Fixed(n)) if n > 1)
-            || self.spec.batch == Some(Batch::Auto)
+        self.spec.batch.is_some_and(Batch::is_cached)
     }
 
     /// `scope`: its fields, and what it cannot be combined with.
@@ -527,7 +505,7 @@ impl<'s, 'a> Checker<'s, 'a> {
 
     /// `layout`: mongoose-sequence's has no periods.
     fn layout(&mut self, f: &FormatKeys) {
-        if self.on(Key::Layout) && self.spec.layout == Some(LayoutConfig::Mongoose) && f.periodic {
+        if self.on(Key::Layout) && self.spec.layout == Some(Layout::Mongoose) && f.periodic {
             self.v.at(
                 Key::Layout,
                 "the mongoose layout has no periods: remove the date tokens from `prefix` or \
@@ -536,7 +514,7 @@ impl<'s, 'a> Checker<'s, 'a> {
         }
     }
 
-    /// `gapless` and `timeout_ms`.
+    /// `gapless` and `transaction_timeout`.
     fn gapless(&mut self) {
         let gapless = self.on(Key::Gapless) && self.spec.gapless == Some(true);
         if gapless && self.cached() && self.on(Key::Batch) {
@@ -546,50 +524,17 @@ impl<'s, 'a> Checker<'s, 'a> {
                  combined with `batch` other than 1",
             );
         }
-        if let Some(ms) = self.spec.timeout_ms.filter(|_| self.on(Key::TimeoutMs)) {
+        let timeout = Key::TransactionTimeout;
+        if let Some(t) = self.spec.transaction_timeout.filter(|_| self.on(timeout)) {
             if !gapless {
-                self.v.at(Key::TimeoutMs, "`timeout_ms` needs `gapless`");
-            } else if ms == 0 {
-                self.v.at(Key::TimeoutMs, "`timeout_ms` must be at least 1");
+                self.v.at(timeout, "`transaction_timeout` needs `gapless`");
+            } else if t.is_zero() {
+                self.v.at(
+                    timeout,
+                    "`transaction_timeout` must be longer than zero, such as \"30s\"",
+                );
             }
         }
-    }
-}
-
-/// `batch`, `batch_min` and `batch_max`; returns the resolved batch.
-fn check_batch(spec: &Spec<'_>, on: &dyn Fn(Key) -> bool, v: &mut Violations) -> BatchConfig {
-    let auto = spec.batch == Some(Batch::Auto);
-    if on(Key::Batch) && spec.batch == Some(Batch::Fixed(0)) {
-        v.at(Key::Batch, "`batch` must be at least 1");
-    }
-    let mut bounds_ok = true;
-    for (key, bound) in [
-        (Key::BatchMin, spec.batch_min),
-        (Key::BatchMax, spec.batch_max),
-    ] {
-        let Some(bound) = bound.filter(|_| on(key)) else {
-            continue;
-        };
-        if !auto {
-            v.at(key, "`batch_min` and `batch_max` need `batch = \"auto\"`");
-            bounds_ok = false;
-        } else if bound == 0 {
-            v.at(key, format!("`{key}` must be at least 1"));
-            bounds_ok = false;
-        }
-    }
-    if let (true, true, Some(min), Some(max)) = (auto, bounds_ok, spec.batch_min, spec.batch_max) {
-        if min > max {
-            v.at(
-                Key::BatchMin,
-                format!("`batch_min` ({min}) is greater than `batch_max` ({max})"),
-            );
-        }
-    }
-    match spec.batch {
-        Some(Batch::Fixed(n)) => BatchConfig::Fixed(n),
-        Some(Batch::Auto) => BatchConfig::adaptive(spec.batch_min, spec.batch_max),
-        None => BatchConfig::Fixed(defaults::BATCH),
     }
 }
 
@@ -695,7 +640,7 @@ mod tests {
             (
                 Spec {
                     strategy: Some(Strategy::Uuid),
-                    layout: Some(LayoutConfig::Mongoose),
+                    layout: Some(Layout::Mongoose),
                     ..Spec::new("a")
                 },
                 "layout",
@@ -739,7 +684,7 @@ mod tests {
     fn sharded_takes_the_mongoose_layout_and_limits_its_shards() {
         assert!(errors(Spec {
             strategy: Some(Strategy::Ranges),
-            layout: Some(LayoutConfig::Mongoose),
+            layout: Some(Layout::Mongoose),
             ..Spec::new("a")
         })
         .is_empty());
@@ -762,7 +707,7 @@ mod tests {
         assert_eq!(
             errors(Spec {
                 strategy: Some(Strategy::Ranges),
-                counter_field: Some("hi"),
+                field: Some("hi"),
                 ..Spec::new("a")
             })
             .len(),
@@ -809,28 +754,25 @@ mod tests {
     #[test]
     fn batches() {
         let c = check(&Spec {
-            batch: Some(Batch::Auto),
-            batch_max: Some(500),
+            batch: Some(Batch::from(10..=500)),
             ..Spec::new("a")
         })
         .unwrap();
-        assert_eq!(c.batch, BatchConfig::Adaptive { min: 10, max: 500 });
+        assert_eq!(c.batch, Batch::from(10..=500));
         assert_eq!(
             errors(Spec {
-                batch: Some(Batch::Fixed(5)),
-                batch_min: Some(2),
+                batch: Some(Batch::Adaptive(crate::AdaptiveBatch::new(20, 5))),
                 ..Spec::new("a")
             }),
-            ["`batch_min` and `batch_max` need `batch = \"auto\"`"]
+            ["the bounds of an adaptive `batch` are reversed: 20..=5 is empty"]
         );
         assert_eq!(
             errors(Spec {
-                batch: Some(Batch::Auto),
-                batch_min: Some(20),
-                batch_max: Some(5),
+                batch: Some(Batch::from(0..=5)),
                 ..Spec::new("a")
-            }),
-            ["`batch_min` (20) is greater than `batch_max` (5)"]
+            })
+            .len(),
+            1
         );
         assert_eq!(
             errors(Spec {
@@ -841,5 +783,23 @@ mod tests {
             .len(),
             1
         );
+    }
+
+    #[test]
+    fn transaction_timeouts() {
+        use std::time::Duration;
+        assert_eq!(
+            errors(Spec {
+                transaction_timeout: Some(Duration::from_secs(5)),
+                ..Spec::new("a")
+            }),
+            ["`transaction_timeout` needs `gapless`"]
+        );
+        assert!(errors(Spec {
+            gapless: Some(true),
+            transaction_timeout: Some(Duration::from_secs(5)),
+            ..Spec::new("a")
+        })
+        .is_empty());
     }
 }

@@ -1,8 +1,6 @@
-//! The values of the keys that choose a behaviour: `strategy`, `layout` and `batch`.
+//! The values of the keys that choose a behaviour: `strategy`, `layout` and `stores`.
 
 use std::fmt;
-
-use crate::defaults::{AUTO_BATCH_MAX, AUTO_BATCH_MIN};
 
 /// `strategy = "..."`: how IDs are made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -184,77 +182,45 @@ impl Stores {
     }
 }
 
-/// `layout = "..."`: the shape of the counter documents.
+/// `layout = "..."`: how counter documents are found. The counter field's name and what it
+/// holds are the keys `field` and `stores`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
-pub enum LayoutConfig {
-    /// `{ _id: <key>, seq: <last issued> }`.
+pub enum Layout {
+    /// By `_id`: `{ _id: <name>, seq: <last issued> }`.
     #[default]
     Default,
-    /// mongoose-sequence's `{ id, reference_value, seq }`.
+    /// mongoose-sequence's: by `{ id: <name>, reference_value: <scope or null> }`, with the
+    /// unique index on those two fields that mongoose-sequence declares, so that a Rust service
+    /// and a Node service using mongoose-sequence share one counter. `reference_value` is
+    /// `{ <field>: <value>, … }` (fields sorted by name, values as stored) for a scoped counter.
+    /// This layout has no periods: a `prefix` with date tokens cannot use it.
     Mongoose,
 }
 
-impl LayoutConfig {
+impl Layout {
     /// Every layout, in the order messages list them.
-    pub const ALL: [LayoutConfig; 2] = [LayoutConfig::Default, LayoutConfig::Mongoose];
+    pub const ALL: [Layout; 2] = [Layout::Default, Layout::Mongoose];
 
     /// The name, as written in `#[seq(layout = "...")]`.
     pub const fn name(self) -> &'static str {
         match self {
-            LayoutConfig::Default => "default",
-            LayoutConfig::Mongoose => "mongoose",
+            Layout::Default => "default",
+            Layout::Mongoose => "mongoose",
         }
     }
 
     /// The name of the Rust variant (`Default`, `Mongoose`), for generated code.
     pub const fn variant(self) -> &'static str {
         match self {
-            LayoutConfig::Default => "Default",
-            LayoutConfig::Mongoose => "Mongoose",
+            Layout::Default => "Default",
+            Layout::Mongoose => "Mongoose",
         }
     }
 
     /// The layout named `name`.
     pub fn from_name(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|l| l.name() == name)
-    }
-}
-
-/// `batch = N` or `batch = "auto"`, resolved: how many values a round trip reserves.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum BatchConfig {
-    /// Always this many.
-    Fixed(u64),
-    /// Adaptive between `min` and `max` (`batch = "auto"`).
-    Adaptive {
-        /// Smallest, and first, size.
-        min: u64,
-        /// Largest size.
-        max: u64,
-    },
-}
-
-impl BatchConfig {
-    /// `batch = "auto"` with the given bounds, each defaulting: `min` to
-    /// [`AUTO_BATCH_MIN`], `max` to [`AUTO_BATCH_MAX`] or `min` if that is larger.
-    ///
-    /// ```
-    /// use mongo_sequence_rules::BatchConfig;
-    /// assert_eq!(BatchConfig::adaptive(None, None), BatchConfig::Adaptive { min: 10, max: 10_000 });
-    /// assert_eq!(BatchConfig::adaptive(Some(50_000), None), BatchConfig::Adaptive { min: 50_000, max: 50_000 });
-    /// ```
-    pub const fn adaptive(min: Option<u64>, max: Option<u64>) -> Self {
-        let min = match min {
-            Some(min) => min,
-            None => AUTO_BATCH_MIN,
-        };
-        let max = match max {
-            Some(max) => max,
-            None if min > AUTO_BATCH_MAX => min,
-            None => AUTO_BATCH_MAX,
-        };
-        BatchConfig::Adaptive { min, max }
     }
 }
 

@@ -147,8 +147,8 @@ pub mod __private {
     pub use crate::options::SequenceConfig;
     pub use crate::values::{Generated, IdValue, Rendering};
     pub use crate::{Error, Result, Sequence, SequentialId, Strategy};
+    pub use mongo_sequence_rules::{AdaptiveBatch, Batch, Layout, Stores};
     pub use mongo_sequence_rules::{IdKind, IdNeeds, IdProblems};
-    pub use mongo_sequence_rules::{LayoutConfig, Stores};
     pub use mongodb;
     pub use serde;
 

@@ -215,7 +215,7 @@ async fn adaptive_batches_grow_when_used_fast(b: Backend) {
     let adaptive = AdaptiveBatch::new(2, 16)
         .grow_below(Duration::from_secs(3600))
         .shrink_above(Duration::from_secs(7200));
-    let seq = b.sequence(opts("c").adaptive_batch(adaptive).prefetch_at(1.0).build());
+    let seq = b.sequence(opts("c").batch(adaptive).prefetch_at(1.0).build());
     let mut ids = Vec::new();
     for _ in 0..100 {
         ids.push(seq.next().await.unwrap());
@@ -339,7 +339,7 @@ async fn invalid_names_fail_before_any_write() {
 
 #[tokio::test]
 async fn counter_layouts_interoperate_with_existing_documents() {
-    use mongo_sequence::{options::CounterLayout, options::Stores};
+    use mongo_sequence::options::Stores;
     let db = common::database("layouts").await;
 
     // Seed 003's style: the field holds the next free value.
@@ -347,8 +347,8 @@ async fn counter_layouts_interoperate_with_existing_documents() {
         .insert_one(doc! { "_id": "acct", "COUNT": 42_i64 })
         .await
         .unwrap();
-    let layout = CounterLayout::new().field("COUNT").stores(Stores::NextFree);
-    let seq = Sequence::new(&db, opts("acct").layout(layout.clone()).build()).unwrap();
+    let next_free = |name: &str| opts(name).field("COUNT").stores(Stores::NextFree);
+    let seq = Sequence::new(&db, next_free("acct").build()).unwrap();
     assert_eq!(seq.current().await.unwrap(), Some(41));
     assert_eq!(seq.next().await.unwrap(), 42);
     assert_eq!(seq.reserve(3).await.unwrap().first(), 43);
@@ -373,7 +373,7 @@ async fn counter_layouts_interoperate_with_existing_documents() {
     assert_eq!(seq.next().await.unwrap(), 47);
 
     // A fresh counter with this layout starts right.
-    let fresh = Sequence::new(&db, opts("fresh").layout(layout).start(100).build()).unwrap();
+    let fresh = Sequence::new(&db, next_free("fresh").start(100).build()).unwrap();
     assert_eq!(fresh.next().await.unwrap(), 100);
     let stored = counters(&db)
         .find_one(doc! { "_id": "fresh" })
@@ -383,11 +383,10 @@ async fn counter_layouts_interoperate_with_existing_documents() {
     assert_eq!(stored.get_i64("COUNT").unwrap(), 101);
 
     // A custom field name, last-issued semantics, in another collection.
-    let custom = CounterLayout::new().field("sequence");
     let seq = Sequence::new(
         &db,
         opts("personIdCounter")
-            .layout(custom)
+            .field("sequence")
             .counters("ids")
             .build(),
     )
@@ -670,7 +669,7 @@ async fn an_invalid_configuration_fails_every_operation_with_its_error() {
     let db = common::database("invalid_configuration").await;
     let seq = mongo_sequence::options::SequenceConfig::new("bad")
         .prefix("YYY")
-        .batch(10)
+        .batch(mongo_sequence::Batch::Fixed(10))
         .sequence(&db);
     let invalid = |what: &str, result: Result<(), Error>| match result {
         Err(Error::InvalidConfig {

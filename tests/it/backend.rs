@@ -27,13 +27,7 @@ impl Backend {
     pub fn sequence(&self, opts: SequenceOptions) -> Sequence {
         match self {
             Backend::Mongo(db) => {
-                let store = MongoStore::new(
-                    db,
-                    &opts.counters,
-                    opts.layout.clone(),
-                    opts.write_concern.clone(),
-                )
-                .unwrap();
+                let store = MongoStore::new(db, &opts).unwrap();
                 Sequence::with_store(Arc::new(store), opts).unwrap()
             }
             Backend::Memory(store) => Sequence::with_store(store.clone(), opts).unwrap(),

@@ -10,7 +10,7 @@ use std::collections::HashSet;
 
 use futures_util::TryStreamExt;
 use mongo_sequence::{
-    error::is_duplicate_key, options::CounterLayout, Scope, Sequence, SequenceOptions, SequentialId,
+    error::is_duplicate_key, options::Layout, Scope, Sequence, SequenceOptions, SequentialId,
 };
 use mongodb::bson::{doc, Bson, Document};
 use mongodb::options::{IndexOptions, ReturnDocument};
@@ -203,7 +203,7 @@ async fn concurrent_first_use_creates_one_counter() {
     let seq = Sequence::new(
         &db,
         SequenceOptions::builder("job")
-            .layout(CounterLayout::mongoose())
+            .layout(Layout::Mongoose)
             .scope(["queue"])
             .build(),
     )
@@ -250,7 +250,7 @@ async fn a_collection_of_default_layout_counters_is_refused() {
     let seq = Sequence::new(
         &db,
         SequenceOptions::builder("job")
-            .layout(CounterLayout::mongoose())
+            .layout(Layout::Mongoose)
             .build(),
     )
     .unwrap();
@@ -269,7 +269,7 @@ async fn a_collection_of_default_layout_counters_is_refused() {
     let seq = Sequence::new(
         &db,
         SequenceOptions::builder("job")
-            .layout(CounterLayout::mongoose())
+            .layout(Layout::Mongoose)
             .counters("mongoose_counters")
             .build(),
     )

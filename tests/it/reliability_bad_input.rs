@@ -16,9 +16,7 @@ use crate::common;
 
 use std::collections::BTreeMap;
 
-use mongo_sequence::{
-    options::CounterLayout, options::Stores, Error, Sequence, SequenceOptions, SequentialId,
-};
+use mongo_sequence::{options::Stores, Error, Sequence, SequenceOptions, SequentialId};
 use mongodb::bson::{doc, Bson, Decimal128, Document};
 use mongodb::Database;
 use serde::{Deserialize, Serialize};
@@ -177,7 +175,6 @@ async fn overflow_at_i64_max() {
     assert_eq!(cached.count_documents(doc! {}).await.unwrap(), 1);
 
     // The next-free layout stores one more than the last issued value: it stops one earlier.
-    let layout = CounterLayout::new().field("COUNT").stores(Stores::NextFree);
     counters(&db)
         .insert_one(doc! { "_id": "acct", "COUNT": i64::MAX })
         .await
@@ -185,7 +182,8 @@ async fn overflow_at_i64_max() {
     let acct = Sequence::new(
         &db,
         SequenceOptions::builder("acct")
-            .layout(layout)
+            .field("COUNT")
+            .stores(Stores::NextFree)
             .batch(25)
             .build(),
     )
@@ -360,10 +358,9 @@ async fn narrow_id_types_overflow_with_a_typed_error() {
 async fn names_are_checked_before_any_write() {
     let db = common::database("bad_names").await;
     for field in ["", "a.b", "$seq", "nul\0"] {
-        let layout = CounterLayout::new().field(field);
         assert!(
             matches!(
-                Sequence::new(&db, SequenceOptions::builder("c").layout(layout).build()),
+                Sequence::new(&db, SequenceOptions::builder("c").field(field).build()),
                 Err(Error::InvalidName {
                     what: "field name",
                     ..

@@ -578,7 +578,7 @@ async fn gapless_under(
 
 /// Gapless documents whose transactions give up soon.
 #[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
-#[seq(name = "slip", gapless, timeout_ms = 300)]
+#[seq(name = "slip", gapless, transaction_timeout = "300ms")]
 struct Slip {
     #[serde(rename = "_id")]
     id: i64,

@@ -5,7 +5,7 @@ use crate::common;
 
 use std::fmt::Debug;
 
-use mongo_sequence::{options::CounterLayout, Error, Sequence, SequenceOptions, SequentialId};
+use mongo_sequence::{options::Layout, Error, Sequence, SequenceOptions, SequentialId};
 use mongodb::bson::{doc, Document};
 use mongodb::{Client, Database};
 use sequence_testkit::{ServerOptions, TestServer};
@@ -356,13 +356,7 @@ async fn every_path_names_the_missing_privilege() {
     // Handles with caches of their own, so that no value cached by another test's handle
     // of the same name answers in place of the server.
     let handle = |db: &Database, options: SequenceOptions| {
-        let store = mongo_sequence::store::MongoStore::new(
-            db,
-            &options.counters,
-            options.layout.clone(),
-            options.write_concern.clone(),
-        )
-        .unwrap();
+        let store = mongo_sequence::store::MongoStore::new(db, &options).unwrap();
         Sequence::with_store(std::sync::Arc::new(store), options).unwrap()
     };
     let opts = SequenceOptions::builder;
@@ -408,7 +402,7 @@ async fn every_path_names_the_missing_privilege() {
     let no_index = login("no_index").await;
     let mongoose = opts("m")
         .counters("identitycounters")
-        .layout(CounterLayout::mongoose())
+        .layout(Layout::Mongoose)
         .build();
     let first = handle(&no_index, mongoose).next().await;
     assert_refused(

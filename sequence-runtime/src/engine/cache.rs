@@ -805,9 +805,7 @@ mod tests {
         let adaptive = AdaptiveBatch::new(4, 32)
             .grow_below(Duration::from_secs(3600))
             .shrink_above(Duration::from_secs(7200));
-        let options = SequenceOptions::builder("auto")
-            .adaptive_batch(adaptive)
-            .build();
+        let options = SequenceOptions::builder("auto").batch(adaptive).build();
         let seq = Sequence::with_store(store.clone(), options).unwrap();
         assert_eq!(take(&seq, 100).await, (1..=100).collect::<Vec<_>>());
         // The first range and the one prefetched while it is in use hold `min`; each range
@@ -822,9 +820,7 @@ mod tests {
     async fn skipping_past_the_range_in_use_installs_the_prefetched_one() {
         let store = Arc::new(Recorder::default());
         let adaptive = AdaptiveBatch::new(4, 32).grow_below(Duration::from_secs(3600));
-        let options = SequenceOptions::builder("auto")
-            .adaptive_batch(adaptive)
-            .build();
+        let options = SequenceOptions::builder("auto").batch(adaptive).build();
         let seq = Sequence::with_store(store.clone(), options).unwrap();
         assert_eq!(take(&seq, 8).await, (1..=8).collect::<Vec<_>>());
         let issued = seq.issued(8).unwrap();

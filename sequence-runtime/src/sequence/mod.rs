@@ -116,13 +116,7 @@ impl Sequence {
         options: SequenceOptions,
     ) -> Self {
         let checked = options.checked().and_then(|(bounds, format)| {
-            let store = MongoStore::in_deployment(
-                db,
-                deployment,
-                &options.counters,
-                options.layout.clone(),
-                options.write_concern.clone(),
-            )?;
+            let store = MongoStore::in_deployment(db, deployment, &options)?;
             Ok((bounds, format, store))
         });
         let (bounds, format, store) = match checked {

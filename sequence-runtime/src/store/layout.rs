@@ -1,12 +1,65 @@
-//! How the stores address and read the counter documents of a [`CounterLayout`], and how a
-//! counter document of any layout is decoded ([`StoredCounter`]).
+//! How the stores address and read the counter documents of a sequence (its `layout`, `field`
+//! and `stores`), and how a counter document of any layout is decoded ([`StoredCounter`]).
 
+use mongo_sequence_rules::defaults;
 use mongodb::bson::{doc, Bson, Document};
 
-use crate::options::{CounterLayout, Keys};
+use crate::options::{Layout, SequenceOptions, Stores};
 use crate::values::{bson_integer, CounterKey};
 
+/// The shape of a sequence's counter documents, as the stores use it: how they are found
+/// (`layout`), the counter field's name (`field`) and what it holds (`stores`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct CounterLayout {
+    pub(crate) field: String,
+    pub(crate) stores: Stores,
+    mongoose: bool,
+}
+
 impl CounterLayout {
+    /// The layout of the default options: `{ _id: <key>, seq: <last issued> }`.
+    pub(crate) fn new() -> Self {
+        CounterLayout {
+            field: defaults::COUNTER_FIELD.to_owned(),
+            stores: Stores::LastIssued,
+            mongoose: false,
+        }
+    }
+
+    /// mongoose-sequence's layout, field `seq`.
+    pub(crate) fn mongoose() -> Self {
+        CounterLayout {
+            mongoose: true,
+            ..Self::new()
+        }
+    }
+
+    /// The layout `options` describe.
+    pub(crate) fn of(options: &SequenceOptions) -> Self {
+        CounterLayout {
+            field: options.field.clone(),
+            stores: options.stores,
+            mongoose: options.layout == Layout::Mongoose,
+        }
+    }
+
+    /// Whether counters are found as mongoose-sequence finds them.
+    pub(crate) fn is_mongoose(&self) -> bool {
+        self.mongoose
+    }
+
+    #[cfg(test)]
+    pub(crate) fn field(mut self, field: &str) -> Self {
+        self.field = field.to_owned();
+        self
+    }
+
+    #[cfg(test)]
+    pub(crate) fn stores(mut self, stores: Stores) -> Self {
+        self.stores = stores;
+        self
+    }
+
     /// Stored value minus last issued value.
     pub(crate) fn offset(&self) -> i64 {
         self.stores.offset()
@@ -20,42 +73,35 @@ impl CounterLayout {
         filter
     }
 
-    /// The filter that selects the counter document of `key` in this layout.
-    pub fn filter(&self, key: &CounterKey) -> Document {
-        self.id_filter(key)
-    }
-
     /// The filter that selects the document of `key`, whatever its other fields.
     pub(crate) fn id_filter(&self, key: &CounterKey) -> Document {
-        match self.keys {
-            Keys::Id => doc! { "_id": key.value().clone() },
-            Keys::Mongoose => {
-                let (id, reference) = match (key.name(), key.value()) {
-                    (Some(name), _) => (
-                        name.to_owned(),
-                        key.scope()
-                            .map_or(Bson::Null, |s| Bson::Document(s.document())),
-                    ),
-                    // A composite key of other parts: `seq` names the counter, the rest is the
-                    // reference value.
-                    (None, Bson::Document(d)) => {
-                        let mut rest = d.clone();
-                        let id = match rest.remove("seq") {
-                            Some(Bson::String(s)) => s,
-                            _ => key.to_string(),
-                        };
-                        let reference = if rest.is_empty() {
-                            Bson::Null
-                        } else {
-                            Bson::Document(rest)
-                        };
-                        (id, reference)
-                    }
-                    (None, _) => (key.to_string(), Bson::Null),
-                };
-                doc! { "id": id, "reference_value": reference }
-            }
+        if !self.mongoose {
+            return doc! { "_id": key.value().clone() };
         }
+        let (id, reference) = match (key.name(), key.value()) {
+            (Some(name), _) => (
+                name.to_owned(),
+                key.scope()
+                    .map_or(Bson::Null, |s| Bson::Document(s.document())),
+            ),
+            // A composite key of other parts: `seq` names the counter, the rest is the
+            // reference value.
+            (None, Bson::Document(d)) => {
+                let mut rest = d.clone();
+                let id = match rest.remove("seq") {
+                    Some(Bson::String(s)) => s,
+                    _ => key.to_string(),
+                };
+                let reference = if rest.is_empty() {
+                    Bson::Null
+                } else {
+                    Bson::Document(rest)
+                };
+                (id, reference)
+            }
+            (None, _) => (key.to_string(), Bson::Null),
+        };
+        doc! { "id": id, "reference_value": reference }
     }
 
     /// The filter that selects every counter document of sequence `name` whose period is

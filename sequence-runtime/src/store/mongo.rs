@@ -16,7 +16,8 @@ use mongo_sequence_rules::names::{self, NameKind};
 use super::counter_store::{BoxFuture, CounterStore, Reservation};
 use super::deployment::Deployment;
 use crate::error::{is_duplicate_key, Access, Error, Result};
-use crate::options::CounterLayout;
+use crate::options::SequenceOptions;
+use crate::store::layout::CounterLayout;
 use crate::values::{Bounds, CounterKey, IdRange};
 
 /// How often a reservation is retried after a duplicate-key error from a concurrent first
@@ -40,25 +41,30 @@ pub struct MongoStore {
 }
 
 impl MongoStore {
-    /// Counters in `collection` of `db`, with the given layout and write concern (`None`: the
-    /// collection's own).
-    pub fn new(
-        db: &Database,
-        collection: &str,
-        layout: CounterLayout,
-        write_concern: Option<WriteConcern>,
-    ) -> Result<Self> {
-        Self::in_deployment(
-            db,
-            Deployment::of_database(db),
-            collection,
-            layout,
-            write_concern,
-        )
+    /// The counters of `options` in `db`: in the collection `options.counters`, of the shape
+    /// `options.layout`, `options.field` and `options.stores` say, written with
+    /// `options.write_concern` (`None`: the collection's own).
+    pub fn new(db: &Database, options: &SequenceOptions) -> Result<Self> {
+        Self::in_deployment(db, Deployment::of_database(db), options)
     }
 
     /// Like [`new`](Self::new), for a `db` of `deployment`.
     pub(crate) fn in_deployment(
+        db: &Database,
+        deployment: Deployment,
+        options: &SequenceOptions,
+    ) -> Result<Self> {
+        Self::with_layout(
+            db,
+            deployment,
+            &options.counters,
+            CounterLayout::of(options),
+            options.write_concern.clone(),
+        )
+    }
+
+    /// Counters in `collection` of `db`, of `layout`.
+    fn with_layout(
         db: &Database,
         deployment: Deployment,
         collection: &str,
@@ -77,6 +83,11 @@ impl MongoStore {
             layout,
             deployment,
         })
+    }
+
+    /// The filter that selects the counter document of `key`.
+    pub fn filter(&self, key: &CounterKey) -> Document {
+        self.layout.id_filter(key)
     }
 
     fn corrupt(&self, key: &CounterKey, reason: String) -> Error {

@@ -1,6 +1,6 @@
 #![deny(warnings)]
 
-use mongo_sequence::options::{AdaptiveBatch, Stores};
+use mongo_sequence::options::Stores;
 use mongo_sequence::{Batch, SequentialId};
 use serde::{Deserialize, Serialize};
 
@@ -16,9 +16,9 @@ pub struct User {
     pub name: String,
 }
 
-/// `batch = "auto"` with its bounds, and an unsigned ID.
+/// An adaptive batch between its bounds, and an unsigned ID.
 #[derive(Debug, Serialize, Deserialize, SequentialId)]
-#[seq(batch = "auto", batch_min = 5, batch_max = 500)]
+#[seq(batch = 5..=500)]
 pub struct Event {
     #[serde(rename = "_id")]
     pub id: u64,
@@ -57,14 +57,11 @@ fn main() {
     assert_eq!(c.batch, Batch::Fixed(25));
     let e = <Event as SequentialId>::SEQUENCE;
     assert_eq!(e.name, "event");
-    assert_eq!(e.batch, Batch::Adaptive(AdaptiveBatch::new(5, 500)));
+    assert_eq!(e.batch, Batch::from(5..=500));
     let l = <LedgerEntry as SequentialId>::SEQUENCE;
     assert_eq!((l.name, l.start, l.max), ("ledger_entry", -10, -1));
     let p = <Person as SequentialId>::SEQUENCE;
-    assert_eq!((p.field, p.stores), (Some("sequence"), Stores::LastIssued));
+    assert_eq!((p.field, p.stores), ("sequence", Stores::LastIssued));
     let i = <Invoice as SequentialId>::SEQUENCE.options();
-    assert_eq!(
-        (i.layout.field.as_str(), i.layout.stores),
-        ("COUNT", Stores::NextFree)
-    );
+    assert_eq!((i.field.as_str(), i.stores), ("COUNT", Stores::NextFree));
 }

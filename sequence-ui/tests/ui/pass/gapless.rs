@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// Invoice numbers without holes.
 #[derive(Debug, Serialize, Deserialize, SequentialId)]
-#[seq(name = "invoice", gapless, timeout_ms = 10_000)]
+#[seq(name = "invoice", gapless, transaction_timeout = "10s")]
 pub struct Invoice {
     #[serde(rename = "_id")]
     pub id: Option<i64>,

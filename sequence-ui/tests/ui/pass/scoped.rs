@@ -1,6 +1,6 @@
 #![deny(warnings)]
 
-use mongo_sequence::{options::LayoutConfig, SequentialId};
+use mongo_sequence::{options::Layout, SequentialId};
 use serde::{Deserialize, Serialize};
 
 /// One counter per tenant: `number` restarts at 1 for every tenant (the `_id` is the
@@ -35,9 +35,6 @@ fn main() {
     assert_eq!(<Order as SequentialId>::SEQUENCE.scope, &["tenant"]);
     let ticket = <Ticket as SequentialId>::SEQUENCE;
     assert_eq!(ticket.scope, &["tenant", "year"]);
-    assert_eq!(ticket.layout, LayoutConfig::Mongoose);
-    assert_eq!(
-        <User as SequentialId>::SEQUENCE.layout,
-        LayoutConfig::Mongoose
-    );
+    assert_eq!(ticket.layout, Layout::Mongoose);
+    assert_eq!(<User as SequentialId>::SEQUENCE.layout, Layout::Mongoose);
 }

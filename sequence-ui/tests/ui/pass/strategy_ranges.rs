@@ -42,12 +42,12 @@ pub struct Ticket {
 fn main() {
     let config = <Account as SequentialId>::SEQUENCE;
     assert_eq!(config.strategy, Strategy::Ranges);
-    assert_eq!((config.shards, config.digits), (Some(1000), Some(12)));
+    assert_eq!((config.shards, config.digits), (1000, Some(12)));
     let options = config.options();
     assert_eq!(options.shards, 1000);
     assert_eq!(options.validate().unwrap().start, 100_000_000_000);
     assert_eq!(<Order as SequentialId>::SEQUENCE.options().shards, 16);
     let ticket = <Ticket as SequentialId>::SEQUENCE.options();
-    assert!(ticket.layout.is_mongoose());
+    assert_eq!(ticket.layout, mongo_sequence::options::Layout::Mongoose);
     assert!(ticket.validate().is_ok());
 }

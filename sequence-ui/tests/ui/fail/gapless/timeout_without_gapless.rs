@@ -2,7 +2,7 @@ use mongo_sequence::SequentialId;
 use serde::Serialize;
 
 #[derive(Serialize, SequentialId)]
-#[seq(timeout_ms = 5000)]
+#[seq(transaction_timeout = "5s")]
 struct User {
     #[serde(rename = "_id")]
     id: i64,

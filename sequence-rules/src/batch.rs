@@ -1,12 +1,19 @@
-//! How many values one round trip reserves.
+//! `batch`: how many values one round trip reserves.
 
+use std::ops::RangeInclusive;
 use std::time::Duration;
 
-use mongo_sequence_rules::defaults;
+use crate::defaults;
 
-/// How many values one round trip to the counter reserves.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
+/// How many values one round trip to the counter reserves: `batch = 25` (fixed) or
+/// `batch = 10..=1000` (adaptive between the bounds).
+///
+/// ```
+/// use mongo_sequence_rules::{AdaptiveBatch, Batch};
+/// assert_eq!(Batch::from(25), Batch::Fixed(25));
+/// assert_eq!(Batch::from(10..=1000), Batch::Adaptive(AdaptiveBatch::new(10, 1000)));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Batch {
     /// Always this many (at least 1). `Fixed(1)` caches nothing: at most one round trip per
     /// ID, shared by the callers that wait for the counter together.
@@ -17,11 +24,37 @@ pub enum Batch {
 
 impl Default for Batch {
     fn default() -> Self {
-        Batch::Fixed(defaults::BATCH)
+        Batch::DEFAULT
+    }
+}
+
+impl From<u64> for Batch {
+    fn from(n: u64) -> Self {
+        Batch::Fixed(n)
+    }
+}
+
+impl From<AdaptiveBatch> for Batch {
+    fn from(adaptive: AdaptiveBatch) -> Self {
+        Batch::Adaptive(adaptive)
+    }
+}
+
+impl From<RangeInclusive<u64>> for Batch {
+    fn from(bounds: RangeInclusive<u64>) -> Self {
+        Batch::Adaptive(AdaptiveBatch::new(*bounds.start(), *bounds.end()))
     }
 }
 
 impl Batch {
+    /// The default: [`defaults::BATCH`], nothing cached.
+    pub const DEFAULT: Batch = Batch::Fixed(defaults::BATCH);
+
+    /// Whether values are cached in the process: more than one reserved per round trip.
+    pub const fn is_cached(self) -> bool {
+        !matches!(self, Batch::Fixed(0 | 1))
+    }
+
     /// The fixed batch size from which a busy cache reserves several batches ahead: when the
     /// values of one batch would run out within a few counter round trips, the next
     /// reservation takes as many batches (in one round trip) as the rate of use needs, up to
@@ -39,7 +72,7 @@ impl Batch {
     /// it) last four round trips at the rate of the last one, never less than half the current
     /// count (so that a pause does not undo it at once), between 1 and
     /// [`MAX_AHEAD`](Self::MAX_AHEAD).
-    pub(crate) fn ahead(batch: u64, ahead: u64, len: u64, lasted: Duration, trip: Duration) -> u64 {
+    pub fn ahead(batch: u64, ahead: u64, len: u64, lasted: Duration, trip: Duration) -> u64 {
         let lasted = lasted.as_secs_f64().max(1e-6);
         let per_trip = len as f64 * trip.as_secs_f64() / lasted;
         let wanted = (4.0 * per_trip / (0.9 * batch as f64)).ceil();
@@ -58,7 +91,7 @@ impl Batch {
 /// the next size: under `grow_below` the size doubles (up to `max`), over `shrink_above` it
 /// halves (down to `min`), otherwise it stays. A busy process thus makes few round trips, and a
 /// quiet one holds (and, if it crashes, loses) few values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct AdaptiveBatch {
     /// Smallest and first reservation size.
