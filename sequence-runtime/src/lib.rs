@@ -160,6 +160,13 @@ pub mod __private {
         crate::engine::entries(needle)
     }
 
+    /// How many counters of `seq` (periods, scope values) have callers queued for a coalesced
+    /// reservation now, in the per-process state `seq` shares: for tests that per-scope state
+    /// lasts only as long as its callers.
+    pub fn coalescer_queues(seq: &Sequence) -> usize {
+        seq.coalescer_queues()
+    }
+
     /// What the methods of a model that failed to derive return: accepts what the real
     /// actions accept, so that a compile error of the derive comes alone.
     pub struct Stub<T>(T);

@@ -66,7 +66,6 @@ impl Coalescer {
     }
 
     /// How many counters have a queue now (each removed once it empties).
-    #[cfg(test)]
     pub(crate) fn queues(&self) -> usize {
         self.lock().len()
     }

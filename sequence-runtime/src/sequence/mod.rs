@@ -191,8 +191,8 @@ impl Sequence {
         }
     }
 
-    /// How many counters have callers queued for a coalesced reservation now.
-    #[cfg(test)]
+    /// How many counters (periods, scope values) have callers queued for a coalesced
+    /// reservation now.
     pub(crate) fn coalescer_queues(&self) -> usize {
         self.engine().map_or(0, |e| e.shared.coalescer.queues())
     }
