@@ -2,6 +2,7 @@
 //! against the in-memory store.
 
 use crate::common;
+use crate::common::counters;
 use crate::common::opts;
 
 use std::sync::Arc;
@@ -14,7 +15,6 @@ use mongo_sequence::{
     store::MemoryStore, store::Reservation, Batch, Error, Sequence, SequenceOptions,
 };
 use mongodb::bson::{doc, Document};
-use mongodb::Database;
 
 both!(
     single_ids_and_bulk_ranges,
@@ -248,10 +248,6 @@ async fn independent_allocators_never_overlap(b: Backend) {
 }
 
 // ----- Real server only -----
-
-fn counters(db: &Database) -> mongodb::Collection<Document> {
-    db.collection("counters")
-}
 
 #[tokio::test]
 async fn corrupt_counters_are_reported_and_left_untouched() {

@@ -78,14 +78,11 @@ async fn concurrent_inserts_get_distinct_ids() {
             let users = users.clone();
             tokio::spawn(async move {
                 let mut u = user(&format!("user {i}"));
-                u.insert_with_id(&users).await.unwrap()
+                [u.insert_with_id(&users).await.unwrap()]
             })
         })
         .collect();
-    let mut ids = HashSet::new();
-    for t in tasks {
-        assert!(ids.insert(t.await.unwrap()), "an ID was issued twice");
-    }
+    let ids = common::distinct_ids(tasks).await;
     assert_eq!(ids, (1..=64).collect::<HashSet<i64>>());
 
     let stored: Vec<User> = common::all(&users).await;

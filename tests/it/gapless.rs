@@ -258,17 +258,14 @@ async fn concurrent_gapless_inserts_are_dense() {
         .map(|i| {
             let coll = coll.clone();
             tokio::spawn(async move {
-                invoice(format!("c{i}"))
+                [invoice(format!("c{i}"))
                     .insert_with_id(&coll)
                     .await
-                    .unwrap()
+                    .unwrap()]
             })
         })
         .collect();
-    let mut ids = BTreeSet::new();
-    for t in tasks {
-        ids.insert(t.await.unwrap());
-    }
+    let ids = common::distinct_ids(tasks).await;
     assert_eq!(ids, (1..=16).collect());
 }
 

@@ -5,6 +5,7 @@
 //! already existed) `$inc: { seq: 1 }`.
 
 use crate::common;
+use crate::common::counters;
 
 use std::collections::HashSet;
 
@@ -14,12 +15,8 @@ use mongo_sequence::{
 };
 use mongodb::bson::{doc, Bson, Document};
 use mongodb::options::{IndexOptions, ReturnDocument};
-use mongodb::{Collection, Database, IndexModel};
+use mongodb::{Database, IndexModel};
 use serde::{Deserialize, Serialize};
-
-fn counters(db: &Database) -> Collection<Document> {
-    db.collection("counters")
-}
 
 /// What mongoose's `autoIndex` creates for the counter model.
 async fn mongoose_index(db: &Database) {
@@ -211,13 +208,10 @@ async fn concurrent_first_use_creates_one_counter() {
     let tasks: Vec<_> = (0..16)
         .map(|_| {
             let seq = seq.in_scope(Scope::new().with("queue", "mail")).unwrap();
-            tokio::spawn(async move { seq.next().await.unwrap() })
+            tokio::spawn(async move { [seq.next().await.unwrap()] })
         })
         .collect();
-    let mut ids = HashSet::new();
-    for t in tasks {
-        assert!(ids.insert(t.await.unwrap()));
-    }
+    let ids = common::distinct_ids(tasks).await;
     assert_eq!(ids, (1..=16).collect::<HashSet<i64>>());
     assert_eq!(counter_docs(&db, "job").await.len(), 1);
 

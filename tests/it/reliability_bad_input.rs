@@ -13,6 +13,8 @@
 //! the batch cache and through `insert_with_id`.
 
 use crate::common;
+use crate::common::counters;
+use crate::common::models::Item;
 
 use std::collections::BTreeMap;
 
@@ -20,13 +22,6 @@ use mongo_sequence::{options::Stores, Error, Sequence, SequenceOptions, Sequenti
 use mongodb::bson::{doc, Bson, Decimal128, Document};
 use mongodb::Database;
 use serde::{Deserialize, Serialize};
-
-#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
-#[seq(name = "item")]
-struct Item {
-    #[serde(rename = "_id")]
-    id: i64,
-}
 
 #[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
 #[seq(name = "item25", batch = 25)]
@@ -65,10 +60,6 @@ async fn snapshot(db: &Database) -> BTreeMap<String, Vec<String>> {
         all.insert(name, docs.iter().map(|d| format!("{d:?}")).collect());
     }
     all
-}
-
-fn counters(db: &Database) -> mongodb::Collection<Document> {
-    db.collection("counters")
 }
 
 /// Corrupt counters the allocator tests do not cover, and all of them through the batch cache

@@ -14,7 +14,8 @@ use crate::common;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex as StdMutex};
 
-use crate::reliability_support::{self as support, Receipt};
+use crate::common::models::{self, Receipt};
+use crate::reliability_support as support;
 use mongo_sequence::SequentialId;
 use mongodb::bson::{doc, Bson, Document};
 use mongodb::event::command::CommandEvent;
@@ -526,7 +527,7 @@ async fn gapless_under(
             tokio::spawn(async move {
                 let mut out = Vec::new();
                 for i in 0..per_task as u64 {
-                    let (mut receipt, repeats) = support::receipt(&task.to_string(), i);
+                    let (mut receipt, repeats) = models::receipt(&task.to_string(), i);
                     out.push((repeats, receipt.insert_with_id(&coll).await));
                 }
                 out

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::reliability_support::{self as support, Receipt};
+use crate::common::models::{self, Receipt};
 use mongo_sequence::{Batch, Sequence, SequenceOptions, SequentialId};
 use mongodb::bson::{doc, Document};
 use sequence_testkit::{unique_db_name, TestServer};
@@ -123,7 +123,7 @@ async fn gapless_worker(db: mongodb::Database) {
             tokio::spawn(async move {
                 let mut out = String::new();
                 for i in 0..per_task {
-                    let (mut receipt, repeats) = support::receipt(&format!("{label}-{task}"), i);
+                    let (mut receipt, repeats) = models::receipt(&format!("{label}-{task}"), i);
                     match receipt.insert_with_id(&coll).await {
                         Ok(id) => out.push_str(&format!("ok {id}\n")),
                         Err(mongo_sequence::Error::DuplicateKey { .. }) if repeats => {

@@ -2,6 +2,8 @@
 //! documents, and users without write access to the counters, which get a clear error.
 
 use crate::common;
+use crate::common::models::Item;
+use crate::common::opts;
 
 use std::fmt::Debug;
 
@@ -247,13 +249,6 @@ async fn least_privilege_works_and_missing_privileges_are_named() {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
-#[seq(name = "item")]
-struct Item {
-    #[serde(rename = "_id")]
-    id: i64,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
 #[seq(strategy = "random", digits = 9)]
 struct Lot {
     #[serde(rename = "_id")]
@@ -359,7 +354,6 @@ async fn every_path_names_the_missing_privilege() {
         let store = mongo_sequence::store::MongoStore::new(db, &options).unwrap();
         Sequence::with_store(std::sync::Arc::new(store), options).unwrap()
     };
-    let opts = SequenceOptions::builder;
 
     // The counters: read but not written.
     let reader = login("reader").await;

@@ -1,10 +1,9 @@
-//! What the reliability suite (`reliability_*.rs`) shares: counter reads and error
-//! classification (fail points are in `common`).
+//! What the reliability suite (`reliability_*.rs`) shares: error classification (fail points,
+//! counter reads and the shared models are in `common`).
 
 #![allow(dead_code)]
 
 use mongo_sequence::Error;
-use mongodb::bson::doc;
 
 /// A short name for the kind of an error, for summaries and assertions.
 pub fn kind(e: &Error) -> String {
@@ -44,29 +43,4 @@ pub fn tally(kinds: &[String]) -> String {
         .map(|(k, n)| format!("{k}={n}"))
         .collect::<Vec<_>>()
         .join(",")
-}
-
-/// Gapless documents whose `code` the tests make unique (with an index), so that a repeated
-/// code fails one insert on purpose.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, mongo_sequence::SequentialId)]
-#[seq(name = "receipt", gapless)]
-pub struct Receipt {
-    /// The gapless number.
-    #[serde(rename = "_id")]
-    pub id: i64,
-    /// Unique.
-    pub code: String,
-}
-
-/// The receipt of call `i` of the inserts labelled `prefix`: one call in eight repeats the code
-/// of the call before, so that the unique index on `code` refuses it. Returns it with whether
-/// it repeats.
-pub fn receipt(prefix: &str, i: u64) -> (Receipt, bool) {
-    let repeats = i % 8 == 7;
-    let n = if repeats { i - 1 } else { i };
-    let receipt = Receipt {
-        id: 0,
-        code: format!("{prefix}-{n}"),
-    };
-    (receipt, repeats)
 }

@@ -1,7 +1,11 @@
-//! Shared set-up of the integration tests: one real server for the test binary, one database per
-//! test.
+//! What the integration tests share: one real server for the test binary and a database per
+//! test, the models more than one module inserts (`models`; a model whose configuration is what
+//! a test is about stays beside that test), command monitoring, a counter reader, a distinct-IDs
+//! check and the fail-point guard.
 
 #![allow(dead_code)]
+
+pub mod models;
 
 use mongodb::{Client, Database};
 use sequence_testkit::{unique_db_name, TestServer};
@@ -280,10 +284,15 @@ pub async fn wait_until(limit: std::time::Duration, mut done: impl FnMut() -> bo
     }
 }
 
+/// `db`'s `counters` collection (the default name), as plain documents.
+pub fn counters(db: &Database) -> mongodb::Collection<mongodb::bson::Document> {
+    db.collection("counters")
+}
+
 /// The last value issued by the counter `name` in `db`'s `counters` collection (default
 /// layout), or `None` if it does not exist.
 pub async fn counter(db: &Database, name: &str) -> Option<i64> {
-    db.collection::<mongodb::bson::Document>("counters")
+    counters(db)
         .find_one(mongodb::bson::doc! { "_id": name })
         .await
         .expect("the counter can be read")
@@ -294,12 +303,13 @@ pub async fn counter(db: &Database, name: &str) -> Option<i64> {
         })
 }
 
-/// Waits for `tasks`, each returning the IDs it was given, and asserts that no ID was given
-/// twice; returns them all.
-pub async fn distinct_ids<T>(
-    tasks: Vec<tokio::task::JoinHandle<Vec<T>>>,
+/// Waits for `tasks`, each returning the IDs it was given (a `Vec`, or `[id]` for one), and
+/// asserts that no ID was given twice; returns them all.
+pub async fn distinct_ids<I, T>(
+    tasks: Vec<tokio::task::JoinHandle<I>>,
 ) -> std::collections::HashSet<T>
 where
+    I: IntoIterator<Item = T>,
     T: std::hash::Hash + Eq + std::fmt::Debug,
 {
     let mut all = std::collections::HashSet::new();

@@ -1,0 +1,39 @@
+//! The models more than one test module inserts, each standing for one counter configuration.
+//! Models whose configuration is what a test is about (a strategy, a prefix, a width, a layout,
+//! a scope, an ID type) stay beside that test.
+
+use mongo_sequence::SequentialId;
+use serde::{Deserialize, Serialize};
+
+/// Counter `item` with every option at its default (one round trip per ID), the ID in `_id`.
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(name = "item")]
+pub struct Item {
+    #[serde(rename = "_id")]
+    pub id: i64,
+}
+
+/// Gapless counter `receipt`, the number in `_id`, with a `code` the tests make unique (with an
+/// index), so that a repeated code fails one insert on purpose.
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(name = "receipt", gapless)]
+pub struct Receipt {
+    /// The gapless number.
+    #[serde(rename = "_id")]
+    pub id: i64,
+    /// Unique.
+    pub code: String,
+}
+
+/// The receipt of call `i` of the inserts labelled `prefix`: one call in eight repeats the code
+/// of the call before, so that the unique index on `code` refuses it. Returns it with whether
+/// it repeats.
+pub fn receipt(prefix: &str, i: u64) -> (Receipt, bool) {
+    let repeats = i % 8 == 7;
+    let n = if repeats { i - 1 } else { i };
+    let receipt = Receipt {
+        id: 0,
+        code: format!("{prefix}-{n}"),
+    };
+    (receipt, repeats)
+}
