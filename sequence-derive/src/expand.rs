@@ -92,26 +92,19 @@ impl ConfigValue for Vec<WithSpan<String>> {
     }
 }
 
-impl ConfigValue for Strategy {
-    fn tokens(&self, p: &TokenStream) -> TokenStream {
-        let variant = format_ident!("{}", self.variant());
-        quote!(#p::Strategy::#variant)
-    }
+/// Values named by a variant of their type in the runtime's `__private` module.
+macro_rules! variant_values {
+    ($($ty:ident),*) => {$(
+        impl ConfigValue for $ty {
+            fn tokens(&self, p: &TokenStream) -> TokenStream {
+                let variant = format_ident!("{}", self.variant());
+                quote!(#p::$ty::#variant)
+            }
+        }
+    )*};
 }
 
-impl ConfigValue for Layout {
-    fn tokens(&self, p: &TokenStream) -> TokenStream {
-        let variant = format_ident!("{}", self.variant());
-        quote!(#p::Layout::#variant)
-    }
-}
-
-impl ConfigValue for Stores {
-    fn tokens(&self, p: &TokenStream) -> TokenStream {
-        let variant = format_ident!("{}", self.variant());
-        quote!(#p::Stores::#variant)
-    }
-}
+variant_values!(Strategy, Layout, Stores);
 
 impl ConfigValue for Batch {
     fn tokens(&self, p: &TokenStream) -> TokenStream {
