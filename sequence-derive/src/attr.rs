@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use mongo_sequence_rules::{Batch, Key, Layout, Stores, Strategy};
+use mongo_sequence_rules::{Batch, Key, Layout, Stores, Strategy, Unique};
 use proc_macro2::Span;
 use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
@@ -481,6 +481,13 @@ impl Value for Stores {
     fn parse(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<WithSpan<Self>> {
         let names = Stores::ALL.map(Stores::name);
         one_of(meta, key, "`stores` value", &names, Stores::from_name)
+    }
+}
+
+impl Value for Unique {
+    fn parse(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<WithSpan<Self>> {
+        let names = Unique::ALL.map(Unique::name);
+        one_of(meta, key, "`unique` value", &names, Unique::from_name)
     }
 }
 

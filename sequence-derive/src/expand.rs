@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use mongo_sequence_rules::{Batch, Checked, Layout, Stores, Strategy};
+use mongo_sequence_rules::{Batch, Checked, Layout, Stores, Strategy, Unique};
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 use syn::DeriveInput;
@@ -104,7 +104,7 @@ macro_rules! variant_values {
     )*};
 }
 
-variant_values!(Strategy, Layout, Stores);
+variant_values!(Strategy, Layout, Stores, Unique);
 
 impl ConfigValue for Batch {
     fn tokens(&self, p: &TokenStream) -> TokenStream {

@@ -72,6 +72,14 @@ macro_rules! for_each_key {
                 Field field "field": text [] = [$crate::defaults::COUNTER_FIELD] => COUNTERS;
                 /// What the counter field holds: the last value issued, or the next free one.
                 Stores stores "stores": copy [$crate::Stores] = [$crate::Stores::LastIssued] => COUNTERS;
+                /// What keeps two documents from holding one ID: a unique index on the target
+                /// collection, or a proxy collection of claims written in the insert's
+                /// transaction (for collections that cannot have that index, such as sharded
+                /// ones).
+                Unique unique "unique": copy [$crate::Unique] = [$crate::Unique::Index] => ALL;
+                /// The proxy collection of `unique = "proxy"`, in the target collection's
+                /// database (default `<collection>.claims.<ID field>`).
+                Proxy proxy "proxy": opt_text [] = [] => ALL;
                 /// Whether the counter update and the insert share one transaction, so that an
                 /// insert that fails consumes no number.
                 Gapless gapless "gapless": copy [bool] = [false] => COUNTER;

@@ -45,5 +45,7 @@ pub use batch::{AdaptiveBatch, Batch};
 pub use id::{IdField, IdKind, IdNeeds, IdProblems, Message};
 pub use key::Key;
 pub use spec::{check, Checked, Spec};
-pub use strategy::{Layout, Stores, Strategy, UnknownStrategy, SHARD_BOUND_FIELDS};
+pub use strategy::{
+    default_proxy, Layout, Stores, Strategy, Unique, UnknownStrategy, SHARD_BOUND_FIELDS,
+};
 pub use violation::{At, Problem, Violation};

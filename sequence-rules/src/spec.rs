@@ -9,7 +9,7 @@ use crate::key::Key;
 use crate::limits::{self, digits_range, pow10, MAX_DIGITS, MAX_RETRIES, MAX_SHARDS};
 use crate::names::{self, NameKind};
 use crate::pattern::Pattern;
-use crate::strategy::{Layout, Strategy, SHARD_BOUND_FIELDS};
+use crate::strategy::{Layout, Strategy, Unique, SHARD_BOUND_FIELDS};
 use crate::tz;
 use crate::violation::{At, Problem, Violation};
 
@@ -121,6 +121,7 @@ pub fn check(spec: &Spec<'_>) -> Result<Checked, Vec<Violation>> {
     c.scope();
     c.layout(&format);
     c.gapless();
+    c.unique();
     if !c.v.0.is_empty() {
         return Err(c.v.0);
     }
@@ -418,11 +419,14 @@ impl<'s, 'a> Checker<'s, 'a> {
     /// What the `random` and `ranges` strategies need of the ID field and the space.
     fn strategy_needs(&mut self, space: &Space, shards: Option<u64>) {
         let strategy = self.strategy;
-        if strategy == Strategy::Random && self.spec.id.is_some_and(|i| !i.is_document_id) {
+        let proxy = self.spec.unique == Some(Unique::Proxy);
+        if strategy == Strategy::Random && !proxy && self.spec.id.is_some_and(|i| !i.is_document_id)
+        {
             self.v.push(
                 At::IdType,
                 "strategy \"random\" needs the ID field to be stored as `_id`, whose unique \
-                 index rejects a colliding draw: add `#[serde(rename = \"_id\")]` to it",
+                 index rejects a colliding draw: add `#[serde(rename = \"_id\")]` to it, or \
+                 hold uniqueness in a proxy collection with `unique = \"proxy\"`",
             );
         }
         let (lo, hi) = (space.lo, space.hi);
@@ -511,6 +515,27 @@ impl<'s, 'a> Checker<'s, 'a> {
                 "the mongoose layout has no periods: remove the date tokens from `prefix` or \
                  use the default layout",
             );
+        }
+    }
+
+    /// `unique` and `proxy`: the proxy collection's name, and only with `unique = "proxy"`.
+    fn unique(&mut self) {
+        let proxied = self.on(Key::Unique) && self.spec.unique == Some(Unique::Proxy);
+        if proxied && self.on(Key::Gapless) && self.spec.gapless == Some(true) {
+            self.v.at(
+                Key::Unique,
+                "`unique = \"proxy\"` cannot be combined with `gapless` in this release: \
+                 keep the unique index on the ID field, or drop `gapless`",
+            );
+        }
+        let Some(proxy) = self.spec.proxy.filter(|_| self.on(Key::Proxy)) else {
+            return;
+        };
+        if self.spec.unique != Some(Unique::Proxy) {
+            self.v.at(Key::Proxy, "`proxy` needs `unique = \"proxy\"`");
+        } else {
+            self.v
+                .name(At::Key(Key::Proxy), NameKind::Collection, proxy);
         }
     }
 
@@ -783,6 +808,54 @@ mod tests {
             .len(),
             1
         );
+    }
+
+    #[test]
+    fn proxies() {
+        let on_other_field = Some(IdField {
+            name: "number",
+            is_document_id: false,
+        });
+        let random = |unique| Spec {
+            strategy: Some(Strategy::Random),
+            unique,
+            id: on_other_field,
+            ..Spec::new("a")
+        };
+        assert_eq!(
+            errors(random(None)).len(),
+            1,
+            "random needs `_id` without a proxy"
+        );
+        assert!(errors(random(Some(Unique::Proxy))).is_empty());
+        assert_eq!(
+            errors(Spec {
+                proxy: Some("claims"),
+                ..Spec::new("a")
+            }),
+            ["`proxy` needs `unique = \"proxy\"`"]
+        );
+        assert_eq!(
+            errors(Spec {
+                unique: Some(Unique::Proxy),
+                proxy: Some("$claims"),
+                ..Spec::new("a")
+            })
+            .len(),
+            1
+        );
+        for strategy in Strategy::ALL {
+            assert!(
+                errors(Spec {
+                    strategy: Some(strategy),
+                    unique: Some(Unique::Proxy),
+                    proxy: Some("claims"),
+                    ..Spec::new("a")
+                })
+                .is_empty(),
+                "{strategy}"
+            );
+        }
     }
 
     #[test]

@@ -224,5 +224,57 @@ impl Layout {
     }
 }
 
+/// `unique = "..."`: what keeps two documents from holding one ID.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum Unique {
+    /// A unique index on the ID field of the target collection (the `_id` index for `_id`):
+    /// a second document with the ID is refused by the server.
+    #[default]
+    Index,
+    /// A proxy collection of claims, one per ID, written in the insert's transaction before
+    /// the document: for collections where that unique index is impossible, such as a
+    /// collection sharded on another field.
+    Proxy,
+}
+
+impl Unique {
+    /// Every value, in the order messages list them.
+    pub const ALL: [Unique; 2] = [Unique::Index, Unique::Proxy];
+
+    /// The name, as written in `#[seq(unique = "...")]`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Unique::Index => "index",
+            Unique::Proxy => "proxy",
+        }
+    }
+
+    /// The name of the Rust variant, for generated code.
+    pub const fn variant(self) -> &'static str {
+        match self {
+            Unique::Index => "Index",
+            Unique::Proxy => "Proxy",
+        }
+    }
+
+    /// The value named `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|u| u.name() == name)
+    }
+}
+
+/// The proxy collection of `unique = "proxy"` when `proxy` does not name one: the target
+/// collection's name, then `.claims.`, then the name the ID is stored under.
+///
+/// ```
+/// use mongo_sequence_rules::default_proxy;
+/// assert_eq!(default_proxy("orders", "_id"), "orders.claims._id");
+/// assert_eq!(default_proxy("invoices", "number"), "invoices.claims.number");
+/// ```
+pub fn default_proxy(collection: &str, id_field: &str) -> String {
+    format!("{collection}.claims.{id_field}")
+}
+
 /// The fields of a shard's counter document that hold the bounds of its slice.
 pub const SHARD_BOUND_FIELDS: [&str; 2] = ["lo", "hi"];

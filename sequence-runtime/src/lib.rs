@@ -147,7 +147,7 @@ pub mod __private {
     pub use crate::options::SequenceConfig;
     pub use crate::values::{Generated, IdValue, Rendering};
     pub use crate::{Error, Result, Sequence, SequentialId, Strategy};
-    pub use mongo_sequence_rules::{AdaptiveBatch, Batch, Layout, Stores};
+    pub use mongo_sequence_rules::{AdaptiveBatch, Batch, Layout, Stores, Unique};
     pub use mongo_sequence_rules::{IdKind, IdNeeds, IdProblems};
     pub use mongodb;
     pub use serde;

@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use mongo_sequence::options::{Layout, SequenceOptionsBuilder, Stores};
+use mongo_sequence::options::{Layout, SequenceOptionsBuilder, Stores, Unique};
 use mongo_sequence::{Batch, Error, SequenceOptions, Strategy};
 use mongo_sequence_rules::defaults;
 
@@ -175,7 +175,7 @@ macro_rules! written_names {
     )*};
 }
 
-written_names!(Strategy, Layout, Stores);
+written_names!(Strategy, Layout, Stores, Unique);
 
 /// The runtime's option of a form of the table of keys, from the value written.
 macro_rules! option_value {

@@ -17,6 +17,7 @@ mod foundation;
 mod gapless;
 mod mongoose;
 mod periods;
+mod proxy;
 mod reliability_bad_input;
 mod reliability_failover;
 mod reliability_faults;

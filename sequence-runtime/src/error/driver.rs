@@ -110,6 +110,7 @@ impl Error {
                 source: err,
             },
             Some(ILLEGAL_OPERATION) => Error::TransactionsUnsupported {
+                needed_by: "gapless numbering",
                 detail: err.to_string(),
             },
             _ => Error::from_driver(err),

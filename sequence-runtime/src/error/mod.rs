@@ -176,13 +176,18 @@ pub enum Error {
         requested: i64,
     },
 
-    /// A gapless sequence (or a counter joining a transaction) needs multi-document
-    /// transactions, which this deployment does not offer. Nothing was written.
+    /// A gapless sequence, a counter joining a transaction, or `unique = "proxy"` needs
+    /// multi-document transactions, which this deployment (or store) does not offer. Nothing
+    /// was written.
     #[error(
-        "gapless numbering needs transactions, which need a replica set (a single-node one is \
+        "{needed_by} needs transactions, which need a replica set (a single-node one is \
          enough) or a sharded cluster: {detail}"
     )]
+    #[non_exhaustive]
     TransactionsUnsupported {
+        /// What needed them: `gapless numbering`, `a counter in a transaction`, or
+        /// `` `unique = "proxy"` ``.
+        needed_by: &'static str,
         /// What the server or store said.
         detail: String,
     },
@@ -463,9 +468,10 @@ mod tests {
             ),
             (
                 Error::TransactionsUnsupported {
+                    needed_by: "`unique = \"proxy\"`",
                     detail: "standalone".into(),
                 },
-                &["replica set"],
+                &["`unique = \"proxy\"` needs transactions", "replica set"],
             ),
             (
                 Error::TransactionTimeout {

@@ -17,11 +17,11 @@ use mongodb::options::{InsertManyOptions, InsertOneOptions, WriteConcern};
 use mongodb::{ClientSession, Collection};
 
 use super::gapless::{self, Docs};
-use super::{cached, counted, generated, group, random, scope, upsert, SequentialId};
+use super::{cached, counted, generated, group, proxy, random, scope, upsert, SequentialId};
 use crate::error::{Error, Result};
 use crate::store::BoxFuture;
 use crate::values::{Generated, IdValue};
-use mongo_sequence_rules::Strategy;
+use mongo_sequence_rules::{Strategy, Unique};
 
 /// The refusal of a write concern on a gapless insert outside the caller's session.
 fn gapless_write_concern() -> Error {
@@ -108,6 +108,9 @@ impl<'a, T: SequentialId> IntoFuture for InsertWithId<'a, T> {
                 }
                 return group::insert_one(doc, coll, &T::sequence(coll), options).await;
             }
+            if config.unique == Unique::Proxy {
+                return proxy::insert_one(doc, coll, options).await;
+            }
             match config.strategy {
                 Strategy::Random => random::insert_one(doc, coll, None, options).await,
                 s if s.uses_counters() => counted::insert_one(doc, coll, options).await,
@@ -181,6 +184,27 @@ impl<'a, T: SequentialId> IntoFuture for InsertManyWithIds<'a, T> {
             } = self;
             let options = options.as_ref();
             let config = &T::SEQUENCE;
+            if config.unique == Unique::Proxy {
+                // One claimed insert per document, each in its own transaction or all in the
+                // caller's.
+                let one = options.map(proxy::one_options);
+                let mut ids = Vec::with_capacity(docs.len());
+                match session {
+                    Some(session) => {
+                        for doc in docs.iter_mut() {
+                            ids.push(
+                                in_session::insert_one(doc, coll, session, one.as_ref()).await?,
+                            );
+                        }
+                    }
+                    None => {
+                        for doc in docs.iter_mut() {
+                            ids.push(proxy::insert_one(doc, coll, one.as_ref()).await?);
+                        }
+                    }
+                }
+                return Ok(ids);
+            }
             match config.strategy {
                 Strategy::Random => return random::insert_many(docs, coll, session, options).await,
                 s if !s.is_numeric() => {
@@ -259,6 +283,14 @@ impl<'a, T: SequentialId> IntoFuture for UpsertWithId<'a, T> {
             } = self;
             if T::SEQUENCE.gapless && session.is_none() && write_concern.is_some() {
                 return Err(gapless_write_concern());
+            }
+            if T::SEQUENCE.unique == Unique::Proxy {
+                return Err(Error::Unsupported {
+                    operation: "upsert_with_id",
+                    strategy: "unique = \"proxy\"",
+                    hint: "; find the document and update it, or insert it with `insert_with_id`, \
+                           which claims its ID",
+                });
             }
             upsert::upsert(doc, coll, filter, session, write_concern).await
         })
@@ -356,10 +388,10 @@ mod in_session {
     use mongodb::{ClientSession, Collection};
 
     use super::super::doc::Doc;
-    use super::super::{random, scope, skip_ahead, SequentialId};
+    use super::super::{proxy, random, scope, skip_ahead, SequentialId};
     use crate::error::{Access, Error, Result};
     use crate::sequence::Issued;
-    use mongo_sequence_rules::Strategy;
+    use mongo_sequence_rules::{Strategy, Unique};
 
     /// The error of a write in `coll`: a duplicate on the ID field of a value the counter gave
     /// is [`Error::IdTaken`] (the caller's session is not retried), anything else as mapped.
@@ -385,8 +417,11 @@ mod in_session {
         session: &mut ClientSession,
         options: Option<&InsertOneOptions>,
     ) -> Result<T::Id> {
+        let proxy = T::SEQUENCE.unique == Unique::Proxy;
         let (id, issued) = match T::SEQUENCE.strategy {
-            Strategy::Random => return random::insert_one(doc, coll, Some(session), options).await,
+            Strategy::Random if !proxy => {
+                return random::insert_one(doc, coll, Some(session), options).await
+            }
             Strategy::Counter => {
                 let seq = scope::for_document(T::sequence(coll), &*doc)?;
                 let (id, issued) = seq.issue_id_in::<T::Id>(session).await?;
@@ -395,12 +430,20 @@ mod in_session {
             _ => (T::next_id_for(doc, coll).await?, Vec::new()),
         };
         doc.set_id(id.clone());
-        match coll
-            .insert_one(&*doc)
-            .with_options(options.cloned())
-            .session(session)
-            .await
-        {
+        let inserted = if proxy {
+            let document = proxy::claim_in(&*doc, coll, session).await?;
+            coll.clone_with_type()
+                .insert_one(document)
+                .with_options(options.cloned())
+                .session(session)
+                .await
+        } else {
+            coll.insert_one(&*doc)
+                .with_options(options.cloned())
+                .session(session)
+                .await
+        };
+        match inserted {
             Ok(_) => Ok(id),
             Err(e) => Err(refused(coll, e, &issued, Some(0))),
         }

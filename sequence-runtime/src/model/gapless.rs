@@ -61,6 +61,9 @@ pub(crate) enum Failure {
     /// One document of a group failed on its own and its caller got the error: retry the
     /// others at once.
     Dropped,
+    /// The ID met a claim of another document: retry at once with a new one (the body bounds
+    /// how often).
+    Collided,
 }
 
 /// What one transaction body did, with its result.
@@ -195,8 +198,9 @@ pub(crate) async fn in_transactions<T: Doc, R>(
             }
         };
         match failure {
-            // A document of a group failed on its own: the others go on at once.
-            Failure::Dropped => {}
+            // A document of a group failed on its own: the others go on at once; a drawn ID
+            // met a claim: a new draw goes at once.
+            Failure::Dropped | Failure::Collided => {}
             Failure::Fatal(e) => return Err(e),
             Failure::Taken(issued, floor, e) => {
                 if taken_rounds == skip_ahead::ROUNDS {

@@ -108,6 +108,12 @@ fn malformed(e: mongodb::bson::raw::Error) -> Error {
     }
 }
 
+/// `doc` serialized as the driver serializes it, with an `_id` (as [`with_fixed_id`] fixes
+/// it), as a document.
+pub(crate) fn fixed_document<T: Serialize>(doc: &T) -> Result<Document> {
+    with_fixed_id(doc)?.to_document().map_err(malformed)
+}
+
 /// `doc` serialized as the driver serializes it, as a document.
 pub(crate) fn document<T: Serialize>(doc: &T) -> Result<Document> {
     serialized(doc)?.to_document().map_err(malformed)

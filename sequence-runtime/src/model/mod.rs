@@ -24,6 +24,7 @@ mod generated;
 mod group;
 mod handle;
 mod insert;
+mod proxy;
 mod random;
 mod scope;
 mod skip_ahead;

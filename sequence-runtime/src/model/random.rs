@@ -11,7 +11,8 @@ use crate::error::{collided_on_id, collisions_on_id, Access, Error, Result};
 use crate::sequence::Sequence;
 use crate::values::IdValue;
 
-fn exhausted<T>(coll: &Collection<T>, seq: &Sequence, attempts: u32) -> Error
+/// The error of an insert whose `attempts` draws all collided.
+pub(crate) fn exhausted<T>(coll: &Collection<T>, seq: &Sequence, attempts: u32) -> Error
 where
     T: Send + Sync,
 {

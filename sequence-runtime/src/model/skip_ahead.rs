@@ -115,18 +115,33 @@ pub(crate) async fn stored_floor_in<T: Doc>(
     let ids = StoredIds {
         coll: &docs,
         field: T::CONFIG.id_field,
-        form: if T::Id::STORED_AS_TEXT {
-            IdForm::Text
-        } else {
-            IdForm::Number
-        },
+        form: id_form::<T>(),
         scope,
     };
+    floor_among(&ids, seq, issued).await
+}
+
+/// How `T`'s IDs are stored: as text or as numbers.
+pub(crate) fn id_form<T: Doc>() -> IdForm {
+    if T::Id::STORED_AS_TEXT {
+        IdForm::Text
+    } else {
+        IdForm::Number
+    }
+}
+
+/// The highest value stored among `ids` for the counter `issued` came from: at least
+/// `issued.value`, which a stored ID takes.
+pub(crate) async fn floor_among(
+    ids: &StoredIds<'_>,
+    seq: &Sequence,
+    issued: &Issued,
+) -> Result<i64> {
     let (space, limit) = seq.stored_domain(issued)?;
     let highest = ids.highest(&issued.slot.rendering, space, limit).await?;
     if let Some(stored) = highest.beyond {
         return Err(Error::StoredBeyondMax {
-            namespace: coll.namespace().to_string(),
+            namespace: ids.coll.namespace().to_string(),
             counter: issued.slot.key.to_string(),
             stored,
             max: space.max,

@@ -24,5 +24,5 @@ mod forms;
 mod sequence_options;
 
 pub use config::SequenceConfig;
-pub use mongo_sequence_rules::{AdaptiveBatch, Batch, Layout, Stores};
+pub use mongo_sequence_rules::{AdaptiveBatch, Batch, Layout, Stores, Unique};
 pub use sequence_options::{SequenceOptions, SequenceOptionsBuilder};

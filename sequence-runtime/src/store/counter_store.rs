@@ -60,6 +60,7 @@ pub trait CounterStore: Debug + Send + Sync + 'static {
         let location = self.location();
         Box::pin(async move {
             Err(Error::TransactionsUnsupported {
+                needed_by: "a counter in a transaction",
                 detail: format!("the counter store `{location}` cannot join a MongoDB transaction"),
             })
         })

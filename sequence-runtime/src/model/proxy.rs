@@ -1,0 +1,327 @@
+//! `unique = "proxy"`: the uniqueness of IDs held by a proxy collection of claims instead of a
+//! unique index on the target collection (which a collection sharded on another field cannot
+//! have).
+//!
+//! A claim is `{ _id: <key>, doc: <the document's _id> }`, its key the ID, or for a scoped
+//! model `{ <stored scope field>: <value>, …, id: <ID> }` (IDs repeat across scopes). An insert
+//! writes the claim, then the document, in one transaction: the claim's `_id` index refuses a
+//! second claim of one ID, and the transaction keeps a claim from existing without its
+//! document or the other way round. A refused claim is a collision: the `random` strategy (and
+//! the generated ones) draw again, the counters skip ahead past the highest claimed ID.
+//! Transient transaction errors retry the transaction, and a commit whose outcome stays
+//! unknown is settled by reading the document back, as gapless inserts do
+//! ([`gapless::in_transactions`]). Deleting a document leaves its claim: an ID is never given
+//! twice.
+
+use mongo_sequence_rules::{default_proxy, Strategy};
+use mongodb::bson::{doc, Bson, Document};
+use mongodb::options::{InsertManyOptions, InsertOneOptions};
+use mongodb::{ClientSession, Collection};
+
+use super::doc::Doc;
+use super::gapless::{self, Done, Failure, TransactionBody};
+use super::{generated, insert, scope, skip_ahead};
+use crate::engine::StoredIds;
+use crate::error::{
+    is_duplicate_key, statement_transient, transaction_transient, Access, Error, Result,
+};
+use crate::sequence::{Issued, Sequence};
+use crate::store::BoxFuture;
+use crate::values::IdValue;
+
+/// What needs transactions here, as [`Error::TransactionsUnsupported`] names it.
+const NEEDED_BY: &str = "`unique = \"proxy\"`";
+
+/// Draws of a strategy without a counter after its ID met a claim, before giving up (the
+/// `random` strategy has its own `retries`).
+const GENERATED_DRAWS: u32 = 10;
+
+/// The proxy collection of `T`'s documents in `coll`: `proxy`, or
+/// `<collection>.claims.<ID field>`.
+pub(crate) fn collection<T: Doc>(coll: &Collection<T>) -> Collection<Document> {
+    let name = match T::CONFIG.proxy {
+        Some(name) => name.to_owned(),
+        None => default_proxy(coll.name(), T::CONFIG.id_field),
+    };
+    coll.client()
+        .database(&coll.namespace().db)
+        .collection(&name)
+}
+
+/// The key of the claim of `id` (as stored) for `doc`: the ID, or with a scope, the scope
+/// values as stored and the ID.
+fn key<T: Doc>(doc: &T, id: Bson) -> Result<Bson> {
+    if T::CONFIG.scope.is_empty() {
+        return Ok(id);
+    }
+    let mut key: Document = T::CONFIG
+        .stored_scope()
+        .zip(doc.scope_of()?)
+        .map(|((_, stored), (_, value))| (stored.to_owned(), value))
+        .collect();
+    key.insert("id", id);
+    Ok(Bson::Document(key))
+}
+
+/// The claim of `document` (serialized, its `_id` fixed) for `doc`.
+fn claim<T: Doc>(doc: &T, document: &Document) -> Result<Document> {
+    let id = document
+        .get(T::CONFIG.id_field)
+        .cloned()
+        .ok_or_else(|| Error::InvalidArgument {
+            argument: "document",
+            reason: format!(
+                "the document has no `{}` field after its ID was set",
+                T::CONFIG.id_field
+            ),
+        })?;
+    let document_id = document.get("_id").cloned().unwrap_or(Bson::Null);
+    Ok(doc! { "_id": key(doc, id)?, "doc": document_id })
+}
+
+/// The claims of `doc`'s counter, as [`StoredIds`] (for the highest one claimed).
+fn claims_of<'a, T: Doc>(proxy: &'a Collection<Document>, doc: &T) -> Result<StoredIds<'a>> {
+    if T::CONFIG.scope.is_empty() {
+        return Ok(StoredIds {
+            coll: proxy,
+            field: "_id",
+            form: skip_ahead::id_form::<T>(),
+            scope: Document::new(),
+        });
+    }
+    let scope = T::CONFIG
+        .stored_scope()
+        .zip(doc.scope_of()?)
+        .map(|((_, stored), (_, value))| {
+            (
+                format!("_id.{stored}"),
+                Bson::Document(doc! { "$eq": value }),
+            )
+        })
+        .collect();
+    Ok(StoredIds {
+        coll: proxy,
+        field: "_id.id",
+        form: skip_ahead::id_form::<T>(),
+        scope,
+    })
+}
+
+/// `insert_with_id` with a proxy collection: takes an ID, claims it and inserts `doc` in one
+/// transaction of a session of its own.
+pub(crate) async fn insert_one<T: Doc>(
+    doc: &mut T,
+    coll: &Collection<T>,
+    options: Option<&InsertOneOptions>,
+) -> Result<T::Id> {
+    let seq = T::sequence_of(coll);
+    let mut body = Claimed {
+        doc,
+        coll,
+        proxy: collection(coll),
+        seq: &seq,
+        options,
+        draws: 0,
+        skipped: 0,
+        next: None,
+        sent: None,
+    };
+    gapless::in_transactions(coll, &seq, &mut body)
+        .await
+        .map_err(named)
+}
+
+/// Claims the ID of `doc` in the caller's `session`, and returns the document to insert (with
+/// the `_id` the claim refers to). Nothing is retried: a refused claim aborts the caller's
+/// transaction.
+pub(crate) async fn claim_in<T: Doc>(
+    doc: &T,
+    coll: &Collection<T>,
+    session: &mut ClientSession,
+) -> Result<Document> {
+    let document = insert::fixed_document(doc)?;
+    let claim = claim(doc, &document)?;
+    let proxy = collection(coll);
+    match proxy.insert_one(claim).session(session).await {
+        Ok(_) => Ok(document),
+        Err(e) => Err(named(Error::from_driver_on(
+            e,
+            proxy.namespace(),
+            Access::Insert,
+        ))),
+    }
+}
+
+/// The options of one document's insert of an `insert_many` with `options`.
+pub(crate) fn one_options(options: &InsertManyOptions) -> InsertOneOptions {
+    InsertOneOptions::builder()
+        .bypass_document_validation(options.bypass_document_validation)
+        .write_concern(options.write_concern.clone())
+        .comment(options.comment.clone())
+        .build()
+}
+
+/// Names the option in an error about transactions.
+fn named(e: Error) -> Error {
+    match e {
+        Error::TransactionsUnsupported { detail, .. } => Error::TransactionsUnsupported {
+            needed_by: NEEDED_BY,
+            detail,
+        },
+        e => e,
+    }
+}
+
+/// One claimed insert: the body of its transaction.
+struct Claimed<'b, T: Doc> {
+    doc: &'b mut T,
+    coll: &'b Collection<T>,
+    proxy: Collection<Document>,
+    seq: &'b Sequence,
+    options: Option<&'b InsertOneOptions>,
+    /// IDs drawn so far that met a claim (strategies without a counter).
+    draws: u32,
+    /// Times the counter skipped ahead past claimed (or stored) IDs.
+    skipped: u32,
+    /// The value the counter gave after skipping ahead, for the next run.
+    next: Option<Issued>,
+    /// The document as the last run sent it.
+    sent: Option<Document>,
+}
+
+impl<T: Doc> TransactionBody<T::Id> for Claimed<'_, T> {
+    fn run<'s>(
+        &'s mut self,
+        session: &'s mut ClientSession,
+    ) -> BoxFuture<'s, std::result::Result<Done<T::Id>, Failure>> {
+        Box::pin(async move { self.attempt(session).await.map(Done::Commit) })
+    }
+
+    fn sent(&self) -> Option<Vec<Document>> {
+        self.sent.clone().map(|d| vec![d])
+    }
+}
+
+impl<T: Doc> Claimed<'_, T> {
+    /// Takes an ID, claims it, inserts the document.
+    async fn attempt(
+        &mut self,
+        session: &mut ClientSession,
+    ) -> std::result::Result<T::Id, Failure> {
+        let (id, issued) = self.take().await.map_err(Failure::Fatal)?;
+        self.doc.put_id(id.clone());
+        let document = insert::fixed_document(&*self.doc).map_err(Failure::Fatal)?;
+        self.sent = Some(document.clone());
+        let claim = claim(&*self.doc, &document).map_err(Failure::Fatal)?;
+        if let Err(e) = self.proxy.insert_one(claim).session(&mut *session).await {
+            return Err(if is_duplicate_key(&e) {
+                let e = Error::from_driver_on(e, self.proxy.namespace(), Access::Insert);
+                self.collided(issued, e, true).await
+            } else {
+                failure(e, &self.proxy.namespace())
+            });
+        }
+        let docs = self.coll.clone_with_type::<Document>();
+        match docs
+            .insert_one(&document)
+            .with_options(self.options.cloned())
+            .session(&mut *session)
+            .await
+        {
+            Ok(_) => Ok(id),
+            Err(e) => {
+                let e = Error::from_driver_on(e, self.coll.namespace(), Access::Insert);
+                if skip_ahead::on_id_field::<T>(&e) {
+                    // A document holds the ID without a claim (written before the proxy).
+                    Err(self.collided(issued, e, false).await)
+                } else {
+                    Err(match e {
+                        Error::Mongo(e) if statement_transient(&e) => Failure::Transient(e),
+                        e => Failure::Fatal(e),
+                    })
+                }
+            }
+        }
+    }
+
+    /// The next ID of the model's strategy, with the counter it came from.
+    async fn take(&mut self) -> Result<(T::Id, Option<Issued>)> {
+        if let Some(issued) = self.next.take() {
+            let id = T::Id::render(issued.value, &issued.slot.rendering)?;
+            return Ok((id, Some(issued)));
+        }
+        match T::CONFIG.strategy {
+            s if s.uses_counters() => {
+                let seq = scope::for_document(self.seq.clone(), &*self.doc)?;
+                let (id, issued) = seq.issue_id::<T::Id>().await?;
+                Ok((id, Some(issued)))
+            }
+            Strategy::Random => Ok((T::Id::from_counter(self.seq.next().await?)?, None)),
+            s => Ok((T::Id::from_generated(generated::value(s)?)?, None)),
+        }
+    }
+
+    /// What a run whose ID met a claim (or, `claimed` false, a stored document) does next:
+    /// a counter skips ahead past the highest claimed (or stored) value, a draw is made again;
+    /// both a bounded number of times.
+    async fn collided(&mut self, issued: Option<Issued>, e: Error, claimed: bool) -> Failure {
+        match issued {
+            Some(issued) => match self.skip_ahead(&issued, claimed).await {
+                Ok(next) if self.skipped < skip_ahead::ROUNDS => {
+                    self.skipped += 1;
+                    self.next = Some(next);
+                    Failure::Collided
+                }
+                Ok(_) => match T::Id::render(issued.value, &issued.slot.rendering) {
+                    Ok(id) => Failure::Fatal(skip_ahead::taken(
+                        self.coll,
+                        &id,
+                        &issued,
+                        e,
+                        skip_ahead::AFTER_ROUNDS,
+                    )),
+                    Err(e) => Failure::Fatal(e),
+                },
+                Err(e) => Failure::Fatal(e),
+            },
+            None => {
+                self.draws += 1;
+                self.seq.record_collisions(1);
+                tracing::debug!(collection = %self.coll.namespace(), draws = self.draws, "ID already claimed, drawing again");
+                let attempts = match T::CONFIG.strategy {
+                    Strategy::Random => self.seq.options().retries.saturating_add(1),
+                    _ => GENERATED_DRAWS,
+                };
+                if self.draws < attempts {
+                    Failure::Collided
+                } else {
+                    Failure::Fatal(super::random::exhausted(self.coll, self.seq, attempts))
+                }
+            }
+        }
+    }
+}
+
+impl<T: Doc> Claimed<'_, T> {
+    /// Moves the counter `issued` came from past the highest value claimed (or, `claimed`
+    /// false, stored) in its scope; returns the next value it gives.
+    async fn skip_ahead(&self, issued: &Issued, claimed: bool) -> Result<Issued> {
+        let seq = scope::for_document(self.seq.clone(), &*self.doc)?;
+        let floor = if claimed {
+            let ids = claims_of(&self.proxy, &*self.doc)?;
+            skip_ahead::floor_among(&ids, &seq, issued).await?
+        } else {
+            skip_ahead::stored_floor(&*self.doc, self.coll, &seq, issued).await?
+        };
+        seq.skip_ahead(issued, floor).await
+    }
+}
+
+/// How a driver error of a statement of the transaction is handled.
+fn failure(e: mongodb::error::Error, namespace: &mongodb::Namespace) -> Failure {
+    if transaction_transient(&e) || statement_transient(&e) {
+        Failure::Transient(e)
+    } else {
+        Failure::Fatal(Error::from_driver_on(e, namespace, Access::Insert))
+    }
+}

@@ -1,0 +1,255 @@
+//! `unique = "proxy"`: the uniqueness of IDs held by a proxy collection of claims. A replica
+//! set stands in for a sharded cluster: the ID field of these models has no unique index,
+//! which is exactly the restriction of a collection sharded on another field.
+
+use mongo_sequence::{Error, SequentialId};
+use mongodb::bson::{doc, oid::ObjectId, Document};
+use mongodb::Collection;
+use serde::{Deserialize, Serialize};
+
+use crate::common;
+
+/// Random two-digit numbers (90 of them) in a field that is not `_id`.
+#[derive(Clone, Debug, Serialize, Deserialize, SequentialId)]
+#[seq(
+    name = "lot",
+    strategy = "random",
+    digits = 2,
+    retries = 200,
+    unique = "proxy"
+)]
+struct Lot {
+    #[serde(rename = "_id", skip_serializing_if = "Option::is_none")]
+    oid: Option<ObjectId>,
+    #[seq(id)]
+    number: Option<i64>,
+}
+
+/// Counted numbers, cached 25 at a time, in a field that is not `_id`.
+#[derive(Clone, Debug, Serialize, Deserialize, SequentialId)]
+#[seq(name = "ticket", batch = 25, unique = "proxy")]
+struct Ticket {
+    #[serde(rename = "_id", skip_serializing_if = "Option::is_none")]
+    oid: Option<ObjectId>,
+    #[seq(id)]
+    number: Option<i64>,
+}
+
+/// The `number` of every document of `coll`.
+async fn numbers<T: Send + Sync>(coll: &Collection<T>) -> Vec<i64> {
+    common::all(&coll.clone_with_type::<Document>())
+        .await
+        .iter()
+        .map(|d| d.get_i64("number").expect("a number"))
+        .collect()
+}
+
+/// Every claim matches one document: its key is the document's number, its `doc` the
+/// document's `_id`; and every document has its claim.
+async fn claims_match(docs: &Collection<Document>, claims: &Collection<Document>) {
+    let docs = common::all(docs).await;
+    let claims = common::all(claims).await;
+    assert_eq!(claims.len(), docs.len(), "one claim per document");
+    for d in &docs {
+        let number = d.get_i64("number").unwrap();
+        let claim = claims
+            .iter()
+            .find(|c| c.get_i64("_id").ok() == Some(number))
+            .unwrap_or_else(|| panic!("no claim of {number}"));
+        assert_eq!(claim.get("doc"), d.get("_id"), "the claim of {number}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn random_ids_are_stored_once_each_with_the_proxy_and_not_without_it() {
+    let db = common::database("proxy_random").await;
+    let coll = db.collection::<Lot>("lots");
+    let tasks: Vec<_> = (0..16)
+        .map(|_| {
+            let coll = coll.clone();
+            tokio::spawn(async move {
+                let mut stored = Vec::new();
+                loop {
+                    let mut lot = Lot {
+                        oid: None,
+                        number: None,
+                    };
+                    match lot.insert_with_id(&coll).await {
+                        Ok(number) => stored.push(number),
+                        Err(Error::RandomIdsExhausted { attempts, .. }) => {
+                            assert_eq!(attempts, 201);
+                            return stored;
+                        }
+                        Err(e) => panic!("expected RandomIdsExhausted, got {e:?}"),
+                    }
+                }
+            })
+        })
+        .collect();
+    let issued = common::distinct_ids(tasks).await;
+    assert_eq!(issued, (10..=99).collect(), "every two-digit number, once");
+    let mut stored = numbers(&coll).await;
+    stored.sort_unstable();
+    assert_eq!(stored, (10..=99).collect::<Vec<_>>(), "stored once each");
+    claims_match(
+        &coll.clone_with_type(),
+        &db.collection("lots.claims.number"),
+    )
+    .await;
+
+    // The same draws without the proxy: nothing stops a second document with a number.
+    let seq = mongo_sequence::Sequence::new(
+        &db,
+        common::opts("lot_unguarded")
+            .strategy(mongo_sequence::Strategy::Random)
+            .digits(2)
+            .build(),
+    )
+    .unwrap();
+    let unguarded = db.collection::<Document>("lots_unguarded");
+    let tasks: Vec<_> = (0..16)
+        .map(|task| {
+            let (seq, unguarded) = (seq.clone(), unguarded.clone());
+            tokio::spawn(async move {
+                for _ in (task..90).step_by(16) {
+                    let number = seq.next().await.unwrap();
+                    unguarded
+                        .insert_one(doc! { "number": number })
+                        .await
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let stored = numbers(&unguarded).await;
+    let distinct: std::collections::HashSet<_> = stored.iter().collect();
+    assert_eq!(stored.len(), 90);
+    assert!(
+        distinct.len() < stored.len(),
+        "90 draws of 90 numbers repeat one (all distinct has a probability of 1e-38)"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn counters_skip_ahead_past_claimed_ids() {
+    let db = common::database("proxy_counter").await;
+    let coll = db.collection::<Ticket>("tickets");
+    let claims = db.collection::<Document>("tickets.claims.number");
+    // Imported documents, claimed: 1 to 500.
+    let imported: Vec<Document> = (1..=500_i64)
+        .map(|n| doc! { "_id": ObjectId::new(), "number": n })
+        .collect();
+    coll.clone_with_type::<Document>()
+        .insert_many(&imported)
+        .await
+        .unwrap();
+    claims
+        .insert_many(
+            imported.iter().map(
+                |d| doc! { "_id": d.get_i64("number").unwrap(), "doc": d.get("_id").unwrap() },
+            ),
+        )
+        .await
+        .unwrap();
+
+    let tasks: Vec<_> = (0..8)
+        .map(|_| {
+            let coll = coll.clone();
+            tokio::spawn(async move {
+                let mut ids = Vec::new();
+                for _ in 0..25 {
+                    let mut ticket = Ticket {
+                        oid: None,
+                        number: None,
+                    };
+                    ids.push(ticket.insert_with_id(&coll).await.unwrap());
+                }
+                ids
+            })
+        })
+        .collect();
+    let issued = common::distinct_ids(tasks).await;
+    assert_eq!(issued.len(), 200);
+    assert!(issued.iter().all(|&n| n > 500), "past the claimed IDs");
+    let stored = numbers(&coll).await;
+    let distinct: std::collections::HashSet<_> = stored.iter().collect();
+    assert_eq!(
+        (stored.len(), distinct.len()),
+        (700, 700),
+        "no number twice"
+    );
+    claims_match(&coll.clone_with_type(), &claims).await;
+}
+
+#[tokio::test]
+async fn the_proxy_is_claimed_in_the_callers_transaction() {
+    let db = common::database("proxy_session").await;
+    let coll = db.collection::<Ticket>("tickets");
+    let claims = db.collection::<Document>("tickets.claims.number");
+    // The collections exist before the transaction (older servers cannot create them in one).
+    claims.insert_one(doc! { "_id": "setup" }).await.unwrap();
+    claims.delete_one(doc! { "_id": "setup" }).await.unwrap();
+    coll.clone_with_type::<Document>()
+        .insert_one(doc! { "setup": true })
+        .await
+        .unwrap();
+    coll.clone_with_type::<Document>()
+        .delete_many(doc! {})
+        .await
+        .unwrap();
+    let mut session = db.client().start_session().await.unwrap();
+
+    session.start_transaction().await.unwrap();
+    let mut ticket = Ticket {
+        oid: None,
+        number: None,
+    };
+    let aborted = ticket
+        .insert_with_id(&coll)
+        .session(&mut session)
+        .await
+        .unwrap();
+    session.abort_transaction().await.unwrap();
+    assert_eq!(
+        claims.count_documents(doc! {}).await.unwrap(),
+        0,
+        "the abort took the claim back"
+    );
+
+    session.start_transaction().await.unwrap();
+    let mut ticket = Ticket {
+        oid: None,
+        number: None,
+    };
+    let kept = ticket
+        .insert_with_id(&coll)
+        .session(&mut session)
+        .await
+        .unwrap();
+    session.commit_transaction().await.unwrap();
+    // With the `counter` strategy the number is taken in the session too: the abort gave it
+    // back with the claim.
+    assert_eq!(kept, aborted);
+    claims_match(&coll.clone_with_type(), &claims).await;
+}
+
+#[tokio::test]
+async fn upsert_with_a_proxy_is_refused_and_writes_nothing() {
+    let db = common::database("proxy_upsert").await;
+    let coll = db.collection::<Ticket>("tickets");
+    let mut ticket = Ticket {
+        oid: None,
+        number: None,
+    };
+    match ticket.upsert_with_id(&coll, doc! { "number": 1 }).await {
+        Err(e @ Error::Unsupported { .. }) => {
+            let message = e.to_string();
+            assert!(message.contains("unique = \"proxy\""), "{message}");
+        }
+        other => panic!("expected Unsupported, got {other:?}"),
+    }
+    assert!(db.list_collection_names().await.unwrap().is_empty());
+}
