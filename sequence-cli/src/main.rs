@@ -45,8 +45,10 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Lists the counters of a database, decoded: name, period, scope, shard, layout, last
-    /// issued, and the room left before `max` (of a shard: its `hi`) with the share used.
+    /// Lists the counters of a database, with the room each has left.
+    ///
+    /// Each counter decoded: name, period, scope, shard, layout, last issued, and the room left
+    /// before `max` (of a shard: its `hi`) with the share used.
     List {
         /// The database.
         db: String,
@@ -68,12 +70,16 @@ enum Command {
         #[command(flatten)]
         limits: Limits,
     },
-    /// Takes N values from a counter (default 1), as `nextval` does: they are issued, and no
-    /// other caller gets them. The counter's options are given as `sync` takes them.
+    /// Takes N values from a counter (default 1), as `nextval` does.
+    ///
+    /// The values are issued: no other caller gets them. The counter's options are given as
+    /// `sync` takes them.
     Next(NextArgs),
-    /// Makes VALUE the next value a counter issues. Refuses a VALUE outside `start..=max` (of a
-    /// shard: its slice `lo..=hi`), and moving the counter backwards without `--force`.
-    /// Processes keep the ranges they already hold.
+    /// Makes VALUE the next value a counter issues.
+    ///
+    /// Refuses a VALUE outside `start..=max` (of a shard: its slice `lo..=hi`), and moving the
+    /// counter backwards without `--force`. Running processes keep the ranges they already
+    /// hold.
     SetNext {
         /// The database.
         db: String,
@@ -90,9 +96,11 @@ enum Command {
         #[arg(long)]
         dry_run: bool,
     },
-    /// Deletes every counter document of a sequence (its periods, scope values and shards), or
-    /// the one `--period`, `--scope` or `--shard` name. Needs `--force`; `--dry-run` lists
-    /// them and deletes nothing. A deleted counter starts again at `start`.
+    /// Deletes the counters of a sequence (with `--force`).
+    ///
+    /// Every counter document of the sequence (its periods, scope values and shards), or the
+    /// one `--period`, `--scope` or `--shard` name. Needs `--force`; `--dry-run` lists them and
+    /// deletes nothing. A deleted counter starts again at `start`.
     Delete {
         /// The database.
         db: String,
@@ -105,8 +113,9 @@ enum Command {
         #[arg(long)]
         dry_run: bool,
     },
-    /// Moves every counter of a sequence up to the highest ID stored for it in a collection
-    /// (as `sync_counters` does): one per period, scope value or shard; never down.
+    /// Moves the counters of a sequence up to the highest ID stored in a collection.
+    ///
+    /// As `sync_counters` does: one counter per period, scope value or shard; never down.
     Sync(SyncArgs),
     /// Deletes the counters of a sequence's periods before the one DATE falls in.
     PurgeBefore {
