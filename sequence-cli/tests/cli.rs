@@ -36,6 +36,17 @@ fn json(args: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).expect("the output is JSON")
 }
 
+/// Runs it with `--json`, expects exit status `code`, and parses the JSON error on stderr
+/// (stdout stays empty).
+fn json_error(args: &[&str], code: i32) -> Value {
+    let out = cli(&[args, &["--json"]].concat());
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {}", stderr(&out));
+    assert!(out.stdout.is_empty(), "{args:?}: {}", stdout(&out));
+    let error: Value = serde_json::from_slice(&out.stderr).expect("the error is JSON");
+    assert!(error["error"].is_string(), "{error}");
+    error
+}
+
 fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
@@ -171,9 +182,58 @@ async fn set_next_refuses_to_go_backwards_without_force() {
     let back = cli(&["set-next", &db, "userid", "50"]);
     assert_eq!(back.status.code(), Some(1));
     assert!(stderr(&back).contains("backwards"), "{}", stderr(&back));
+    assert!(
+        stderr(&back).contains("\nhint: add --force"),
+        "{}",
+        stderr(&back)
+    );
+    let back = json_error(&["set-next", &db, "userid", "50"], 1);
+    assert!(
+        back["error"].as_str().unwrap().contains("backwards"),
+        "{back}"
+    );
+    assert!(back["hint"].as_str().unwrap().contains("--force"), "{back}");
     assert_eq!(current().await, 99);
     json(&["set-next", &db, "userid", "50", "--force"]);
     assert_eq!(current().await, 49);
+
+    // Values outside start..=max are refused, whatever `--force` says.
+    for args in [
+        &["set-next", &db, "userid", "0", "--force"][..],
+        &["set-next", &db, "userid", "101", "--max", "100"],
+        &["set-next", &db, "userid", "60", "--start", "70"],
+    ] {
+        let error = json_error(args, 2);
+        assert!(
+            error["error"]
+                .as_str()
+                .unwrap()
+                .contains("outside start..=max"),
+            "{error}"
+        );
+        assert!(error["hint"].as_str().unwrap().contains("--max"), "{error}");
+    }
+    assert_eq!(current().await, 49, "nothing was written");
+    let done = json(&["set-next", &db, "userid", "100", "--max", "100"]);
+    assert_eq!(
+        (done["new"].as_i64(), done["next"].as_i64()),
+        (Some(99), Some(100))
+    );
+    assert!(
+        done["warning"]
+            .as_str()
+            .unwrap()
+            .contains("running processes keep"),
+        "{done}"
+    );
+    let text = cli(&["set-next", &db, "userid", "120"]);
+    assert!(text.status.success());
+    assert!(
+        stderr(&text).starts_with("warning: running processes keep the ranges of `userid`"),
+        "{}",
+        stderr(&text)
+    );
+    assert_eq!(current().await, 119);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -255,4 +315,448 @@ fn bad_usage_exits_with_status_2_and_says_what_to_fix() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
         assert!(!stderr(&out).is_empty());
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn next_takes_values_with_the_counters_options() {
+    let (db, database) = counters("cli_next").await;
+    let counters = database.collection::<Document>("counters");
+    let seq = |id: &'static str| {
+        let counters = counters.clone();
+        async move {
+            counters
+                .find_one(doc! { "_id": id })
+                .await
+                .unwrap()
+                .unwrap()
+                .get_i64("seq")
+                .unwrap()
+        }
+    };
+    assert_eq!(
+        json(&["next", &db, "userid"]),
+        serde_json::json!({ "name": "userid", "ids": [42] })
+    );
+    assert_eq!(
+        json(&["next", &db, "userid", "3"])["ids"],
+        serde_json::json!([43, 44, 45])
+    );
+    let text = cli(&["next", &db, "userid", "2"]);
+    assert!(text.status.success(), "{}", stderr(&text));
+    assert_eq!(stdout(&text), "46\n47\n");
+    assert_eq!(seq("userid").await, 47, "the values are issued");
+
+    // Rendered IDs, a scope, and the bounds given.
+    let ids = json(&["next", &db, "ticket", "2", "--prefix", "T-", "--width", "4"]);
+    assert_eq!(ids["ids"], serde_json::json!(["T-0001", "T-0002"]));
+    let scoped = json(&["next", &db, "order", "2", "--scope", "tenant=acme"]);
+    assert_eq!(scoped["ids"], serde_json::json!([8, 9]));
+    let small = ["--start", "100", "--max", "101"];
+    let first = json(&[&["next", &db, "small", "2"][..], &small].concat());
+    assert_eq!(first["ids"], serde_json::json!([100, 101]));
+    let exhausted = json_error(&[&["next", &db, "small"][..], &small].concat(), 1);
+    assert!(
+        exhausted["error"].as_str().unwrap().contains("exhausted"),
+        "{exhausted}"
+    );
+    assert!(
+        exhausted["hint"].as_str().unwrap().contains("--max"),
+        "{exhausted}"
+    );
+    assert_eq!(seq("small").await, 101, "nothing was written");
+
+    // A counter written by other code: the next free value in `COUNT`.
+    counters
+        .insert_one(doc! { "_id": "invoice", "COUNT": 1042_i64 })
+        .await
+        .unwrap();
+    let taken = json(&[
+        "next",
+        &db,
+        "invoice",
+        "--field",
+        "COUNT",
+        "--stores",
+        "next_free",
+    ]);
+    assert_eq!(taken["ids"], serde_json::json!([1042]));
+    let invoice = counters
+        .find_one(doc! { "_id": "invoice" })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(invoice.get_i64("COUNT"), Ok(1043));
+
+    json_error(&["next", &db, "userid", "0"], 2);
+    json_error(&["next", &db, "userid", "--stores", "next"], 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_needs_force_and_a_dry_run_deletes_nothing() {
+    let (db, database) = counters("cli_delete").await;
+    let counters = database.collection::<Document>("counters");
+    let count = |filter: Document| {
+        let counters = counters.clone();
+        async move { counters.count_documents(filter).await.unwrap() }
+    };
+    let refused = cli(&["delete", &db, "inv"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("refusing to delete 3 counter(s) of `inv`")
+            && stderr(&refused).contains("--force"),
+        "{}",
+        stderr(&refused)
+    );
+    let refused = json_error(&["delete", &db, "inv"], 2);
+    assert!(
+        refused["hint"].as_str().unwrap().contains("--dry-run"),
+        "{refused}"
+    );
+    assert_eq!(count(doc! { "_id.seq": "inv" }).await, 3);
+
+    let dry = json(&["delete", &db, "inv", "--dry-run"]);
+    assert_eq!(
+        (dry["deleted"].as_u64(), dry["dry_run"].as_bool()),
+        (Some(3), Some(true))
+    );
+    let periods: Vec<&str> = dry["counters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["period"].as_str().unwrap())
+        .collect();
+    assert_eq!(periods, ["20251120", "20251121", "20251122"]);
+    assert_eq!(count(doc! {}).await, 5, "a dry run deletes nothing");
+    let dry = cli(&["delete", &db, "inv", "--dry-run", "--force"]);
+    assert!(
+        stdout(&dry).contains("would delete 3 counter(s)"),
+        "{}",
+        stdout(&dry)
+    );
+    assert_eq!(
+        count(doc! {}).await,
+        5,
+        "a dry run deletes nothing, even with --force"
+    );
+
+    let one = json(&["delete", &db, "inv", "--period", "20251120", "--force"]);
+    assert_eq!(one["deleted"], 1);
+    assert_eq!(count(doc! { "_id.seq": "inv" }).await, 2);
+    let rest = cli(&["delete", &db, "inv", "--force"]);
+    assert!(rest.status.success(), "{}", stderr(&rest));
+    assert!(
+        stdout(&rest).contains("deleted 2 counter(s) of `inv`"),
+        "{}",
+        stdout(&rest)
+    );
+    assert!(
+        stderr(&rest).contains("warning: running processes keep"),
+        "{}",
+        stderr(&rest)
+    );
+    assert_eq!(count(doc! { "_id.seq": "inv" }).await, 0);
+    let gone = json_error(&["delete", &db, "inv", "--force"], 1);
+    assert!(
+        gone["error"]
+            .as_str()
+            .unwrap()
+            .contains("no counter of `inv`"),
+        "{gone}"
+    );
+
+    let scoped = json(&["delete", &db, "order", "--scope", "tenant=acme", "--force"]);
+    assert_eq!(scoped["deleted"], 1);
+    let plain = json(&["delete", &db, "userid", "--force"]);
+    assert_eq!(plain["counters"][0]["last_issued"], 41);
+    assert_eq!(count(doc! {}).await, 0);
+    let mongoose = json(&[
+        "delete",
+        &db,
+        "shared",
+        "--counters",
+        "identitycounters",
+        "--mongoose",
+        "--force",
+    ]);
+    assert_eq!(mongoose["deleted"], 1);
+    assert_eq!(
+        database
+            .collection::<Document>("identitycounters")
+            .count_documents(doc! {})
+            .await
+            .unwrap(),
+        0
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shards_are_shown_set_and_deleted_one_at_a_time() {
+    let (db, database) = counters("cli_shards").await;
+    let counters = database.collection::<Document>("counters");
+    // Shards 0 and 1 of `--shards 4 --max 100`, as the ranges strategy writes them.
+    counters
+        .insert_many([
+            doc! { "_id": { "seq": "acct", "shard": 0 }, "lo": 1_i64, "hi": 25_i64, "seq": 10_i64 },
+            doc! { "_id": { "seq": "acct", "shard": 1 }, "lo": 26_i64, "hi": 50_i64, "seq": 30_i64 },
+        ])
+        .await
+        .unwrap();
+    let shard = json(&["show", &db, "acct", "--shard", "1"]);
+    assert_eq!(
+        (
+            shard["shard"].as_i64(),
+            shard["last_issued"].as_i64(),
+            shard["start"].as_i64(),
+            shard["max"].as_i64(),
+            shard["room_left"].as_u64(),
+            shard["used"].as_f64()
+        ),
+        (Some(1), Some(30), Some(26), Some(50), Some(20), Some(0.2))
+    );
+    let listed = json(&["list", &db, "--name", "acct"]);
+    let left: Vec<u64> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["room_left"].as_u64().unwrap())
+        .collect();
+    assert_eq!(left, [15, 20]);
+
+    let outside = json_error(&["set-next", &db, "acct", "51", "--shard", "1"], 2);
+    assert!(
+        outside["error"].as_str().unwrap().contains("(26..=50)"),
+        "{outside}"
+    );
+    let moved = json(&["set-next", &db, "acct", "40", "--shard", "1"]);
+    assert_eq!(
+        (moved["old"].as_i64(), moved["new"].as_i64()),
+        (Some(30), Some(39))
+    );
+    let stored = counters
+        .find_one(doc! { "_id": { "seq": "acct", "shard": 1 } })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (stored.get_i64("seq"), stored.get_i64("hi")),
+        (Ok(39), Ok(50))
+    );
+    let missing = json_error(&["show", &db, "acct", "--shard", "3"], 1);
+    assert!(
+        missing["error"]
+            .as_str()
+            .unwrap()
+            .contains("does not exist"),
+        "{missing}"
+    );
+    json_error(
+        &["show", &db, "acct", "--shard", "1", "--period", "20251122"],
+        2,
+    );
+
+    let deleted = json(&["delete", &db, "acct", "--shard", "0", "--force"]);
+    assert_eq!(deleted["deleted"], 1);
+    assert_eq!(
+        counters
+            .count_documents(doc! { "_id.seq": "acct" })
+            .await
+            .unwrap(),
+        1
+    );
+
+    // The runtime agrees on the slices: it takes the next value of one of the shards.
+    let next = json(&["next", &db, "acct", "--shards", "4", "--max", "100"]);
+    let value = next["ids"][0].as_i64().unwrap();
+    assert!([1, 40, 51, 76].contains(&value), "{next}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_shows_the_room_left_and_filters_by_name() {
+    let (db, _) = counters("cli_room").await;
+    let inv = json(&["list", &db, "--name", "in*"]);
+    assert_eq!(inv.as_array().unwrap().len(), 3);
+    assert!(inv.as_array().unwrap().iter().all(|c| c["name"] == "inv"));
+    assert_eq!(
+        json(&["list", &db, "--name", "?serid"])
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(
+        json(&["list", &db, "--name", "user"]),
+        serde_json::json!([])
+    );
+
+    let userid = json(&["list", &db, "--name", "userid", "--max", "100"]);
+    assert_eq!(
+        (
+            userid[0]["max"].as_i64(),
+            userid[0]["room_left"].as_u64(),
+            userid[0]["used"].as_f64()
+        ),
+        (Some(100), Some(59), Some(0.41))
+    );
+    let default_max = json(&["list", &db, "--name", "userid"]);
+    assert_eq!(default_max[0]["max"], i64::MAX);
+    assert_eq!(default_max[0]["room_left"], i64::MAX as u64 - 41);
+    let text = cli(&["list", &db, "--name", "userid", "--max", "100"]);
+    let text = stdout(&text);
+    assert!(text.contains("left") && text.contains("41.00%"), "{text}");
+    let tiny = stdout(&cli(&["list", &db, "--name", "userid"]));
+    assert!(tiny.contains("<0.01%"), "{tiny}");
+    let shown = json(&[
+        "show",
+        &db,
+        "order",
+        "--scope",
+        "tenant=acme",
+        "--max",
+        "10",
+    ]);
+    assert_eq!(
+        (shown["room_left"].as_u64(), shown["used"].as_f64()),
+        (Some(3), Some(0.7))
+    );
+    json_error(&["list", &db, "--start", "10", "--max", "5"], 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn counters_of_another_field_are_decoded() {
+    let db_name = unique_db_name("cli_field");
+    let database = TestServer::shared_or_panic()
+        .client()
+        .await
+        .database(&db_name);
+    let db = db_name.as_str();
+    let legacy = database.collection::<Document>("legacy");
+    legacy
+        .insert_many([
+            doc! { "_id": "personIdCounter", "sequence": 41 },
+            doc! { "_id": "invoice", "COUNT": 1042_i64 },
+        ])
+        .await
+        .unwrap();
+    // Without `--field`, the rows say which field to give.
+    let listed = json(&["list", db, "--counters", "legacy"]);
+    let hints: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["last_issued"]["hint"].as_str().unwrap())
+        .collect();
+    assert!(hints[0].contains("--field COUNT"), "{listed}");
+    assert!(hints[1].contains("--field sequence"), "{listed}");
+
+    let person = json(&[
+        "show",
+        db,
+        "personIdCounter",
+        "--counters",
+        "legacy",
+        "--field",
+        "sequence",
+    ]);
+    assert_eq!(person["last_issued"], 41);
+    let next_free = [
+        "--counters",
+        "legacy",
+        "--field",
+        "COUNT",
+        "--stores",
+        "next_free",
+    ];
+    let invoice = json(&[&["show", db, "invoice"][..], &next_free].concat());
+    assert_eq!(invoice["last_issued"], 1041, "COUNT holds the next value");
+    let listed = json(&[&["list", db, "--name", "invoice"][..], &next_free].concat());
+    assert_eq!(listed[0]["last_issued"], 1041);
+    let text = stdout(&cli(
+        &[&["list", db, "--name", "invoice"][..], &next_free].concat()
+    ));
+    assert!(text.contains("1041") && !text.contains("corrupt"), "{text}");
+
+    let moved = json(&[&["set-next", db, "invoice", "2000"][..], &next_free].concat());
+    assert_eq!(moved["old"], 1041);
+    let count = || async {
+        legacy
+            .find_one(doc! { "_id": "invoice" })
+            .await
+            .unwrap()
+            .unwrap()
+            .get_i64("COUNT")
+            .unwrap()
+    };
+    assert_eq!(count().await, 2000, "the next value, as COUNT holds it");
+
+    // `sync` reads and moves them too.
+    database
+        .collection::<Document>("invoices")
+        .insert_many((2990..=3000_i64).map(|i| doc! { "_id": i }))
+        .await
+        .unwrap();
+    let synced = json(&[
+        "sync",
+        &format!("{db}.invoices"),
+        "--name",
+        "invoice",
+        "--counters",
+        "legacy",
+        "--counter-field",
+        "COUNT",
+        "--stores",
+        "next_free",
+    ]);
+    assert_eq!(
+        (
+            synced["counters"][0]["old"].as_i64(),
+            synced["counters"][0]["new"].as_i64()
+        ),
+        (Some(1999), Some(3000))
+    );
+    assert_eq!(count().await, 3001);
+}
+
+#[test]
+fn errors_are_json_with_json() {
+    let no_uri = Command::new(env!("CARGO_BIN_EXE_mongo-sequence"))
+        .env_remove("MONGODB_URI")
+        .args(["list", "db", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(no_uri.status.code(), Some(2));
+    let error: Value = serde_json::from_slice(&no_uri.stderr).unwrap();
+    assert!(
+        error["error"].as_str().unwrap().contains("MONGODB_URI"),
+        "{error}"
+    );
+    assert!(error["hint"].as_str().unwrap().contains("--uri"), "{error}");
+
+    let unknown = json_error(&["frobnicate"], 2);
+    assert!(
+        unknown["error"].as_str().unwrap().contains("frobnicate"),
+        "{unknown}"
+    );
+    assert!(unknown["hint"].is_string(), "{unknown}");
+    let bad_scope = json_error(&["show", "db", "x", "--scope", "no-equals-sign"], 2);
+    assert!(
+        bad_scope["error"].as_str().unwrap().contains("field=value"),
+        "{bad_scope}"
+    );
+    let bad_target = json_error(&["sync", "no-dot", "--name", "x"], 2);
+    assert!(
+        bad_target["hint"].as_str().unwrap().contains("shop.orders"),
+        "{bad_target}"
+    );
+    let missing = json_error(&["show", &unique_db_name("cli_json"), "nope"], 1);
+    assert!(
+        missing["error"]
+            .as_str()
+            .unwrap()
+            .contains("does not exist"),
+        "{missing}"
+    );
+    assert!(
+        missing["hint"].as_str().unwrap().contains("list"),
+        "{missing}"
+    );
 }

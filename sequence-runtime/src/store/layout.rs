@@ -18,6 +18,7 @@ pub(crate) struct CounterLayout {
 
 impl CounterLayout {
     /// The layout of the default options: `{ _id: <key>, seq: <last issued> }`.
+    #[cfg(test)]
     pub(crate) fn new() -> Self {
         CounterLayout {
             field: defaults::COUNTER_FIELD.to_owned(),
@@ -27,6 +28,7 @@ impl CounterLayout {
     }
 
     /// mongoose-sequence's layout, field `seq`.
+    #[cfg(test)]
     pub(crate) fn mongoose() -> Self {
         CounterLayout {
             mongoose: true,
@@ -145,7 +147,8 @@ pub struct StoredCounter {
     pub shard: Option<i64>,
     /// Whether the document is in mongoose-sequence's layout.
     pub mongoose: bool,
-    /// The last issued value (the field `seq`), or why it cannot be read.
+    /// The last issued value (read from the field `seq`, or the one given to
+    /// [`decode_with`](Self::decode_with)), or why it cannot be read.
     pub last: std::result::Result<i64, String>,
 }
 
@@ -154,6 +157,26 @@ impl StoredCounter {
     /// mongoose-sequence's (`{ id, reference_value, seq }`); `None` for a document that is
     /// neither.
     pub fn decode(doc: &Document) -> Option<Self> {
+        Self::decode_with(doc, defaults::COUNTER_FIELD, Stores::LastIssued)
+    }
+
+    /// Like [`decode`](Self::decode), for counters whose value is in `field` and holds what
+    /// `stores` says (the options `field` and `stores`): `{ _id: "invoice", COUNT: 42 }` with
+    /// `"COUNT"` and [`Stores::NextFree`] has 41 as its last issued value.
+    ///
+    /// ```
+    /// use mongo_sequence_runtime::{options::Stores, store::StoredCounter};
+    /// use mongodb::bson::doc;
+    /// let found = doc! { "_id": "invoice", "COUNT": 42 };
+    /// let counter = StoredCounter::decode_with(&found, "COUNT", Stores::NextFree).unwrap();
+    /// assert_eq!(counter.last, Ok(41));
+    /// ```
+    pub fn decode_with(doc: &Document, field: &str, stores: Stores) -> Option<Self> {
+        let layout = |mongoose| CounterLayout {
+            field: field.to_owned(),
+            stores,
+            mongoose,
+        };
         if let (Ok(name), Some(reference)) = (doc.get_str("id"), doc.get("reference_value")) {
             let scope = match reference {
                 Bson::Document(d) => Some(d.clone()),
@@ -168,7 +191,7 @@ impl StoredCounter {
                     .and_then(bson_integer),
                 scope: scope.filter(|s| !s.contains_key("shard")),
                 mongoose: true,
-                last: CounterLayout::mongoose().read_last(doc),
+                last: layout(true).read_last(doc),
             });
         }
         let (name, period, scope, shard) = match doc.get("_id")? {
@@ -187,7 +210,7 @@ impl StoredCounter {
             scope,
             shard,
             mongoose: false,
-            last: CounterLayout::new().read_last(doc),
+            last: layout(false).read_last(doc),
         })
     }
 }
