@@ -18,6 +18,7 @@ use tokio::sync::oneshot;
 
 use super::origin::Origin;
 use super::stats::StatsCell;
+use super::telemetry::Mode;
 use crate::error::Result;
 
 /// The most values one round reserves.
@@ -117,7 +118,7 @@ impl Coalescer {
 
     /// One value of `origin` in a reservation of its own.
     async fn alone(&self, origin: &Origin) -> Result<i64> {
-        let r = origin.up_to(1).await?;
+        let r = origin.observed(&self.stats, Mode::Coalesced, 1).await?;
         self.stats.reserved(r.range.len(), r.retries);
         self.stats.issued(1);
         Ok(r.range.first())
@@ -140,12 +141,8 @@ impl Coalescer {
                 let k = queue.len().min(ROUND_CAP);
                 queue.drain(..k).collect()
             };
-            tracing::trace!(
-                counter = origin.id(),
-                callers = round.len(),
-                "coalesced reservation"
-            );
-            match origin.up_to(round.len() as u64).await {
+            let n = round.len() as u64;
+            match origin.observed(&self.stats, Mode::Coalesced, n).await {
                 Ok(r) => {
                     self.stats.reserved(r.range.len(), r.retries);
                     let served = round

@@ -1,6 +1,8 @@
 //! Counts of what a sequence did in this process.
 
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// What a sequence did in this process since it was first used.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -34,8 +36,33 @@ pub struct Stats {
     pub skipped_ahead: u64,
 }
 
+/// What names a sequence in the records of this process: its name and strategy (the labels of
+/// its metrics, the `sequence` field of its events).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Labels {
+    /// The sequence's name.
+    pub(crate) sequence: Arc<str>,
+    /// The name of its strategy (`counter`, `ranges`, `random`, ...).
+    pub(crate) strategy: &'static str,
+}
+
+impl Labels {
+    /// The labels of the sequence `sequence` of `strategy`.
+    pub(crate) fn new(sequence: &str, strategy: &'static str) -> Self {
+        Labels {
+            sequence: sequence.into(),
+            strategy,
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 pub(crate) struct StatsCell {
+    /// The sequence these statistics are about.
+    pub(crate) labels: Labels,
+    /// The counters whose end is near, already warned about (see
+    /// [`near_end`](super::telemetry::near_end)): one entry per counter past the threshold.
+    warned: Mutex<HashSet<String>>,
     issued: AtomicU64,
     reserved: AtomicU64,
     reservations: AtomicU64,
@@ -48,6 +75,22 @@ pub(crate) struct StatsCell {
 }
 
 impl StatsCell {
+    /// The statistics of the sequence `labels` names, all zero.
+    pub(crate) fn new(labels: Labels) -> Self {
+        StatsCell {
+            labels,
+            ..StatsCell::default()
+        }
+    }
+
+    /// Notes that the counter `id` was warned about; false if it already was.
+    pub(crate) fn first_warning(&self, id: String) -> bool {
+        self.warned
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id)
+    }
+
     pub(crate) fn issued(&self, n: u64) {
         self.issued.fetch_add(n, Relaxed);
     }

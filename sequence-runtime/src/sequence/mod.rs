@@ -127,7 +127,8 @@ impl Sequence {
         let key = CounterKey::named(options.name.clone());
         let place = engine::place(deployment, db.name(), &options.counters);
         let kind = Kind::new(&options, &store, &key, bounds, Some(&place));
-        let shared = engine::shared(&place, &kind.cache_id(&key));
+        let labels = || engine::Labels::new(&options.name, options.strategy.name());
+        let shared = engine::shared(&place, &kind.cache_id(&key), labels);
         Self::assemble(options, key, store, shared, bounds, format, kind)
     }
 
@@ -141,11 +142,12 @@ impl Sequence {
         let (bounds, format) = options.checked()?;
         let key = CounterKey::named(options.name.clone());
         let kind = Kind::new(&options, &store, &key, bounds, None);
+        let labels = engine::Labels::new(&options.name, options.strategy.name());
         Ok(Self::assemble(
             options,
             key,
             store,
-            Arc::default(),
+            Arc::new(ProcessState::new(labels)),
             bounds,
             format,
             kind,
