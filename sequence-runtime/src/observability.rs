@@ -1,5 +1,6 @@
-//! What this crate reports to `tracing`: one span per reservation, and events for what an
-//! operator may want to see (a refill, a retry, a skip ahead, a counter near its end).
+//! What this crate reports to `tracing` (one span per reservation, and events for what an
+//! operator may want to see: a refill, a retry, a skip ahead, a counter near its end) and, with
+//! the cargo feature `metrics`, to the `metrics` facade.
 //!
 //! The conventions are the MongoDB driver's own: each component emits under a target of its
 //! own (`mongo_sequence::<component>`, as the driver's `mongodb::command`), an event's
@@ -32,7 +33,7 @@
 //!
 //! | target | message | level | fields | when |
 //! | --- | --- | --- | --- | --- |
-//! | `mongo_sequence::reserve` | `Reservation failed` | debug | `error` | a reservation failed (inside its span) |
+//! | `mongo_sequence::reserve` | `Reservation failed` | debug | `sequence`, `counter`, `error` | a reservation failed (inside its span) |
 //! | `mongo_sequence::reserve` | `Reservation retried` | debug | `counter`, `attempt` | a concurrent first upsert of the counter won the race; sent again |
 //! | `mongo_sequence::reserve` | `Counter nearly exhausted` | warn | `sequence`, `counter`, `last`, `max`, `valuesLeft`, `shareLeft` | a reservation left 10% or less of the counter's values `start..=max` (`shareLeft` from 0 to 1); once per counter and process |
 //! | `mongo_sequence::cache` | `Refill started` | debug | `counter`, `values`, `prefetch` | the cache reserves its next range: in the background (`prefetch = true`) or while callers wait |
@@ -52,6 +53,34 @@
 //! | `mongo_sequence::store` | `Client options unreadable` | warn | `consequence` | a client's deployment cannot be told apart from others (once per process) |
 //! | `mongo_sequence::admin` | `Counters synced` | info | `sequence`, `counters`, `moved`, `skipped`, `dryRun` | `sync_counters` finished |
 //! | `mongo_sequence::admin` | `Old period counters deleted` | info | `sequence`, `before`, `deleted` | `purge_before` deleted the counters of old periods |
+//!
+//! ## Metrics (cargo feature `metrics`, off by default)
+//!
+//! With the feature, each sequence records through the [`metrics`](https://docs.rs/metrics)
+//! facade (0.24); the application installs the recorder (Prometheus, OpenTelemetry, StatsD
+//! exporters). Every series has the labels `sequence` (the sequence's name) and `strategy`
+//! only, never a scope value or a period, so their number is bounded by the sequences a
+//! process uses. A sequence's handles are registered when the process first uses it: install
+//! the recorder before. Without a recorder a record is a branch on an empty handle; without the
+//! feature, nothing is compiled in. Each quantity that [`Stats`](crate::stats::Stats) counts is
+//! recorded at the same point, so the counters of a process match the sum of its `stats()`.
+//!
+//! | metric | kind | meaning |
+//! | --- | --- | --- |
+//! | `mongo_sequence_ids_issued_total` | counter | IDs handed out (`Stats::issued`) |
+//! | `mongo_sequence_reservations_total` | counter, label `outcome` (`ok`, `exhausted`, `error`) | round trips that reserved values from a counter (`ok`: `Stats::reservations`) |
+//! | `mongo_sequence_reservation_duration_seconds` | histogram | how long each reservation took, whatever its outcome |
+//! | `mongo_sequence_reservation_retries_total` | counter | reservations sent again after a concurrent first upsert (`Stats::retries`) |
+//! | `mongo_sequence_waits_total` | counter | calls for an ID that waited for a round trip (`Stats::waits`) |
+//! | `mongo_sequence_wait_duration_seconds` | histogram | how long each of those calls waited |
+//! | `mongo_sequence_ids_per_reservation` | histogram | values taken by each reservation: what coalescing and batches achieve |
+//! | `mongo_sequence_skipped_ahead_total` | counter | inserts that met a stored ID and skipped ahead (`Stats::skipped_ahead`) |
+//! | `mongo_sequence_collisions_total` | counter | random IDs drawn again after a collision (`Stats::collisions`) |
+//! | `mongo_sequence_transaction_retries_total` | counter | gapless transactions run again after a transient error (`Stats::transaction_retries`) |
+//! | `mongo_sequence_group_size` | histogram | gapless inserts committed in one transaction |
+//! | `mongo_sequence_ids_released_total` | counter | cached values given back to the counter by `release` (`Stats::released`) |
+//! | `mongo_sequence_ids_abandoned_total` | counter | reserved values dropped unused, gaps (`Stats::wasted`) |
+//! | `mongo_sequence_cached_ids` | gauge | values reserved and held in this process's caches now |
 
 /// The target of the reservation span and of the events about reservations.
 pub(crate) const RESERVE: &str = "mongo_sequence::reserve";

@@ -22,6 +22,7 @@ use tokio::sync::Notify;
 use super::coalesce::Coalescer;
 use super::origin::Origin;
 use super::ranges::Shards;
+use super::series::Timer;
 use super::stats::{Labels, Stats, StatsCell};
 use super::telemetry::Mode;
 use crate::error::{Error, Result};
@@ -106,6 +107,45 @@ struct State {
     issued: u64,
 }
 
+#[cfg(feature = "metrics")]
+impl State {
+    /// How many values the cache holds.
+    fn cached(&self) -> u64 {
+        self.current.map_or(0, |r| r.len()) + self.standby.map_or(0, |r| r.len())
+    }
+}
+
+/// The state of a cache under its lock. With the feature `metrics`, releasing it records the
+/// change in the values the cache holds (the gauge `mongo_sequence_cached_ids`).
+struct Locked<'a> {
+    st: MutexGuard<'a, State>,
+    #[cfg(feature = "metrics")]
+    before: u64,
+    #[cfg(feature = "metrics")]
+    stats: &'a StatsCell,
+}
+
+impl std::ops::Deref for Locked<'_> {
+    type Target = State;
+
+    fn deref(&self) -> &State {
+        &self.st
+    }
+}
+
+impl std::ops::DerefMut for Locked<'_> {
+    fn deref_mut(&mut self) -> &mut State {
+        &mut self.st
+    }
+}
+
+#[cfg(feature = "metrics")]
+impl Drop for Locked<'_> {
+    fn drop(&mut self) {
+        self.stats.series.cached(self.before, self.st.cached());
+    }
+}
+
 enum Step<'a> {
     Got(i64, Arc<Slot>, Option<Refill>),
     Refill(Refill),
@@ -121,19 +161,26 @@ struct Refill {
 }
 
 impl ProcessState {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    fn lock(&self) -> Locked<'_> {
+        let st = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        Locked {
+            #[cfg(feature = "metrics")]
+            before: st.cached(),
+            #[cfg(feature = "metrics")]
+            stats: &self.stats,
+            st,
+        }
     }
 
     /// The next ID from the cache and the slot it belongs to, refilling the cache from the
     /// store when it is empty.
     pub(crate) async fn next(self: &Arc<Self>, req: &Request<'_>) -> Result<(i64, Arc<Slot>)> {
-        let mut waited = false;
+        let mut waited: Option<Timer> = None;
         loop {
             match self.step(req) {
                 Step::Got(id, slot, prefetch) => {
-                    if waited {
-                        self.stats.waited();
+                    if let Some(timer) = waited {
+                        self.stats.waited(timer.elapsed());
                     }
                     if let Some(job) = prefetch {
                         if self.spawn_refill(job, req) {
@@ -147,7 +194,7 @@ impl ProcessState {
                     return Ok((id, slot));
                 }
                 Step::Refill(job) => {
-                    waited = true;
+                    waited = waited.or_else(|| Some(Timer::start()));
                     tracing::debug!(
                         target: CACHE,
                         counter = %job.slot.key,
@@ -172,7 +219,7 @@ impl ProcessState {
                     guard.finish(job.epoch, result, req.batch)?;
                 }
                 Step::Wait(ticket, refilled) => {
-                    waited = true;
+                    waited = waited.or_else(|| Some(Timer::start()));
                     refilled.await;
                     if let Some(e) = self.failure_of(ticket) {
                         return Err(e);
@@ -275,6 +322,7 @@ impl ProcessState {
         let (head, rest) = current.split_first(1);
         st.current = rest;
         st.issued += 1;
+        self.stats.series.issued(1);
         head.first()
     }
 

@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tokio::sync::oneshot;
 
 use super::origin::Origin;
+use super::series::Timer;
 use super::stats::StatsCell;
 use super::telemetry::Mode;
 use crate::error::Result;
@@ -80,7 +81,7 @@ impl Coalescer {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return self.alone(&origin).await; // no runtime to run rounds on
         };
-        self.stats.waited();
+        let timer = Timer::start();
         let queued = {
             let mut queues = self.lock();
             match queues.get_mut(origin.id()) {
@@ -103,9 +104,11 @@ impl Coalescer {
                 origin: &origin,
                 runtime,
             };
-            return self.alone(&origin).await;
+            let result = self.alone(&origin).await;
+            self.stats.waited(timer.elapsed());
+            return result;
         };
-        match rx.await {
+        let result = match rx.await {
             Ok(result) => {
                 self.stats.issued(u64::from(result.is_ok()));
                 result
@@ -113,7 +116,9 @@ impl Coalescer {
             // The round task ended without an answer (its runtime shut down): whatever it
             // reserved for this caller is lost, as on a crash; reserve anew.
             Err(_) => self.alone(&origin).await,
-        }
+        };
+        self.stats.waited(timer.elapsed());
+        result
     }
 
     /// One value of `origin` in a reservation of its own.

@@ -13,6 +13,7 @@
 //! - `stored.rs`: the IDs already stored in a target collection (skipping ahead past them);
 //! - `sync.rs`: every counter moved up to the IDs stored for it (`sync_counters`);
 //! - `stats.rs`: what a sequence did in this process;
+//! - `series.rs`: the same, recorded through the `metrics` facade (feature `metrics`);
 //! - `telemetry.rs`: the span of a reservation and the warning of a counter near its end.
 
 mod cache;
@@ -23,6 +24,7 @@ mod origin;
 mod random;
 mod ranges;
 mod registry;
+mod series;
 mod stats;
 mod stored;
 mod sync;

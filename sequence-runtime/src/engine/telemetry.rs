@@ -7,6 +7,7 @@ use std::future::Future;
 use tracing::field::Empty;
 use tracing::Instrument;
 
+use super::series::Timer;
 use super::stats::StatsCell;
 use crate::error::{Error, Result};
 use crate::observability::{NEAR_END, RESERVE};
@@ -65,7 +66,9 @@ pub(crate) async fn reserving(
         last = Empty,
         retries = Empty,
     );
+    let timer = Timer::start();
     let result = reservation.instrument(span.clone()).await;
+    stats.series.reservation_took(timer.elapsed());
     match &result {
         Ok(r) => {
             span.record("first", r.range.first());
@@ -76,7 +79,16 @@ pub(crate) async fn reserving(
             }
         }
         Err(e) => {
-            tracing::debug!(target: RESERVE, parent: &span, error = %e, "Reservation failed");
+            tracing::debug!(
+                target: RESERVE,
+                parent: &span,
+                sequence = %stats.labels.sequence,
+                counter = %counter,
+                error = %e,
+                "Reservation failed"
+            );
+            let exhausted = matches!(e, Error::Exhausted { .. });
+            stats.series.reservation_failed(exhausted);
             if let (Error::Exhausted { last, .. }, Some(space)) = (e, space) {
                 near_end(stats, counter, *last, space);
             }
@@ -232,15 +244,38 @@ mod tests {
         fn exit(&self, _: &Id) {}
     }
 
-    /// Runs `f` on a runtime of this thread with `recorder` as the subscriber.
-    fn recording<F: std::future::Future>(f: impl FnOnce() -> F) -> Recorder {
-        let recorder = Recorder::default();
+    /// Runs `f` on a runtime of this thread, with the recorder that is the process's
+    /// subscriber (so that no other test's thread changes what callsites are enabled while
+    /// `f` runs); returns what it recorded about `sequence` (a name no other test uses).
+    fn recording<F: std::future::Future>(sequence: &str, f: impl FnOnce() -> F) -> Recorder {
+        static GLOBAL: std::sync::OnceLock<Recorder> = std::sync::OnceLock::new();
+        let recorder = GLOBAL.get_or_init(|| {
+            let recorder = Recorder::default();
+            tracing::subscriber::set_global_default(recorder.clone())
+                .expect("no other test sets a global subscriber");
+            tracing::callsite::rebuild_interest_cache();
+            recorder
+        });
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .unwrap();
-        tracing::subscriber::with_default(recorder.clone(), || runtime.block_on(f()));
-        recorder
+        runtime.block_on(f());
+        let about = |seen: &Seen| {
+            ["sequence", "counter"]
+                .iter()
+                .any(|f| seen.fields.get(*f).is_some_and(|v| v == sequence))
+        };
+        let mine = |all: &Mutex<Vec<Seen>>| {
+            let all = all.lock().unwrap_or_else(PoisonError::into_inner);
+            Arc::new(Mutex::new(
+                all.iter().filter(|s| about(s)).cloned().collect(),
+            ))
+        };
+        Recorder {
+            spans: mine(&recorder.spans),
+            events: mine(&recorder.events),
+        }
     }
 
     const SPAN_FIELDS: [&str; 8] = [
@@ -249,8 +284,11 @@ mod tests {
 
     #[test]
     fn a_cache_reserves_in_spans_and_warns_once_near_the_end() {
-        let recorder = recording(|| async {
-            let options = SequenceOptions::builder("inv").batch(10).max(100).build();
+        let recorder = recording("traced_inv", || async {
+            let options = SequenceOptions::builder("traced_inv")
+                .batch(10)
+                .max(100)
+                .build();
             let seq = Sequence::in_memory(options).unwrap();
             for _ in 0..85 {
                 seq.next().await.unwrap();
@@ -264,9 +302,9 @@ mod tests {
                 ("mongo_sequence::reserve", "reserve", Level::DEBUG)
             );
             span.has_fields(&SPAN_FIELDS);
-            assert_eq!(span.field("sequence"), "inv");
+            assert_eq!(span.field("sequence"), "traced_inv");
             assert_eq!(span.field("strategy"), "counter");
-            assert_eq!(span.field("counter"), "inv");
+            assert_eq!(span.field("counter"), "traced_inv");
             assert_eq!(span.field("mode"), "refill");
             assert_eq!(span.field("values"), "10");
             assert_eq!(span.field("first"), (i * 10 + 1).to_string());
@@ -305,8 +343,8 @@ mod tests {
 
     #[test]
     fn skips_ahead_bulk_reservations_and_failures_are_recorded() {
-        let recorder = recording(|| async {
-            let options = SequenceOptions::builder("k").max(1000).build();
+        let recorder = recording("traced_k", || async {
+            let options = SequenceOptions::builder("traced_k").max(1000).build();
             let seq = Sequence::in_memory(options).unwrap();
             let (_, issued) = seq.issue_id::<i64>().await.unwrap();
             seq.skip_ahead(&issued, 40).await.unwrap();
@@ -341,7 +379,7 @@ mod tests {
         assert_eq!((skip.field("taken"), skip.field("storedUpTo")), ("1", "40"));
         let failed = recorder.events("Reservation failed");
         assert_eq!(failed.len(), 1);
-        failed[0].has_fields(&["error"]);
+        failed[0].has_fields(&["sequence", "counter", "error"]);
         assert!(recorder.events("Counter nearly exhausted").is_empty());
     }
 }

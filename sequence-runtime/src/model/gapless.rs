@@ -226,6 +226,7 @@ pub(crate) async fn in_transactions<T: Doc, R>(
                     error = %e,
                     "Gapless transaction retried"
                 );
+                seq.record_transaction_retry();
                 tokio::time::sleep(backoff(attempts)).await;
             }
         }

@@ -283,6 +283,7 @@ async fn rounds<T: Doc>(queue: Arc<Queue<T::Id>>, round: Round<T>) {
             inserts = members.len(),
             "Gapless group committing"
         );
+        round.seq.record_group(members.len());
         round.commit_all(members).await;
     }
 }

@@ -226,6 +226,20 @@ impl Sequence {
         Ok(self.engine()?.bounds)
     }
 
+    /// Counts a gapless transaction run again after a transient error.
+    pub(crate) fn record_transaction_retry(&self) {
+        if let Ok(engine) = self.engine() {
+            engine.shared.stats.transaction_retried();
+        }
+    }
+
+    /// Records a gapless group of `inserts` committed in one transaction.
+    pub(crate) fn record_group(&self, inserts: usize) {
+        if let Ok(engine) = self.engine() {
+            engine.shared.stats.series.group_committed(inserts);
+        }
+    }
+
     /// Counts `n` random draws that collided with existing IDs.
     pub(crate) fn record_collisions(&self, n: u64) {
         if let Ok(engine) = self.engine() {
