@@ -15,6 +15,7 @@
 //! | [`clock`] | the clock that chooses the period of dated IDs, and a manual one for tests |
 //! | [`stats`] | what a sequence did in this process |
 //! | [`sync`] | the report of moving counters up to the IDs already stored |
+//! | [`observability`] | the `tracing` spans and events this crate emits, with their fields |
 //! | [`error`] | [`Error`], and the duplicate-key test for the driver's errors |
 //!
 //! ```
@@ -35,6 +36,7 @@
 mod engine;
 pub mod error;
 mod model;
+pub mod observability;
 pub mod options;
 mod sequence;
 pub mod store;

@@ -22,8 +22,11 @@ use tokio::sync::Notify;
 use super::coalesce::Coalescer;
 use super::origin::Origin;
 use super::ranges::Shards;
-use super::stats::{Stats, StatsCell};
+use super::series::Timer;
+use super::stats::{Labels, Stats, StatsCell};
+use super::telemetry::Mode;
 use crate::error::{Error, Result};
+use crate::observability::CACHE;
 use crate::options::Batch;
 use crate::store::{CounterStore, Reservation};
 use crate::values::{Bounds, Clock, Format, IdRange, Slot};
@@ -52,9 +55,10 @@ pub(crate) struct ProcessState {
     refilled: Notify,
 }
 
-impl Default for ProcessState {
-    fn default() -> Self {
-        let stats = Arc::new(StatsCell::default());
+impl ProcessState {
+    /// The state of the sequence `labels` names, with nothing cached yet.
+    pub(crate) fn new(labels: Labels) -> Self {
+        let stats = Arc::new(StatsCell::new(labels));
         ProcessState {
             coalescer: Arc::new(Coalescer::new(stats.clone())),
             stats,
@@ -103,6 +107,45 @@ struct State {
     issued: u64,
 }
 
+#[cfg(feature = "metrics")]
+impl State {
+    /// How many values the cache holds.
+    fn cached(&self) -> u64 {
+        self.current.map_or(0, |r| r.len()) + self.standby.map_or(0, |r| r.len())
+    }
+}
+
+/// The state of a cache under its lock. With the feature `metrics`, releasing it records the
+/// change in the values the cache holds (the gauge `mongo_sequence_cached_ids`).
+struct Locked<'a> {
+    st: MutexGuard<'a, State>,
+    #[cfg(feature = "metrics")]
+    before: u64,
+    #[cfg(feature = "metrics")]
+    stats: &'a StatsCell,
+}
+
+impl std::ops::Deref for Locked<'_> {
+    type Target = State;
+
+    fn deref(&self) -> &State {
+        &self.st
+    }
+}
+
+impl std::ops::DerefMut for Locked<'_> {
+    fn deref_mut(&mut self) -> &mut State {
+        &mut self.st
+    }
+}
+
+#[cfg(feature = "metrics")]
+impl Drop for Locked<'_> {
+    fn drop(&mut self) {
+        self.stats.series.cached(self.before, self.st.cached());
+    }
+}
+
 enum Step<'a> {
     Got(i64, Arc<Slot>, Option<Refill>),
     Refill(Refill),
@@ -118,19 +161,26 @@ struct Refill {
 }
 
 impl ProcessState {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    fn lock(&self) -> Locked<'_> {
+        let st = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        Locked {
+            #[cfg(feature = "metrics")]
+            before: st.cached(),
+            #[cfg(feature = "metrics")]
+            stats: &self.stats,
+            st,
+        }
     }
 
     /// The next ID from the cache and the slot it belongs to, refilling the cache from the
     /// store when it is empty.
     pub(crate) async fn next(self: &Arc<Self>, req: &Request<'_>) -> Result<(i64, Arc<Slot>)> {
-        let mut waited = false;
+        let mut waited: Option<Timer> = None;
         loop {
             match self.step(req) {
                 Step::Got(id, slot, prefetch) => {
-                    if waited {
-                        self.stats.waited();
+                    if let Some(timer) = waited {
+                        self.stats.waited(timer.elapsed());
                     }
                     if let Some(job) = prefetch {
                         if self.spawn_refill(job, req) {
@@ -144,19 +194,32 @@ impl ProcessState {
                     return Ok((id, slot));
                 }
                 Step::Refill(job) => {
-                    waited = true;
-                    tracing::debug!(counter = %job.slot.key, size = job.size, "refilling, callers wait");
+                    waited = waited.or_else(|| Some(Timer::start()));
+                    tracing::debug!(
+                        target: CACHE,
+                        counter = %job.slot.key,
+                        values = job.size,
+                        prefetch = false,
+                        "Refill started"
+                    );
                     let guard = RefillGuard {
                         shared: self.clone(),
                         ticket: job.ticket,
                         started: Instant::now(),
                     };
-                    let result =
-                        refill(req.store, &job.slot, req.shards, job.size, req.bounds).await;
+                    let result = refill(
+                        &self.stats,
+                        req.store,
+                        &job.slot,
+                        req.shards,
+                        job.size,
+                        req.bounds,
+                    )
+                    .await;
                     guard.finish(job.epoch, result, req.batch)?;
                 }
                 Step::Wait(ticket, refilled) => {
-                    waited = true;
+                    waited = waited.or_else(|| Some(Timer::start()));
                     refilled.await;
                     if let Some(e) = self.failure_of(ticket) {
                         return Err(e);
@@ -193,7 +256,7 @@ impl ProcessState {
             st.current.take().map_or(0, |r| r.len()) + st.standby.take().map_or(0, |r| r.len());
         if dropped > 0 {
             self.stats.wasted(dropped);
-            tracing::debug!(counter = %slot.key, dropped, "period changed; cached values of the previous one dropped");
+            tracing::debug!(target: CACHE, counter = %slot.key, dropped, "Period changed");
         }
         st.epoch += 1;
         st.current_since = None;
@@ -259,6 +322,7 @@ impl ProcessState {
         let (head, rest) = current.split_first(1);
         st.current = rest;
         st.issued += 1;
+        self.stats.series.issued(1);
         head.first()
     }
 
@@ -308,11 +372,18 @@ impl ProcessState {
         let store = req.store.clone();
         let shards = req.shards.cloned();
         let (bounds, batch) = (req.bounds, req.batch);
-        tracing::debug!(counter = %job.slot.key, size = job.size, "prefetching the next range");
+        tracing::debug!(
+            target: CACHE,
+            counter = %job.slot.key,
+            values = job.size,
+            prefetch = true,
+            "Refill started"
+        );
         runtime.spawn(async move {
-            let result = refill(&store, &job.slot, shards.as_ref(), job.size, bounds).await;
+            let stats = &guard.shared.stats;
+            let result = refill(stats, &store, &job.slot, shards.as_ref(), job.size, bounds).await;
             if let Err(e) = &result {
-                tracing::warn!(counter = %job.slot.key, error = %e, "prefetch of the next range failed");
+                tracing::warn!(target: CACHE, counter = %job.slot.key, error = %e, "Prefetch failed");
             }
             let _ = guard.finish(job.epoch, result, batch);
         });
@@ -429,7 +500,14 @@ fn install(st: &mut State, range: IdRange, batch: Batch) {
             if let Some(trip) = st.trip {
                 let ahead = Batch::ahead(n, st.ahead.max(1), st.current_len, since.elapsed(), trip);
                 if ahead != st.ahead.max(1) {
-                    tracing::debug!(batch = n, ahead, "batches reserved ahead");
+                    let counter = st.slot.as_ref().map(|s| s.key.to_string());
+                    tracing::debug!(
+                        target: CACHE,
+                        counter,
+                        batch = n,
+                        ahead,
+                        "Batches ahead changed"
+                    );
                 }
                 st.ahead = ahead;
             }
@@ -464,6 +542,7 @@ fn trim(dead: Option<(i64, i64)>, range: IdRange) -> Option<IdRange> {
 
 /// The next range of the cache: from the counter, or from one of the shards.
 async fn refill(
+    stats: &StatsCell,
     store: &Arc<dyn CounterStore>,
     slot: &Arc<Slot>,
     shards: Option<&Arc<Shards>>,
@@ -474,7 +553,7 @@ async fn refill(
         Some(shards) => Origin::ranges(shards),
         None => Origin::counter(store, slot, bounds),
     };
-    origin.up_to(size).await
+    origin.observed(stats, Mode::Refill, size).await
 }
 
 /// Ends a refill: on `finish` with its result, or on drop if the refill was cancelled (so that a
@@ -755,7 +834,7 @@ mod tests {
         };
         install(&mut st, range(101, 200), Batch::Fixed(100));
         assert_eq!(st.ahead, Batch::MAX_AHEAD);
-        let refill = ProcessState::default().begin_refill(&mut st, Batch::Fixed(100));
+        let refill = ProcessState::new(Labels::default()).begin_refill(&mut st, Batch::Fixed(100));
         assert_eq!(refill.size, 100 * Batch::MAX_AHEAD);
     }
 
@@ -771,14 +850,14 @@ mod tests {
         };
         install(&mut st, range(100, 198), batch);
         assert_eq!(st.ahead, 0);
-        let refill = ProcessState::default().begin_refill(&mut st, batch);
+        let refill = ProcessState::new(Labels::default()).begin_refill(&mut st, batch);
         assert_eq!(refill.size, Batch::AHEAD_FROM - 1);
     }
 
     /// After a pause, the batches reserved ahead halve range by range rather than all at once.
     #[test]
     fn a_quiet_cache_halves_its_batches_ahead_one_range_at_a_time() {
-        let shared = ProcessState::default();
+        let shared = ProcessState::new(Labels::default());
         let mut st = State {
             slot: Some(slot()),
             ahead: Batch::MAX_AHEAD,
@@ -849,7 +928,9 @@ mod tests {
         install(&mut st, range(33, 64), batch);
         assert_eq!(st.adaptive_size, 16);
         assert_eq!(
-            ProcessState::default().begin_refill(&mut st, batch).size,
+            ProcessState::new(Labels::default())
+                .begin_refill(&mut st, batch)
+                .size,
             16
         );
     }

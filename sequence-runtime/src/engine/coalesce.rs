@@ -17,7 +17,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tokio::sync::oneshot;
 
 use super::origin::Origin;
+use super::series::Timer;
 use super::stats::StatsCell;
+use super::telemetry::Mode;
 use crate::error::Result;
 
 /// The most values one round reserves.
@@ -79,7 +81,7 @@ impl Coalescer {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return self.alone(&origin).await; // no runtime to run rounds on
         };
-        self.stats.waited();
+        let timer = Timer::start();
         let queued = {
             let mut queues = self.lock();
             match queues.get_mut(origin.id()) {
@@ -102,9 +104,11 @@ impl Coalescer {
                 origin: &origin,
                 runtime,
             };
-            return self.alone(&origin).await;
+            let result = self.alone(&origin).await;
+            self.stats.waited(timer.elapsed());
+            return result;
         };
-        match rx.await {
+        let result = match rx.await {
             Ok(result) => {
                 self.stats.issued(u64::from(result.is_ok()));
                 result
@@ -112,12 +116,14 @@ impl Coalescer {
             // The round task ended without an answer (its runtime shut down): whatever it
             // reserved for this caller is lost, as on a crash; reserve anew.
             Err(_) => self.alone(&origin).await,
-        }
+        };
+        self.stats.waited(timer.elapsed());
+        result
     }
 
     /// One value of `origin` in a reservation of its own.
     async fn alone(&self, origin: &Origin) -> Result<i64> {
-        let r = origin.up_to(1).await?;
+        let r = origin.observed(&self.stats, Mode::Coalesced, 1).await?;
         self.stats.reserved(r.range.len(), r.retries);
         self.stats.issued(1);
         Ok(r.range.first())
@@ -140,12 +146,8 @@ impl Coalescer {
                 let k = queue.len().min(ROUND_CAP);
                 queue.drain(..k).collect()
             };
-            tracing::trace!(
-                counter = origin.id(),
-                callers = round.len(),
-                "coalesced reservation"
-            );
-            match origin.up_to(round.len() as u64).await {
+            let n = round.len() as u64;
+            match origin.observed(&self.stats, Mode::Coalesced, n).await {
                 Ok(r) => {
                     self.stats.reserved(r.range.len(), r.retries);
                     let served = round

@@ -8,6 +8,8 @@ use std::sync::Arc;
 use mongodb::ClientSession;
 
 use super::ranges::Shards;
+use super::stats::StatsCell;
+use super::telemetry::{reserving, Mode};
 use crate::error::Result;
 use crate::store::{CounterStore, Reservation};
 use crate::values::{Bounds, CounterKey, IdRange, Slot};
@@ -40,25 +42,45 @@ impl Counters {
         matches!(self, Counters::One { .. })
     }
 
-    /// Exactly `n` contiguous values of `slot`: from its counter, or from one shard.
-    pub(crate) async fn reserve(&self, slot: &Slot, n: u64) -> Result<Reservation> {
+    /// Exactly `n` contiguous values of `slot`: from its counter, or from one shard; the
+    /// reservation's outcome recorded in `stats`.
+    pub(crate) async fn reserve(
+        &self,
+        stats: &StatsCell,
+        slot: &Slot,
+        n: u64,
+    ) -> Result<Reservation> {
         match self {
-            Counters::One { store, bounds } => store.reserve(&slot.key, n, *bounds).await,
-            Counters::Ranges(shards) => shards.reserve(n, false).await,
+            Counters::One { store, bounds } => {
+                let r = store.reserve(&slot.key, n, *bounds);
+                reserving(stats, &slot.key, n, Mode::Bulk, Some(*bounds), r).await
+            }
+            Counters::Ranges(shards) => {
+                let r = shards.reserve(n, false);
+                reserving(stats, &shards.name(), n, Mode::Bulk, None, r).await
+            }
         }
     }
 
-    /// `n` values above `floor` from the counter that `value` of `key` came from.
+    /// `n` values above `floor` from the counter that `value` of `key` came from; the
+    /// reservation's outcome recorded in `stats`.
     pub(crate) async fn reserve_above(
         &self,
+        stats: &StatsCell,
         key: &CounterKey,
         value: i64,
         n: u64,
         floor: i64,
     ) -> Result<Reservation> {
         match self {
-            Counters::One { store, bounds } => store.reserve_above(key, n, *bounds, floor).await,
-            Counters::Ranges(shards) => shards.reserve_above(value, n, floor).await,
+            Counters::One { store, bounds } => {
+                let r = store.reserve_above(key, n, *bounds, floor);
+                reserving(stats, key, n, Mode::Above, Some(*bounds), r).await
+            }
+            Counters::Ranges(shards) => {
+                let r = shards.reserve_above(value, n, floor);
+                reserving(stats, &shards.name(), n, Mode::Above, None, r).await
+            }
         }
     }
 

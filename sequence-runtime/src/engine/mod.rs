@@ -12,7 +12,9 @@
 //! - `registry.rs`: the per-process state shared by the handles of one sequence;
 //! - `stored.rs`: the IDs already stored in a target collection (skipping ahead past them);
 //! - `sync.rs`: every counter moved up to the IDs stored for it (`sync_counters`);
-//! - `stats.rs`: what a sequence did in this process.
+//! - `stats.rs`: what a sequence did in this process;
+//! - `series.rs`: the same, recorded through the `metrics` facade (feature `metrics`);
+//! - `telemetry.rs`: the span of a reservation and the warning of a counter near its end.
 
 mod cache;
 mod coalesce;
@@ -22,16 +24,20 @@ mod origin;
 mod random;
 mod ranges;
 mod registry;
+mod series;
 mod stats;
 mod stored;
 mod sync;
+mod telemetry;
 
 pub(crate) use cache::{ProcessState, Request};
 pub(crate) use kind::{counter_cache_id, Kind};
 pub(crate) use registry::{
     entries, group, place, remove_group, shared, with_model_shared, GroupOf, HandleMemo,
 };
+pub(crate) use stats::Labels;
 pub use stats::Stats;
 pub(crate) use stored::{IdForm, StoredIds};
 pub(crate) use sync::{sync, Source, Target};
 pub use sync::{SyncReport, SyncedCounter};
+pub(crate) use telemetry::{reserving, Mode};

@@ -5,6 +5,8 @@ use std::sync::Arc;
 
 use super::counters::Counters;
 use super::ranges::Shards;
+use super::stats::StatsCell;
+use super::telemetry::{reserving, Mode};
 use crate::error::{Error, Result};
 use crate::store::{CounterStore, Reservation};
 use crate::values::{Bounds, Slot};
@@ -47,9 +49,28 @@ impl Origin {
         &self.id
     }
 
+    /// [`up_to`](Self::up_to) inside the `reserve` span of `mode`, its outcome recorded in
+    /// `stats`.
+    pub(crate) async fn observed(
+        &self,
+        stats: &StatsCell,
+        mode: Mode,
+        n: u64,
+    ) -> Result<Reservation> {
+        match (&self.counters, &self.slot) {
+            (Counters::One { bounds, .. }, Some(slot)) => {
+                reserving(stats, &slot.key, n, mode, Some(*bounds), self.up_to(n)).await
+            }
+            (Counters::Ranges(shards), _) => {
+                reserving(stats, &shards.name(), n, mode, None, self.up_to(n)).await
+            }
+            (Counters::One { .. }, None) => unreachable!("a counter's origin has its slot"),
+        }
+    }
+
     /// Reserves `n` contiguous values, or all that are left if fewer than `n` but at least
     /// one are (of a ranges sequence: from one shard, which may give fewer).
-    pub(crate) async fn up_to(&self, n: u64) -> Result<Reservation> {
+    async fn up_to(&self, n: u64) -> Result<Reservation> {
         match (&self.counters, &self.slot) {
             (Counters::One { store, bounds }, Some(slot)) => {
                 match store.reserve(&slot.key, n, *bounds).await {

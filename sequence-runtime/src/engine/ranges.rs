@@ -21,6 +21,7 @@ use mongo_sequence_rules::SHARD_BOUND_FIELDS;
 
 use super::random;
 use crate::error::{Error, Result};
+use crate::observability::RANGES;
 use crate::store::{CounterStore, Reservation};
 use crate::values::{Bounds, CounterKey, IdRange};
 
@@ -118,6 +119,11 @@ impl Shards {
         format!("sharded\0{count}\0{}\0{}", space.start, space.max)
     }
 
+    /// The name of the sequence these shards belong to.
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
     /// How many shards there are.
     pub(crate) fn count(&self) -> u32 {
         self.count
@@ -204,7 +210,12 @@ impl Shards {
             .await
         {
             Err(Error::Exhausted { .. }) => {
-                tracing::debug!(counter = %self.key(i), floor, "shard is full past the stored IDs");
+                tracing::debug!(
+                    target: RANGES,
+                    counter = %self.key(i),
+                    storedUpTo = floor,
+                    "Shard full"
+                );
                 self.full.set(i, true);
                 self.reserve(n, true).await
             }
@@ -230,7 +241,7 @@ impl Shards {
                 Err(Error::Exhausted { last, max, .. }) => {
                     let left = if last < max { max.abs_diff(last) } else { 0 };
                     if left == 0 {
-                        tracing::debug!(counter = %key, "shard is full");
+                        tracing::debug!(target: RANGES, counter = %key, "Shard full");
                         self.full.set(i, true);
                     } else if up_to && left < want {
                         want = left;

@@ -10,6 +10,7 @@ use mongodb::Collection;
 
 use super::cache::ProcessState;
 use super::ranges::FullShards;
+use super::stats::Labels;
 use crate::store::Deployment;
 
 /// Where counters are kept: the deployment, the database and the counters collection.
@@ -75,8 +76,13 @@ fn entry<K: Eq + std::hash::Hash + Clone, V: Clone>(
 /// The shared state of the counter `counter` kept at `place`, created on first use.
 ///
 /// Every handle of the same counter in this process, however it was created, shares one cache,
-/// so that many model instances or tasks do not each hold a reserved range.
-pub(crate) fn shared(place: &Place, counter: &str) -> Arc<ProcessState> {
+/// so that many model instances or tasks do not each hold a reserved range. `labels` name the
+/// sequence in what the state records, when this call creates it.
+pub(crate) fn shared(
+    place: &Place,
+    counter: &str,
+    labels: impl FnOnce() -> Labels,
+) -> Arc<ProcessState> {
     let key = CounterAt {
         place: place.clone(),
         counter: counter.to_owned(),
@@ -87,7 +93,11 @@ pub(crate) fn shared(place: &Place, counter: &str) -> Arc<ProcessState> {
             return found.clone();
         }
     }
-    entry(|r| &mut r.sequences, &key, Arc::default)
+    entry(
+        |r| &mut r.sequences,
+        &key,
+        || Arc::new(ProcessState::new(labels())),
+    )
 }
 
 /// Which shards of the ranges sequence `key` are full, shared by its handles.
@@ -189,19 +199,24 @@ thread_local! {
 /// Calls `f` with the shared cache of the counter of a model used with `coll`: the same cache
 /// as [`shared`]`(place(deployment, db, counters), key())` for the deployment and database of
 /// `coll`, remembered per thread under the model's type, whose configuration fixes `counters`
-/// and `key`.
+/// and `key` (and `labels`, which name the sequence).
 pub(crate) fn with_model_shared<T: Send + Sync + 'static, R>(
     model: TypeId,
     coll: &Collection<T>,
     counters: &str,
     key: impl FnOnce() -> String,
+    labels: impl FnOnce() -> Labels,
     f: impl FnOnce(&ProcessState) -> R,
 ) -> R {
     RECENT.with(|recent| {
         let mut recent = recent.borrow_mut();
         let cache = recent.get(model, coll, || {
             let deployment = Deployment::of_collection(coll);
-            shared(&place(deployment, &coll.namespace().db, counters), &key())
+            shared(
+                &place(deployment, &coll.namespace().db, counters),
+                &key(),
+                labels,
+            )
         });
         // `f` gets a reference: no reference count is touched on the way.
         f(cache)
@@ -233,12 +248,13 @@ mod tests {
         for _ in 0..2 {
             for (coll, db) in &handles {
                 for (model, key) in [(a, "s:a"), (b, "s:b")] {
-                    let expected = shared(&place(deployment, db, "counters"), key);
+                    let expected = shared(&place(deployment, db, "counters"), key, Labels::default);
                     let same = with_model_shared(
                         model,
                         &coll.clone(),
                         "counters",
                         || key.to_owned(),
+                        Labels::default,
                         |s| std::ptr::eq(s, &*expected),
                     );
                     assert!(same, "model {key} in {db}");

@@ -1,6 +1,11 @@
 //! Counts of what a sequence did in this process.
 
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use super::series::Series;
 
 /// What a sequence did in this process since it was first used.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -32,10 +37,39 @@ pub struct Stats {
     /// skipped ahead of the stored IDs: each is one search for the highest stored ID and one
     /// reservation above it.
     pub skipped_ahead: u64,
+    /// Gapless transactions (of one insert or a group) run again after a transient error.
+    pub transaction_retries: u64,
+}
+
+/// What names a sequence in the records of this process: its name and strategy (the labels of
+/// its metrics, the `sequence` field of its events).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Labels {
+    /// The sequence's name.
+    pub(crate) sequence: Arc<str>,
+    /// The name of its strategy (`counter`, `ranges`, `random`, ...).
+    pub(crate) strategy: &'static str,
+}
+
+impl Labels {
+    /// The labels of the sequence `sequence` of `strategy`.
+    pub(crate) fn new(sequence: &str, strategy: &'static str) -> Self {
+        Labels {
+            sequence: sequence.into(),
+            strategy,
+        }
+    }
 }
 
 #[derive(Debug, Default)]
 pub(crate) struct StatsCell {
+    /// The sequence these statistics are about.
+    pub(crate) labels: Labels,
+    /// The same quantities, recorded through the `metrics` facade.
+    pub(crate) series: Series,
+    /// The counters whose end is near, already warned about (see
+    /// [`near_end`](super::telemetry::near_end)): one entry per counter past the threshold.
+    warned: Mutex<HashSet<String>>,
     issued: AtomicU64,
     reserved: AtomicU64,
     reservations: AtomicU64,
@@ -45,37 +79,68 @@ pub(crate) struct StatsCell {
     released: AtomicU64,
     waits: AtomicU64,
     skipped_ahead: AtomicU64,
+    transaction_retries: AtomicU64,
 }
 
 impl StatsCell {
+    /// The statistics of the sequence `labels` names, all zero.
+    pub(crate) fn new(labels: Labels) -> Self {
+        StatsCell {
+            series: Series::new(&labels),
+            labels,
+            ..StatsCell::default()
+        }
+    }
+
+    /// Notes that the counter `id` was warned about; false if it already was.
+    pub(crate) fn first_warning(&self, id: String) -> bool {
+        self.warned
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id)
+    }
+
     pub(crate) fn issued(&self, n: u64) {
         self.issued.fetch_add(n, Relaxed);
+        self.series.issued(n);
     }
 
     pub(crate) fn reserved(&self, n: u64, retries: u32) {
         self.reserved.fetch_add(n, Relaxed);
         self.reservations.fetch_add(1, Relaxed);
         self.retries.fetch_add(u64::from(retries), Relaxed);
+        self.series.reserved(n, retries);
     }
 
     pub(crate) fn collided(&self, n: u64) {
         self.collisions.fetch_add(n, Relaxed);
+        self.series.collided(n);
     }
 
     pub(crate) fn wasted(&self, n: u64) {
         self.wasted.fetch_add(n, Relaxed);
+        self.series.abandoned(n);
     }
 
     pub(crate) fn released(&self, n: u64) {
         self.released.fetch_add(n, Relaxed);
+        self.series.released(n);
     }
 
-    pub(crate) fn waited(&self) {
+    /// Counts a call that waited `took` for a round trip.
+    pub(crate) fn waited(&self, took: Duration) {
         self.waits.fetch_add(1, Relaxed);
+        self.series.waited(took);
     }
 
     pub(crate) fn skipped_ahead(&self) {
         self.skipped_ahead.fetch_add(1, Relaxed);
+        self.series.skipped_ahead();
+    }
+
+    pub(crate) fn transaction_retried(&self) {
+        self.transaction_retries.fetch_add(1, Relaxed);
+        self.series.transaction_retried();
     }
 
     pub(crate) fn snapshot(&self) -> Stats {
@@ -89,6 +154,7 @@ impl StatsCell {
             released: self.released.load(Relaxed),
             waits: self.waits.load(Relaxed),
             skipped_ahead: self.skipped_ahead.load(Relaxed),
+            transaction_retries: self.transaction_retries.load(Relaxed),
         }
     }
 }

@@ -5,7 +5,7 @@
 
 use std::any::TypeId;
 
-use mongo_sequence_rules::defaults;
+use mongo_sequence_rules::{defaults, Strategy};
 use mongodb::Collection;
 
 use super::doc::Doc;
@@ -24,6 +24,7 @@ pub(crate) fn cached_id<M: Doc>(coll: &Collection<M>) -> Option<i64> {
         coll,
         config.counters,
         || engine::counter_cache_id(&CounterKey::named(config.name)),
+        || engine::Labels::new(config.name, Strategy::Counter.name()),
         |shared| shared.next_cached(batch, defaults::PREFETCH_AT),
     )
 }

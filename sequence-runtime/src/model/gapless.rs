@@ -20,6 +20,7 @@ use super::skip_ahead;
 use crate::error::{
     commit_unknown, statement_transient, transaction_transient, Access, Error, Result,
 };
+use crate::observability::GAPLESS;
 use crate::sequence::{Issued, Sequence};
 use crate::store::BoxFuture;
 use crate::values::IdValue;
@@ -221,7 +222,15 @@ pub(crate) async fn in_transactions<T: Doc, R>(
                 })
             }
             Failure::Transient(e) => {
-                tracing::debug!(counter = %seq.key(), attempts, error = %e, "retrying gapless transaction");
+                tracing::debug!(
+                    target: GAPLESS,
+                    sequence = %seq.options().name,
+                    counter = %seq.key(),
+                    attempt = attempts,
+                    error = %e,
+                    "Gapless transaction retried"
+                );
+                seq.record_transaction_retry();
                 tokio::time::sleep(backoff(attempts)).await;
             }
         }
@@ -340,7 +349,12 @@ async fn commit(
         match session.commit_transaction().await {
             Ok(()) => return Ok(()),
             Err(e) if commit_unknown(&e) && started.elapsed() < timeout => {
-                tracing::debug!(error = %e, "retrying commit with unknown result");
+                tracing::debug!(
+                    target: GAPLESS,
+                    collection = %namespace,
+                    error = %e,
+                    "Gapless commit retried"
+                );
             }
             Err(e) => return Err(classify(e, namespace)),
         }

@@ -27,6 +27,7 @@ use super::gapless::{self, counter_failure, Docs, Done, Failure, TransactionBody
 use super::skip_ahead;
 use crate::engine::{self, GroupOf};
 use crate::error::{insert_many_failed_at, statement_transient, Access, Error, Result};
+use crate::observability::GAPLESS;
 use crate::sequence::Sequence;
 use crate::store::{BoxFuture, Deployment};
 use crate::values::{IdValue, Rendering};
@@ -275,7 +276,14 @@ async fn rounds<T: Doc>(queue: Arc<Queue<T::Id>>, round: Round<T>) {
             let mut state = queue.lock();
             next_round(&mut state.waiting)
         };
-        tracing::trace!(counter = %round.seq.key(), inserts = members.len(), "gapless group commit");
+        tracing::debug!(
+            target: GAPLESS,
+            sequence = %round.seq.options().name,
+            counter = %round.seq.key(),
+            inserts = members.len(),
+            "Gapless group committing"
+        );
+        round.seq.record_group(members.len());
         round.commit_all(members).await;
     }
 }

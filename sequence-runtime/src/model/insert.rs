@@ -59,7 +59,7 @@ pub(crate) async fn insert_one<T: Serialize + Send + Sync>(
                 }
             }
             Err(e) if outcome_unknown(&e) => {
-                tracing::debug!(attempt, error = %e, "insert outcome unknown; sending it again");
+                tracing::debug!(target: crate::observability::INSERT, attempt, error = %e, "Insert resent");
                 unknown = Some(e);
             }
             Err(e) => return Err(Error::from_driver_on(e, coll.namespace(), Access::Insert)),

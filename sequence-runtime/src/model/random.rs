@@ -8,6 +8,7 @@ use mongodb::{ClientSession, Collection};
 
 use super::doc::Doc;
 use crate::error::{collided_on_id, collisions_on_id, Access, Error, Result};
+use crate::observability::RANDOM;
 use crate::sequence::Sequence;
 use crate::values::IdValue;
 
@@ -48,7 +49,13 @@ pub(crate) async fn insert_one<T: Doc>(
         match result {
             Ok(_) => return Ok(id),
             Err(e) if collided_on_id(&e) => {
-                tracing::debug!(collection = %coll.namespace(), ?id, "random ID collided, drawing again");
+                tracing::debug!(
+                    target: RANDOM,
+                    collection = %coll.namespace(),
+                    collisions = 1,
+                    id = ?id,
+                    "Random ID collided"
+                );
                 seq.record_collisions(1);
             }
             Err(e) => return Err(Error::from_driver_on(e, coll.namespace(), Access::Insert)),
@@ -111,7 +118,12 @@ pub(crate) async fn insert_many<T: Doc>(
             Err(e) => match collisions_on_id(&e) {
                 Some(collided) => {
                     pending = collided.into_iter().map(|j| pending[j]).collect();
-                    tracing::debug!(collection = %coll.namespace(), collided = pending.len(), "random IDs collided, drawing again");
+                    tracing::debug!(
+                        target: RANDOM,
+                        collection = %coll.namespace(),
+                        collisions = pending.len(),
+                        "Random ID collided"
+                    );
                     seq.record_collisions(pending.len() as u64);
                 }
                 None => return Err(Error::from_driver_on(e, coll.namespace(), Access::Insert)),

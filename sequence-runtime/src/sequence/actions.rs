@@ -13,6 +13,7 @@ use mongodb::{ClientSession, Collection};
 use super::Sequence;
 use crate::engine::{self, Source, SyncReport, SyncedCounter, Target};
 use crate::error::{Error, Result};
+use crate::observability::ADMIN;
 use crate::store::BoxFuture;
 use crate::values::{IdRange, IdValue, Slot};
 
@@ -276,12 +277,13 @@ impl<'a> IntoFuture for SyncCounters<'a> {
                 engine.shared.invalidate().await;
             }
             tracing::info!(
+                target: ADMIN,
                 sequence = %options.name,
                 counters = report.counters.len(),
                 moved = report.counters.iter().filter(|c| c.moved()).count(),
                 skipped = report.skipped,
-                dry_run = self.dry_run,
-                "synced counters with stored IDs"
+                dryRun = self.dry_run,
+                "Counters synced"
             );
             Ok(report)
         })

@@ -7,8 +7,9 @@ use mongodb::ClientSession;
 
 use super::actions::{Reserve, ReserveIds};
 use super::{Engine, Issued, Sequence};
-use crate::engine::Request;
+use crate::engine::{reserving, Mode, Request};
 use crate::error::{Error, Result};
+use crate::observability::SKIP_AHEAD;
 use crate::options::Batch;
 use crate::store::Reservation;
 use crate::values::{Bounds, IdRange, IdValue, Slot};
@@ -116,15 +117,18 @@ impl Sequence {
                 let slot = self.slot()?;
                 let r = engine
                     .store
-                    .reserve_in_session(&slot.key, n, engine.bounds, session)
-                    .await?;
+                    .reserve_in_session(&slot.key, n, engine.bounds, session);
+                let stats = &engine.shared.stats;
+                let (space, mode) = (Some(engine.bounds), Mode::Session);
+                let r = reserving(stats, &slot.key, n, mode, space, r).await?;
                 (r, slot)
             }
             None if self.state.options.gapless => return Err(gapless_refusal("reserve")),
             None => {
                 let counters = engine.kind.counters("reserve")?;
                 let slot = self.slot()?;
-                (counters.reserve(&slot, n).await?, slot)
+                let stats = &engine.shared.stats;
+                (counters.reserve(stats, &slot, n).await?, slot)
             }
         };
         self.record(engine, n, r.0);
@@ -241,8 +245,9 @@ impl Sequence {
         let engine = self.scoped_engine()?;
         let counters = engine.kind.counters("skip ahead")?;
         self.skipped(issued, floor, n);
+        let stats = &engine.shared.stats;
         counters
-            .reserve_above(&issued.slot.key, issued.value, n, floor)
+            .reserve_above(stats, &issued.slot.key, issued.value, n, floor)
             .await
     }
 
@@ -251,9 +256,14 @@ impl Sequence {
         if let Ok(engine) = self.engine() {
             engine.shared.stats.skipped_ahead();
         }
-        tracing::info!(
-            counter = %issued.slot.key, taken = issued.value, stored_up_to = floor, n,
-            "skipping ahead of IDs already stored"
+        tracing::debug!(
+            target: SKIP_AHEAD,
+            sequence = %self.state.options.name,
+            counter = %issued.slot.key,
+            taken = issued.value,
+            storedUpTo = floor,
+            values = n,
+            "Skipped ahead"
         );
     }
 

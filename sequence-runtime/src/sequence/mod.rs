@@ -127,7 +127,8 @@ impl Sequence {
         let key = CounterKey::named(options.name.clone());
         let place = engine::place(deployment, db.name(), &options.counters);
         let kind = Kind::new(&options, &store, &key, bounds, Some(&place));
-        let shared = engine::shared(&place, &kind.cache_id(&key));
+        let labels = || engine::Labels::new(&options.name, options.strategy.name());
+        let shared = engine::shared(&place, &kind.cache_id(&key), labels);
         Self::assemble(options, key, store, shared, bounds, format, kind)
     }
 
@@ -141,11 +142,12 @@ impl Sequence {
         let (bounds, format) = options.checked()?;
         let key = CounterKey::named(options.name.clone());
         let kind = Kind::new(&options, &store, &key, bounds, None);
+        let labels = engine::Labels::new(&options.name, options.strategy.name());
         Ok(Self::assemble(
             options,
             key,
             store,
-            Arc::default(),
+            Arc::new(ProcessState::new(labels)),
             bounds,
             format,
             kind,
@@ -222,6 +224,20 @@ impl Sequence {
     /// The values this sequence issues: `start..=max`, or the `digits` range.
     pub(crate) fn space(&self) -> Result<Bounds> {
         Ok(self.engine()?.bounds)
+    }
+
+    /// Counts a gapless transaction run again after a transient error.
+    pub(crate) fn record_transaction_retry(&self) {
+        if let Ok(engine) = self.engine() {
+            engine.shared.stats.transaction_retried();
+        }
+    }
+
+    /// Records a gapless group of `inserts` committed in one transaction.
+    pub(crate) fn record_group(&self, inserts: usize) {
+        if let Ok(engine) = self.engine() {
+            engine.shared.stats.series.group_committed(inserts);
+        }
     }
 
     /// Counts `n` random draws that collided with existing IDs.

@@ -24,6 +24,8 @@ use std::sync::Once;
 
 use mongodb::{Client, Collection, Database};
 
+use crate::observability::STORE;
+
 /// The identity of the deployment a client talks to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Deployment(u64);
@@ -79,10 +81,11 @@ impl Deployment {
                 static WARNED: Once = Once::new();
                 WARNED.call_once(|| {
                     tracing::warn!(
-                        "cannot read a client's connection options from its `Debug` output; \
-                         per-process counter caches are kept per database name only, so two \
-                         deployments with a database of the same name must not be used from \
-                         one process"
+                        target: STORE,
+                        consequence = "per-process counter caches are kept per database name \
+                                       only, so two deployments with a database of the same \
+                                       name must not be used from one process",
+                        "Client options unreadable"
                     );
                 });
                 Deployment::NONE

@@ -8,7 +8,6 @@ use mongodb::bson::{doc, Bson, Document};
 use mongodb::options::{CollectionOptions, IndexOptions, ReturnDocument, WriteConcern};
 use mongodb::{ClientSession, Collection, Database, IndexModel};
 use tokio::sync::OnceCell;
-use tracing::Instrument;
 
 use mongo_sequence_rules::limits::MAX_EXACT_DOUBLE;
 use mongo_sequence_rules::names::{self, NameKind};
@@ -16,6 +15,7 @@ use mongo_sequence_rules::names::{self, NameKind};
 use super::counter_store::{BoxFuture, CounterStore, Reservation};
 use super::deployment::Deployment;
 use crate::error::{is_duplicate_key, Access, Error, Result};
+use crate::observability::{ADMIN, RESERVE, STORE};
 use crate::options::SequenceOptions;
 use crate::store::layout::CounterLayout;
 use crate::values::{Bounds, CounterKey, IdRange};
@@ -191,7 +191,12 @@ impl MongoStore {
                     self.error(e, Access::Index)
                 }
             })?;
-            tracing::debug!(collection = %self.location(), "unique index on {{ id, reference_value }} ensured");
+            tracing::debug!(
+                target: STORE,
+                collection = %self.location(),
+                index = "{ id: 1, reference_value: 1 }",
+                "Counter index ensured"
+            );
             Ok::<(), Error>(())
         })
         .await?;
@@ -217,7 +222,6 @@ impl MongoStore {
             .layout
             .read_last(&doc)
             .map_err(|reason| self.corrupt(key, reason))?;
-        tracing::debug!(counter = %key, n, last, "reserved range");
         let range = IdRange::new(last - (n as i64 - 1), last)
             .ok_or_else(|| self.corrupt(key, format!("unexpected value {last}")))?;
         Ok(Reservation { range, retries })
@@ -234,7 +238,7 @@ impl MongoStore {
             .advance(key, step, bounds, ReturnDocument::Before, None)
             .await?;
         let Some(before) = before else {
-            tracing::info!(counter = %key, to = last, "counter created at the stored maximum");
+            tracing::info!(target: STORE, counter = %key, to = last, "Counter raised");
             return Ok(None);
         };
         let old = self
@@ -242,7 +246,7 @@ impl MongoStore {
             .read_last(&before)
             .map_err(|reason| self.corrupt(key, reason))?;
         if old < last {
-            tracing::info!(counter = %key, from = old, to = last, "counter moved up to the stored maximum");
+            tracing::info!(target: STORE, counter = %key, from = old, to = last, "Counter raised");
         }
         Ok(Some(old))
     }
@@ -312,7 +316,12 @@ impl MongoStore {
                         }
                         _ if attempt < UPSERT_RETRIES => {
                             attempt += 1;
-                            tracing::debug!(counter = %key, attempt, "retrying after duplicate key");
+                            tracing::debug!(
+                                target: RESERVE,
+                                counter = %key,
+                                attempt,
+                                "Reservation retried"
+                            );
                         }
                         _ => return Err(self.error(e, Access::Reserve)),
                     }
@@ -395,10 +404,11 @@ impl MongoStore {
             .map_err(|e| self.error(e, Access::Delete))?
             .deleted_count;
         tracing::info!(
+            target: ADMIN,
             sequence = name,
             before = period,
             deleted,
-            "deleted old period counters"
+            "Old period counters deleted"
         );
         Ok(deleted)
     }
@@ -500,11 +510,7 @@ impl CounterStore for MongoStore {
         n: u64,
         bounds: Bounds,
     ) -> BoxFuture<'a, Result<Reservation>> {
-        let span = tracing::debug_span!("reserve", counter = %key, n);
-        Box::pin(
-            self.reserve_values(key, n, bounds, None, None)
-                .instrument(span),
-        )
+        Box::pin(self.reserve_values(key, n, bounds, None, None))
     }
 
     fn reserve_in_session<'a>(
@@ -514,11 +520,7 @@ impl CounterStore for MongoStore {
         bounds: Bounds,
         session: &'a mut ClientSession,
     ) -> BoxFuture<'a, Result<Reservation>> {
-        let span = tracing::debug_span!("reserve_in_session", counter = %key, n);
-        Box::pin(
-            self.reserve_values(key, n, bounds, None, Some(session))
-                .instrument(span),
-        )
+        Box::pin(self.reserve_values(key, n, bounds, None, Some(session)))
     }
 
     fn reserve_above<'a>(
@@ -528,11 +530,7 @@ impl CounterStore for MongoStore {
         bounds: Bounds,
         floor: i64,
     ) -> BoxFuture<'a, Result<Reservation>> {
-        let span = tracing::debug_span!("reserve_above", counter = %key, n, floor);
-        Box::pin(
-            self.reserve_values(key, n, bounds, Some(floor), None)
-                .instrument(span),
-        )
+        Box::pin(self.reserve_values(key, n, bounds, Some(floor), None))
     }
 
     fn raise<'a>(

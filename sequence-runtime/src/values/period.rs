@@ -14,6 +14,7 @@ use mongo_sequence_rules::pattern::{Pattern, Resolution};
 use super::key::CounterKey;
 use super::render::Rendering;
 use super::scope::Scope;
+use crate::observability::PERIOD;
 
 /// One period: the civil date-time truncated to the pattern's resolution.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -189,7 +190,12 @@ impl Format {
             key: CounterKey::of(self.name.clone(), Some(&self.canonical(period)), None),
             rendering: Rendering::new(pattern.render(period.start()), self.width),
         };
-        tracing::debug!(sequence = %self.name, key = %slot.key, "period slot");
+        tracing::debug!(
+            target: PERIOD,
+            sequence = %self.name,
+            counter = %slot.key,
+            "Period counter selected"
+        );
         Arc::new(slot)
     }
 

@@ -1,0 +1,107 @@
+//! What this crate reports to `tracing` (one span per reservation, and events for what an
+//! operator may want to see: a refill, a retry, a skip ahead, a counter near its end) and, with
+//! the cargo feature `metrics`, to the `metrics` facade.
+//!
+//! The conventions are the MongoDB driver's own: each component emits under a target of its
+//! own (`mongo_sequence::<component>`, as the driver's `mongodb::command`), an event's
+//! message is a fixed phrase that names it (`"Skipped ahead"`, as the driver's
+//! `"Command started"`), and fields of more than one word are in camel case
+//! (`storedUpTo`, as the driver's `commandName`). Names and fields listed here are stable:
+//! filter on them, build alerts on them (`RUST_LOG=mongo_sequence=debug` shows them all).
+//!
+//! Common fields: `sequence` is the sequence's name; `counter` the counter document's key
+//! (name, period and scope values, or shard); `values` a number of values; `error` the
+//! error's message; `collection` a namespace (`db.collection`).
+//!
+//! ## The reservation span
+//!
+//! Every round trip that takes values from a counter runs inside one span, at `debug`, target
+//! `mongo_sequence::reserve`, named `reserve`:
+//!
+//! | field | meaning |
+//! | --- | --- |
+//! | `sequence` | the sequence's name |
+//! | `counter` | the counter's key (of a `ranges` sequence: its name; the shard shows in `first`) |
+//! | `values` | how many values were asked for |
+//! | `mode` | why: `coalesced` (one value per waiting caller, `batch = 1` or a scope), `refill` (a range for the cache), `bulk` (`reserve`, `insert_many_with_ids`), `session` (in the caller's session or transaction, gapless inserts), `above` (above stored IDs) |
+//! | `first`, `last` | the range taken, recorded once it is known |
+//! | `retries` | reservations sent again after a concurrent first upsert of the counter |
+//!
+//! The driver's own events (`mongodb::command`) of the round trip are inside the span.
+//!
+//! ## Events
+//!
+//! | target | message | level | fields | when |
+//! | --- | --- | --- | --- | --- |
+//! | `mongo_sequence::reserve` | `Reservation failed` | debug | `sequence`, `counter`, `error` | a reservation failed (inside its span) |
+//! | `mongo_sequence::reserve` | `Reservation retried` | debug | `counter`, `attempt` | a concurrent first upsert of the counter won the race; sent again |
+//! | `mongo_sequence::reserve` | `Counter nearly exhausted` | warn | `sequence`, `counter`, `last`, `max`, `valuesLeft`, `shareLeft` | a reservation left 10% or less of the counter's values `start..=max` (`shareLeft` from 0 to 1); once per counter and process |
+//! | `mongo_sequence::cache` | `Refill started` | debug | `counter`, `values`, `prefetch` | the cache reserves its next range: in the background (`prefetch = true`) or while callers wait |
+//! | `mongo_sequence::cache` | `Prefetch failed` | warn | `counter`, `error` | a background refill failed; the next caller that finds the cache empty tries again |
+//! | `mongo_sequence::cache` | `Period changed` | debug | `counter`, `dropped` | a new period began; the values cached for the previous one were dropped |
+//! | `mongo_sequence::cache` | `Batches ahead changed` | debug | `counter`, `batch`, `ahead` | a busy cache (batch of 100 or more) changed how many batches one refill takes |
+//! | `mongo_sequence::skip_ahead` | `Skipped ahead` | debug | `sequence`, `counter`, `taken`, `storedUpTo`, `values` | an ID was already stored; the insert goes on above `storedUpTo` |
+//! | `mongo_sequence::insert` | `Insert resent` | debug | `attempt`, `error` | an insert's outcome was unknown; the same document is sent again |
+//! | `mongo_sequence::gapless` | `Gapless transaction retried` | debug | `sequence`, `counter`, `attempt`, `error` | a gapless insert's (or group's) transaction met a transient error and runs again |
+//! | `mongo_sequence::gapless` | `Gapless commit retried` | debug | `collection`, `error` | a commit's outcome was unknown; the commit is sent again |
+//! | `mongo_sequence::gapless` | `Gapless group committing` | debug | `sequence`, `counter`, `inserts` | a group of queued gapless inserts goes into one transaction |
+//! | `mongo_sequence::random` | `Random ID collided` | debug | `collection`, `collisions`, `id` (one insert only) | random IDs met stored ones and are drawn again |
+//! | `mongo_sequence::ranges` | `Shard full` | debug | `counter`, `storedUpTo` (when full past stored IDs) | a shard of a `ranges` sequence has no values left; the others are used |
+//! | `mongo_sequence::period` | `Period counter selected` | debug | `sequence`, `counter` | the counter of a new period is used |
+//! | `mongo_sequence::store` | `Counter index ensured` | debug | `collection`, `index` | the unique index the `mongoose` layout needs was created or found |
+//! | `mongo_sequence::store` | `Counter raised` | info | `counter`, `from` (absent if the counter was created), `to` | a counter was moved up to the IDs stored for it |
+//! | `mongo_sequence::store` | `Client options unreadable` | warn | `consequence` | a client's deployment cannot be told apart from others (once per process) |
+//! | `mongo_sequence::admin` | `Counters synced` | info | `sequence`, `counters`, `moved`, `skipped`, `dryRun` | `sync_counters` finished |
+//! | `mongo_sequence::admin` | `Old period counters deleted` | info | `sequence`, `before`, `deleted` | `purge_before` deleted the counters of old periods |
+//!
+//! ## Metrics (cargo feature `metrics`, off by default)
+//!
+//! With the feature, each sequence records through the [`metrics`](https://docs.rs/metrics)
+//! facade (0.24); the application installs the recorder (Prometheus, OpenTelemetry, StatsD
+//! exporters). Every series has the labels `sequence` (the sequence's name) and `strategy`
+//! only, never a scope value or a period, so their number is bounded by the sequences a
+//! process uses. A sequence's handles are registered when the process first uses it: install
+//! the recorder before. Without a recorder a record is a branch on an empty handle; without the
+//! feature, nothing is compiled in. Each quantity that [`Stats`](crate::stats::Stats) counts is
+//! recorded at the same point, so the counters of a process match the sum of its `stats()`.
+//!
+//! | metric | kind | meaning |
+//! | --- | --- | --- |
+//! | `mongo_sequence_ids_issued_total` | counter | IDs handed out (`Stats::issued`) |
+//! | `mongo_sequence_reservations_total` | counter, label `outcome` (`ok`, `exhausted`, `error`) | round trips that reserved values from a counter (`ok`: `Stats::reservations`) |
+//! | `mongo_sequence_reservation_duration_seconds` | histogram | how long each reservation took, whatever its outcome |
+//! | `mongo_sequence_reservation_retries_total` | counter | reservations sent again after a concurrent first upsert (`Stats::retries`) |
+//! | `mongo_sequence_waits_total` | counter | calls for an ID that waited for a round trip (`Stats::waits`) |
+//! | `mongo_sequence_wait_duration_seconds` | histogram | how long each of those calls waited |
+//! | `mongo_sequence_ids_per_reservation` | histogram | values taken by each reservation: what coalescing and batches achieve |
+//! | `mongo_sequence_skipped_ahead_total` | counter | inserts that met a stored ID and skipped ahead (`Stats::skipped_ahead`) |
+//! | `mongo_sequence_collisions_total` | counter | random IDs drawn again after a collision (`Stats::collisions`) |
+//! | `mongo_sequence_transaction_retries_total` | counter | gapless transactions run again after a transient error (`Stats::transaction_retries`) |
+//! | `mongo_sequence_group_size` | histogram | gapless inserts committed in one transaction |
+//! | `mongo_sequence_ids_released_total` | counter | cached values given back to the counter by `release` (`Stats::released`) |
+//! | `mongo_sequence_ids_abandoned_total` | counter | reserved values dropped unused, gaps (`Stats::wasted`) |
+//! | `mongo_sequence_cached_ids` | gauge | values reserved and held in this process's caches now |
+
+/// The target of the reservation span and of the events about reservations.
+pub(crate) const RESERVE: &str = "mongo_sequence::reserve";
+/// The target of the cache's events.
+pub(crate) const CACHE: &str = "mongo_sequence::cache";
+/// The target of skips ahead of stored IDs.
+pub(crate) const SKIP_AHEAD: &str = "mongo_sequence::skip_ahead";
+/// The target of the insert path's events.
+pub(crate) const INSERT: &str = "mongo_sequence::insert";
+/// The target of gapless inserts' events.
+pub(crate) const GAPLESS: &str = "mongo_sequence::gapless";
+/// The target of the random strategy's events.
+pub(crate) const RANDOM: &str = "mongo_sequence::random";
+/// The target of the ranges strategy's events.
+pub(crate) const RANGES: &str = "mongo_sequence::ranges";
+/// The target of periods' events.
+pub(crate) const PERIOD: &str = "mongo_sequence::period";
+/// The target of the counter stores' events.
+pub(crate) const STORE: &str = "mongo_sequence::store";
+/// The target of the operator's operations.
+pub(crate) const ADMIN: &str = "mongo_sequence::admin";
+
+/// The share of a counter's values used from which a reservation warns that its end is near.
+pub(crate) const NEAR_END: f64 = 0.9;
