@@ -46,6 +46,7 @@
 //! | `mongo_sequence::gapless` | `Gapless commit retried` | debug | `collection`, `error` | a commit's outcome was unknown; the commit is sent again |
 //! | `mongo_sequence::gapless` | `Gapless group committing` | debug | `sequence`, `counter`, `inserts` | a group of queued gapless inserts goes into one transaction |
 //! | `mongo_sequence::random` | `Random ID collided` | debug | `collection`, `collisions`, `id` (one insert only) | random IDs met stored ones and are drawn again |
+//! | `mongo_sequence::proxy` | `ID already claimed` | debug | `collection`, `proxy`, `draws` | with `unique = "proxy"`, a drawn or generated ID met a claim and is drawn again (a counter skips ahead instead: `Skipped ahead`) |
 //! | `mongo_sequence::ranges` | `Shard full` | debug | `counter`, `storedUpTo` (when full past stored IDs) | a shard of a `ranges` sequence has no values left; the others are used |
 //! | `mongo_sequence::period` | `Period counter selected` | debug | `sequence`, `counter` | the counter of a new period is used |
 //! | `mongo_sequence::store` | `Counter index ensured` | debug | `collection`, `index` | the unique index the `mongoose` layout needs was created or found |
@@ -94,6 +95,8 @@ pub(crate) const INSERT: &str = "mongo_sequence::insert";
 pub(crate) const GAPLESS: &str = "mongo_sequence::gapless";
 /// The target of the random strategy's events.
 pub(crate) const RANDOM: &str = "mongo_sequence::random";
+/// The target of the proxy collection's events (`unique = "proxy"`).
+pub(crate) const PROXY: &str = "mongo_sequence::proxy";
 /// The target of the ranges strategy's events.
 pub(crate) const RANGES: &str = "mongo_sequence::ranges";
 /// The target of periods' events.

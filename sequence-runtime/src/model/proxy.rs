@@ -25,6 +25,7 @@ use crate::engine::StoredIds;
 use crate::error::{
     is_duplicate_key, statement_transient, transaction_transient, Access, Error, Result,
 };
+use crate::observability::PROXY;
 use crate::sequence::{Issued, Sequence};
 use crate::store::BoxFuture;
 use crate::values::IdValue;
@@ -287,7 +288,13 @@ impl<T: Doc> Claimed<'_, T> {
             None => {
                 self.draws += 1;
                 self.seq.record_collisions(1);
-                tracing::debug!(collection = %self.coll.namespace(), draws = self.draws, "ID already claimed, drawing again");
+                tracing::debug!(
+                    target: PROXY,
+                    collection = %self.coll.namespace(),
+                    proxy = %self.proxy.namespace(),
+                    draws = self.draws,
+                    "ID already claimed"
+                );
                 let attempts = match T::CONFIG.strategy {
                     Strategy::Random => self.seq.options().retries.saturating_add(1),
                     _ => GENERATED_DRAWS,
