@@ -253,3 +253,22 @@ async fn upsert_with_a_proxy_is_refused_and_writes_nothing() {
     }
     assert!(db.list_collection_names().await.unwrap().is_empty());
 }
+
+#[tokio::test]
+async fn sync_counters_reads_the_claims() {
+    let db = common::database("proxy_sync").await;
+    let coll = db.collection::<Ticket>("tickets");
+    let claims = db.collection::<Document>("tickets.claims.number");
+    claims
+        .insert_many((1..=50_i64).map(|n| doc! { "_id": n, "doc": ObjectId::new() }))
+        .await
+        .unwrap();
+    let report = Ticket::sync_counters(&coll).await.unwrap();
+    assert_eq!(report.counters.len(), 1, "{report:?}");
+    assert_eq!((report.counters[0].new, report.counters[0].ids), (50, 50));
+    let mut ticket = Ticket {
+        oid: None,
+        number: None,
+    };
+    assert_eq!(ticket.insert_with_id(&coll).await.unwrap(), 51);
+}

@@ -153,14 +153,23 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
     /// period, scope value or shard), never down, creating the missing ones: after an import,
     /// a restore, or documents written by another program. See
     /// [`Sequence::sync_counters`]. Counter and ranges strategies only; the others fail with
-    /// [`Error::Unsupported`].
+    /// [`Error::Unsupported`]. With `unique = "proxy"` the IDs are read from the claims of the
+    /// proxy collection, where they are the claims' `_id` (indexed): documents written without
+    /// a claim are not seen until they are claimed (`mongo-sequence repair`).
     fn sync_counters(coll: &Collection<Self>) -> impl Future<Output = Result<SyncReport>> + Send {
         async move {
             let config = &Self::SEQUENCE;
-            let docs = coll.clone_with_type::<mongodb::bson::Document>();
             let stored: Vec<&str> = config.stored_scope().map(|(_, stored)| stored).collect();
+            let (docs, field, stored) = if config.unique == mongo_sequence_rules::Unique::Proxy {
+                let (field, stored) = proxy::claim_fields::<Self>();
+                (proxy::collection(coll), field, stored)
+            } else {
+                let stored = stored.iter().map(|s| (*s).to_owned()).collect();
+                (coll.clone_with_type(), config.id_field, stored)
+            };
+            let stored: Vec<&str> = stored.iter().map(String::as_str).collect();
             Self::sequence(coll)
-                .sync_counters(&docs, config.id_field)
+                .sync_counters(&docs, field)
                 .scope_fields(&stored)
                 .text(Self::Id::STORED_AS_TEXT)
                 .await

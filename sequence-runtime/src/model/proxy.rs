@@ -80,6 +80,19 @@ fn claim<T: Doc>(doc: &T, document: &Document) -> Result<Document> {
     Ok(doc! { "_id": key(doc, id)?, "doc": document_id })
 }
 
+/// Where a claim holds the ID and the scope values: `_id` (or `_id.id` with a scope), and
+/// `_id.<stored scope field>` in `scope` order.
+pub(crate) fn claim_fields<T: Doc>() -> (&'static str, Vec<String>) {
+    if T::CONFIG.scope.is_empty() {
+        return ("_id", Vec::new());
+    }
+    let scope = T::CONFIG
+        .stored_scope()
+        .map(|(_, stored)| format!("_id.{stored}"))
+        .collect();
+    ("_id.id", scope)
+}
+
 /// The claims of `doc`'s counter, as [`StoredIds`] (for the highest one claimed).
 fn claims_of<'a, T: Doc>(proxy: &'a Collection<Document>, doc: &T) -> Result<StoredIds<'a>> {
     if T::CONFIG.scope.is_empty() {
