@@ -643,3 +643,110 @@ async fn gapless_commits_of_unknown_outcome_are_read_back() {
         stored.len()
     );
 }
+
+/// Counted numbers in a field that is not `_id`, their uniqueness held by a proxy collection.
+#[derive(Debug, Serialize, Deserialize, SequentialId)]
+#[seq(name = "claimed", batch = 25, unique = "proxy")]
+struct Claimed {
+    #[serde(rename = "_id", skip_serializing_if = "Option::is_none")]
+    oid: Option<mongodb::bson::oid::ObjectId>,
+    #[seq(id)]
+    number: Option<i64>,
+    call: String,
+}
+
+/// `unique = "proxy"` under faults: `{times: n}` on `insert` (the claim's and the document's:
+/// the fault hits whichever comes first, and with `n` = 2 the other one of the retry too) and
+/// on `commitTransaction`, for each fault. Whatever happens: no number stored twice, every
+/// document has its claim and every claim its document, and every acknowledged insert is
+/// stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn proxy_claims_stay_whole_under_faults() {
+    let calls: usize = common::pick(6, 20);
+    let admin = common::client().await.database("admin");
+    let (mut total_ok, mut total_fired, mut total_errors) = (0, 0, 0);
+    for command in ["insert", "commitTransaction"] {
+        for fault in Fault::ALL {
+            for times in [1_i64, 2] {
+                let label = format!("proxy/{command}/{fault:?}/times={times}");
+                let name = unique_db_name("faults_proxy");
+                let app = format!("app-{name}");
+                let (client, _) = app_client(TestServer::shared_or_panic().uri(), &app).await;
+                let db = client.database(&name);
+                let coll = db.collection::<Claimed>("claimed");
+                // The collections and the counter exist before the fault: it hits steady state.
+                let mut first = Claimed {
+                    oid: None,
+                    number: None,
+                    call: "first".into(),
+                };
+                let mut ok = vec![first.insert_with_id(&coll).await.unwrap()];
+                let fail_point = common::fail_point(
+                    &admin,
+                    doc! { "times": times },
+                    fault.data(&[command], &app),
+                )
+                .await;
+                let mut errors = Vec::new();
+                for i in 0..calls {
+                    let mut claimed = Claimed {
+                        oid: None,
+                        number: None,
+                        call: format!("call-{i}"),
+                    };
+                    match claimed.insert_with_id(&coll).await {
+                        Ok(id) => {
+                            assert_eq!(claimed.number, Some(id), "{label}");
+                            ok.push(id);
+                        }
+                        Err(e) => errors.push(support::kind(&e)),
+                    }
+                }
+                let fired = fail_point.fired().await;
+                let docs: Vec<Document> = common::all(&db.collection("claimed")).await;
+                let claims: Vec<Document> =
+                    common::all(&db.collection("claimed.claims.number")).await;
+                let numbers: Vec<i64> = docs.iter().map(|d| d.get_i64("number").unwrap()).collect();
+                let distinct: HashSet<i64> = numbers.iter().copied().collect();
+                assert_eq!(
+                    distinct.len(),
+                    numbers.len(),
+                    "{label}: a number stored twice"
+                );
+                assert_eq!(claims.len(), docs.len(), "{label}: claims and documents");
+                for d in &docs {
+                    let number = d.get_i64("number").unwrap();
+                    let claim = claims
+                        .iter()
+                        .find(|c| c.get_i64("_id").ok() == Some(number))
+                        .unwrap_or_else(|| panic!("{label}: {number} has no claim"));
+                    assert_eq!(
+                        claim.get("doc"),
+                        d.get("_id"),
+                        "{label}: the claim of {number}"
+                    );
+                }
+                for id in &ok {
+                    assert!(
+                        distinct.contains(id),
+                        "{label}: acknowledged {id} is not stored"
+                    );
+                }
+                assert_eq!(ok.len() + errors.len(), calls + 1, "{label}");
+                println!(
+                    "faults: {label} ok={} errors={} fired={fired} stored={} kinds={}",
+                    ok.len(),
+                    errors.len(),
+                    docs.len(),
+                    support::tally(&errors)
+                );
+                total_ok += ok.len();
+                total_errors += errors.len();
+                total_fired += fired;
+            }
+        }
+    }
+    println!(
+        "reliability: proxy-faults ids={total_ok} duplicates=0 unclaimed=0 orphans=0 lost=0 faults={total_fired} errors={total_errors}"
+    );
+}
