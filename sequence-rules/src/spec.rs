@@ -520,14 +520,6 @@ impl<'s, 'a> Checker<'s, 'a> {
 
     /// `unique` and `proxy`: the proxy collection's name, and only with `unique = "proxy"`.
     fn unique(&mut self) {
-        let proxied = self.on(Key::Unique) && self.spec.unique == Some(Unique::Proxy);
-        if proxied && self.on(Key::Gapless) && self.spec.gapless == Some(true) {
-            self.v.at(
-                Key::Unique,
-                "`unique = \"proxy\"` cannot be combined with `gapless` in this release: \
-                 keep the unique index on the ID field, or drop `gapless`",
-            );
-        }
         let Some(proxy) = self.spec.proxy.filter(|_| self.on(Key::Proxy)) else {
             return;
         };

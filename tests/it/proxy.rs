@@ -272,3 +272,71 @@ async fn sync_counters_reads_the_claims() {
     };
     assert_eq!(ticket.insert_with_id(&coll).await.unwrap(), 51);
 }
+
+/// Gapless numbers in a field that is not `_id`, their uniqueness held by a proxy collection.
+#[derive(Clone, Debug, Serialize, Deserialize, SequentialId)]
+#[seq(name = "invoice", gapless, unique = "proxy")]
+struct Invoice {
+    #[serde(rename = "_id", skip_serializing_if = "Option::is_none")]
+    oid: Option<ObjectId>,
+    #[seq(id)]
+    number: Option<i64>,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gapless_numbers_are_claimed_in_their_transaction_and_skip_claimed_ones() {
+    let db = common::database("proxy_gapless").await;
+    let coll = db.collection::<Invoice>("invoices");
+    let claims = db.collection::<Document>("invoices.claims.number");
+    // Imported invoices 1 to 10, claimed.
+    let imported: Vec<Document> = (1..=10_i64)
+        .map(|n| doc! { "_id": ObjectId::new(), "number": n })
+        .collect();
+    coll.clone_with_type::<Document>()
+        .insert_many(&imported)
+        .await
+        .unwrap();
+    claims
+        .insert_many(
+            imported.iter().map(
+                |d| doc! { "_id": d.get_i64("number").unwrap(), "doc": d.get("_id").unwrap() },
+            ),
+        )
+        .await
+        .unwrap();
+    // Single inserts (grouped) and a bulk insert, at once.
+    let singles: Vec<_> = (0..8)
+        .map(|_| {
+            let coll = coll.clone();
+            tokio::spawn(async move {
+                let mut ids = Vec::new();
+                for _ in 0..3 {
+                    let mut invoice = Invoice {
+                        oid: None,
+                        number: None,
+                    };
+                    ids.push(invoice.insert_with_id(&coll).await.unwrap());
+                }
+                ids
+            })
+        })
+        .collect();
+    let mut bulk: Vec<Invoice> = (0..6)
+        .map(|_| Invoice {
+            oid: None,
+            number: None,
+        })
+        .collect();
+    let bulk_ids = Invoice::insert_many_with_ids(&mut bulk, &coll)
+        .await
+        .unwrap();
+    let mut issued: Vec<i64> = common::distinct_ids(singles).await.into_iter().collect();
+    issued.extend(bulk_ids);
+    issued.sort_unstable();
+    assert_eq!(
+        issued,
+        (11..=40).collect::<Vec<_>>(),
+        "dense after the claimed ones"
+    );
+    claims_match(&coll.clone_with_type(), &claims).await;
+}

@@ -184,9 +184,9 @@ impl<'a, T: SequentialId> IntoFuture for InsertManyWithIds<'a, T> {
             } = self;
             let options = options.as_ref();
             let config = &T::SEQUENCE;
-            if config.unique == Unique::Proxy {
+            if config.unique == Unique::Proxy && !(config.gapless && session.is_none()) {
                 // One claimed insert per document, each in its own transaction or all in the
-                // caller's.
+                // caller's (a gapless bulk insert claims all in its one transaction).
                 let one = options.map(proxy::one_options);
                 let mut ids = Vec::with_capacity(docs.len());
                 match session {

@@ -14,9 +14,12 @@ use mongodb::options::{InsertManyOptions, InsertOneOptions, ReadConcern, WriteCo
 use mongodb::{ClientSession, Collection, Namespace};
 
 use super::doc::Doc;
-use super::insert::document;
+use super::insert::{document, fixed_document};
+use super::proxy;
 use super::scope;
 use super::skip_ahead;
+use mongo_sequence_rules::Unique;
+
 use crate::error::{
     commit_unknown, statement_transient, transaction_transient, Access, Error, Result,
 };
@@ -101,6 +104,7 @@ pub(crate) async fn insert<T: Doc>(
             docs: &mut docs,
             coll,
             seq,
+            claimed: Vec::new(),
         },
     )
     .await
@@ -126,6 +130,8 @@ struct Inserts<'b, 'd, T: Send + Sync> {
     docs: &'b mut Docs<'d, T>,
     coll: &'b Collection<T>,
     seq: &'b Sequence,
+    /// With `unique = "proxy"`: the documents the last run claimed and inserted, as sent.
+    claimed: Vec<Document>,
 }
 
 impl<T: Doc> TransactionBody<Vec<T::Id>> for Inserts<'_, '_, T> {
@@ -134,13 +140,16 @@ impl<T: Doc> TransactionBody<Vec<T::Id>> for Inserts<'_, '_, T> {
         session: &'s mut ClientSession,
     ) -> BoxFuture<'s, std::result::Result<Done<Vec<T::Id>>, Failure>> {
         Box::pin(async move {
-            attempt(self.docs, self.coll, self.seq, session)
+            attempt(self.docs, self.coll, self.seq, session, &mut self.claimed)
                 .await
                 .map(Done::Commit)
         })
     }
 
     fn sent(&self) -> Option<Vec<Document>> {
+        if !self.claimed.is_empty() {
+            return Some(self.claimed.clone());
+        }
         (0..self.docs.len())
             .map(|i| document(self.docs.get(i)).ok())
             .collect()
@@ -267,12 +276,14 @@ pub(crate) fn counter_failure(e: Error) -> Failure {
     }
 }
 
-/// One transaction body: reserve the numbers, set them, insert.
+/// One transaction body: reserve the numbers, set them, (with `unique = "proxy"` claim them,)
+/// insert.
 async fn attempt<T: Doc>(
     docs: &mut Docs<'_, T>,
     coll: &Collection<T>,
     seq: &Sequence,
     session: &mut ClientSession,
+    claimed: &mut Vec<Document>,
 ) -> std::result::Result<Vec<T::Id>, Failure> {
     let issued = match docs {
         Docs::One(doc, _) => match scope::for_document(seq.clone(), &**doc) {
@@ -298,6 +309,9 @@ async fn attempt<T: Doc>(
     };
     let issued = issued.map_err(counter_failure)?;
     let (ids, issued): (Vec<T::Id>, Vec<Issued>) = issued.into_iter().unzip();
+    if T::CONFIG.unique == Unique::Proxy {
+        return claimed_inserts(docs, &ids, &issued, coll, seq, session, claimed).await;
+    }
     let inserted = match docs {
         Docs::One(doc, options) => {
             doc.put_id(ids[0].clone());
@@ -335,6 +349,73 @@ async fn attempt<T: Doc>(
                 (e, _) => Err(Failure::Fatal(e)),
             }
         }
+    }
+}
+
+/// The rest of a transaction body with `unique = "proxy"`: sets the IDs, claims them, inserts
+/// the documents as claimed (their `_id`s fixed, which `claimed` keeps for a commit of unknown
+/// outcome).
+async fn claimed_inserts<T: Doc>(
+    docs: &mut Docs<'_, T>,
+    ids: &[T::Id],
+    issued: &[Issued],
+    coll: &Collection<T>,
+    seq: &Sequence,
+    session: &mut ClientSession,
+    claimed: &mut Vec<Document>,
+) -> std::result::Result<Vec<T::Id>, Failure> {
+    let mut documents = Vec::with_capacity(ids.len());
+    for (i, id) in ids.iter().enumerate() {
+        match docs {
+            Docs::One(doc, _) => doc.put_id(id.clone()),
+            Docs::Many(many, _) => many[i].put_id(id.clone()),
+        }
+        documents.push(fixed_document(docs.get(i)).map_err(Failure::Fatal)?);
+    }
+    *claimed = documents.clone();
+    let claims = proxy::claims::<T>(&documents).map_err(Failure::Fatal)?;
+    if let Err((e, at)) = proxy::claim_all(coll, claims, session).await {
+        let namespace = proxy::collection(coll).namespace();
+        return Err(
+            match (Error::from_driver_on(e, &namespace, Access::Insert), at) {
+                (e @ Error::DuplicateKey { .. }, Some(at)) => {
+                    match proxy::claimed_floor(coll, &documents[at], seq, &issued[at]).await {
+                        Ok(floor) => Failure::Taken(issued[at].clone(), floor, e),
+                        Err(e) => Failure::Fatal(e),
+                    }
+                }
+                (Error::Mongo(e), _) if statement_transient(&e) => Failure::Transient(e),
+                (e, _) => Failure::Fatal(e),
+            },
+        );
+    }
+    let plain = coll.clone_with_type::<Document>();
+    let inserted = match docs {
+        Docs::One(_, options) => plain
+            .insert_one(&documents[0])
+            .with_options(options.cloned())
+            .session(&mut *session)
+            .await
+            .map(drop),
+        Docs::Many(_, options) => {
+            let mut options = options.cloned().unwrap_or_default();
+            options.ordered = Some(true);
+            plain
+                .insert_many(&documents)
+                .with_options(options)
+                .session(&mut *session)
+                .await
+                .map(drop)
+        }
+    };
+    match inserted {
+        Ok(()) => Ok(ids.to_vec()),
+        Err(e) => Err(
+            match Error::from_driver_on(e, coll.namespace(), Access::Insert) {
+                Error::Mongo(e) if statement_transient(&e) => Failure::Transient(e),
+                e => Failure::Fatal(e),
+            },
+        ),
     }
 }
 

@@ -23,7 +23,8 @@ use super::gapless::{self, Done, Failure, TransactionBody};
 use super::{generated, insert, scope, skip_ahead};
 use crate::engine::StoredIds;
 use crate::error::{
-    is_duplicate_key, statement_transient, transaction_transient, Access, Error, Result,
+    insert_many_duplicate, is_duplicate_key, statement_transient, transaction_transient, Access,
+    Error, Result,
 };
 use crate::observability::PROXY;
 use crate::sequence::{Issued, Sequence};
@@ -49,35 +50,73 @@ pub(crate) fn collection<T: Doc>(coll: &Collection<T>) -> Collection<Document> {
         .collection(&name)
 }
 
-/// The key of the claim of `id` (as stored) for `doc`: the ID, or with a scope, the scope
-/// values as stored and the ID.
-fn key<T: Doc>(doc: &T, id: Bson) -> Result<Bson> {
-    if T::CONFIG.scope.is_empty() {
-        return Ok(id);
-    }
-    let mut key: Document = T::CONFIG
-        .stored_scope()
-        .zip(doc.scope_of()?)
-        .map(|((_, stored), (_, value))| (stored.to_owned(), value))
-        .collect();
-    key.insert("id", id);
-    Ok(Bson::Document(key))
-}
-
-/// The claim of `document` (serialized, its `_id` fixed) for `doc`.
-fn claim<T: Doc>(doc: &T, document: &Document) -> Result<Document> {
-    let id = document
-        .get(T::CONFIG.id_field)
+/// The value of `field` in `document`, which the insert paths have set.
+fn stored(document: &Document, field: &str) -> Result<Bson> {
+    document
+        .get(field)
         .cloned()
         .ok_or_else(|| Error::InvalidArgument {
             argument: "document",
-            reason: format!(
-                "the document has no `{}` field after its ID was set",
-                T::CONFIG.id_field
-            ),
-        })?;
+            reason: format!("the document to insert has no `{field}` field"),
+        })
+}
+
+/// The claim of `document` (serialized as it is inserted, its `_id` fixed): its key is the ID,
+/// or with a scope, the scope values and the ID, all read from the document as stored.
+fn claim<T: Doc>(document: &Document) -> Result<Document> {
+    let id = stored(document, T::CONFIG.id_field)?;
+    let key = if T::CONFIG.scope.is_empty() {
+        id
+    } else {
+        let mut key = Document::new();
+        for (_, field) in T::CONFIG.stored_scope() {
+            key.insert(field, stored(document, field)?);
+        }
+        key.insert("id", id);
+        Bson::Document(key)
+    };
     let document_id = document.get("_id").cloned().unwrap_or(Bson::Null);
-    Ok(doc! { "_id": key(doc, id)?, "doc": document_id })
+    Ok(doc! { "_id": key, "doc": document_id })
+}
+
+/// The claims of `documents` (as they are inserted, `_id`s fixed), in order.
+pub(crate) fn claims<T: Doc>(documents: &[Document]) -> Result<Vec<Document>> {
+    documents.iter().map(claim::<T>).collect()
+}
+
+/// Writes `claims` (see [`claims`]) in `session`, with one ordered `insert_many`. Fails with
+/// the driver's error, and the position of the claim that existed already, if that is what
+/// stopped it.
+pub(crate) async fn claim_all<T: Doc>(
+    coll: &Collection<T>,
+    claims: Vec<Document>,
+    session: &mut ClientSession,
+) -> std::result::Result<(), (mongodb::error::Error, Option<usize>)> {
+    match collection(coll)
+        .insert_many(claims)
+        .ordered(true)
+        .session(session)
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(e) => {
+            let at = insert_many_duplicate(&e).map(|(at, _)| at);
+            Err((e, at))
+        }
+    }
+}
+
+/// The highest value claimed for the counter `issued` came from, in the scope of `document`
+/// (as it was to be inserted).
+pub(crate) async fn claimed_floor<T: Doc>(
+    coll: &Collection<T>,
+    document: &Document,
+    seq: &Sequence,
+    issued: &Issued,
+) -> Result<i64> {
+    let proxy = collection(coll);
+    let ids = claims_in::<T>(&proxy, document)?;
+    skip_ahead::floor_among(&ids, seq, issued).await
 }
 
 /// Where a claim holds the ID and the scope values: `_id` (or `_id.id` with a scope), and
@@ -93,29 +132,21 @@ pub(crate) fn claim_fields<T: Doc>() -> (&'static str, Vec<String>) {
     ("_id.id", scope)
 }
 
-/// The claims of `doc`'s counter, as [`StoredIds`] (for the highest one claimed).
-fn claims_of<'a, T: Doc>(proxy: &'a Collection<Document>, doc: &T) -> Result<StoredIds<'a>> {
-    if T::CONFIG.scope.is_empty() {
-        return Ok(StoredIds {
-            coll: proxy,
-            field: "_id",
-            form: skip_ahead::id_form::<T>(),
-            scope: Document::new(),
-        });
+/// The claims of the counter of `document` (as it is inserted), as [`StoredIds`] (for the
+/// highest one claimed).
+fn claims_in<'a, T: Doc>(
+    proxy: &'a Collection<Document>,
+    document: &Document,
+) -> Result<StoredIds<'a>> {
+    let (field, scope_fields) = claim_fields::<T>();
+    let mut scope = Document::new();
+    for ((_, stored_as), claimed_as) in T::CONFIG.stored_scope().zip(scope_fields) {
+        let value = stored(document, stored_as)?;
+        scope.insert(claimed_as, doc! { "$eq": value });
     }
-    let scope = T::CONFIG
-        .stored_scope()
-        .zip(doc.scope_of()?)
-        .map(|((_, stored), (_, value))| {
-            (
-                format!("_id.{stored}"),
-                Bson::Document(doc! { "$eq": value }),
-            )
-        })
-        .collect();
     Ok(StoredIds {
         coll: proxy,
-        field: "_id.id",
+        field,
         form: skip_ahead::id_form::<T>(),
         scope,
     })
@@ -154,7 +185,7 @@ pub(crate) async fn claim_in<T: Doc>(
     session: &mut ClientSession,
 ) -> Result<Document> {
     let document = insert::fixed_document(doc)?;
-    let claim = claim(doc, &document)?;
+    let claim = claim::<T>(&document)?;
     let proxy = collection(coll);
     match proxy.insert_one(claim).session(session).await {
         Ok(_) => Ok(document),
@@ -226,11 +257,11 @@ impl<T: Doc> Claimed<'_, T> {
         self.doc.put_id(id.clone());
         let document = insert::fixed_document(&*self.doc).map_err(Failure::Fatal)?;
         self.sent = Some(document.clone());
-        let claim = claim(&*self.doc, &document).map_err(Failure::Fatal)?;
+        let claim = claim::<T>(&document).map_err(Failure::Fatal)?;
         if let Err(e) = self.proxy.insert_one(claim).session(&mut *session).await {
             return Err(if is_duplicate_key(&e) {
                 let e = Error::from_driver_on(e, self.proxy.namespace(), Access::Insert);
-                self.collided(issued, e, true).await
+                self.collided(issued, e, Some(&document)).await
             } else {
                 failure(e, &self.proxy.namespace())
             });
@@ -247,7 +278,7 @@ impl<T: Doc> Claimed<'_, T> {
                 let e = Error::from_driver_on(e, self.coll.namespace(), Access::Insert);
                 if skip_ahead::on_id_field::<T>(&e) {
                     // A document holds the ID without a claim (written before the proxy).
-                    Err(self.collided(issued, e, false).await)
+                    Err(self.collided(issued, e, None).await)
                 } else {
                     Err(match e {
                         Error::Mongo(e) if statement_transient(&e) => Failure::Transient(e),
@@ -275,10 +306,15 @@ impl<T: Doc> Claimed<'_, T> {
         }
     }
 
-    /// What a run whose ID met a claim (or, `claimed` false, a stored document) does next:
-    /// a counter skips ahead past the highest claimed (or stored) value, a draw is made again;
-    /// both a bounded number of times.
-    async fn collided(&mut self, issued: Option<Issued>, e: Error, claimed: bool) -> Failure {
+    /// What a run whose ID met a claim (`claimed`: the document it was claimed for) or a
+    /// stored document does next: a counter skips ahead past the highest claimed (or stored)
+    /// value, a draw is made again; both a bounded number of times.
+    async fn collided(
+        &mut self,
+        issued: Option<Issued>,
+        e: Error,
+        claimed: Option<&Document>,
+    ) -> Failure {
         match issued {
             Some(issued) => match self.skip_ahead(&issued, claimed).await {
                 Ok(next) if self.skipped < skip_ahead::ROUNDS => {
@@ -323,15 +359,17 @@ impl<T: Doc> Claimed<'_, T> {
 }
 
 impl<T: Doc> Claimed<'_, T> {
-    /// Moves the counter `issued` came from past the highest value claimed (or, `claimed`
-    /// false, stored) in its scope; returns the next value it gives.
-    async fn skip_ahead(&self, issued: &Issued, claimed: bool) -> Result<Issued> {
+    /// Moves the counter `issued` came from past the highest value claimed (in the scope of
+    /// `claimed`, the document the ID was claimed for) or else stored; returns the next value
+    /// it gives.
+    async fn skip_ahead(&self, issued: &Issued, claimed: Option<&Document>) -> Result<Issued> {
         let seq = scope::for_document(self.seq.clone(), &*self.doc)?;
-        let floor = if claimed {
-            let ids = claims_of(&self.proxy, &*self.doc)?;
-            skip_ahead::floor_among(&ids, &seq, issued).await?
-        } else {
-            skip_ahead::stored_floor(&*self.doc, self.coll, &seq, issued).await?
+        let floor = match claimed {
+            Some(document) => {
+                let ids = claims_in::<T>(&self.proxy, document)?;
+                skip_ahead::floor_among(&ids, &seq, issued).await?
+            }
+            None => skip_ahead::stored_floor(&*self.doc, self.coll, &seq, issued).await?,
         };
         seq.skip_ahead(issued, floor).await
     }
