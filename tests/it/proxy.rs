@@ -236,22 +236,83 @@ async fn the_proxy_is_claimed_in_the_callers_transaction() {
     claims_match(&coll.clone_with_type(), &claims).await;
 }
 
-#[tokio::test]
-async fn upsert_with_a_proxy_is_refused_and_writes_nothing() {
-    let db = common::database("proxy_upsert").await;
-    let coll = db.collection::<Ticket>("tickets");
-    let mut ticket = Ticket {
+/// A ticket found by its code, for upserts.
+#[derive(Clone, Debug, Serialize, Deserialize, SequentialId)]
+#[seq(name = "desk", unique = "proxy")]
+struct Desk {
+    #[serde(rename = "_id", skip_serializing_if = "Option::is_none")]
+    oid: Option<ObjectId>,
+    #[seq(id)]
+    number: Option<i64>,
+    code: String,
+    hits: i64,
+}
+
+fn desk(code: &str, hits: i64) -> Desk {
+    Desk {
         oid: None,
         number: None,
-    };
-    match ticket.upsert_with_id(&coll, doc! { "number": 1 }).await {
-        Err(e @ Error::Unsupported { .. }) => {
-            let message = e.to_string();
-            assert!(message.contains("unique = \"proxy\""), "{message}");
-        }
-        other => panic!("expected Unsupported, got {other:?}"),
+        code: code.into(),
+        hits,
     }
-    assert!(db.list_collection_names().await.unwrap().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upserts_claim_only_what_they_insert() {
+    let db = common::database("proxy_upsert").await;
+    let coll = db.collection::<Desk>("desks");
+    let claims = db.collection::<Document>("desks.claims.number");
+    // Upserts of one key stay one document only with a unique index on the key.
+    coll.create_index(
+        mongodb::IndexModel::builder()
+            .keys(doc! { "code": 1 })
+            .options(
+                mongodb::options::IndexOptions::builder()
+                    .unique(true)
+                    .build(),
+            )
+            .build(),
+    )
+    .await
+    .unwrap();
+    let first = desk("a", 1)
+        .upsert_with_id(&coll, doc! { "code": "a" })
+        .await
+        .unwrap();
+    let again = desk("a", 2)
+        .upsert_with_id(&coll, doc! { "code": "a" })
+        .await
+        .unwrap();
+    assert_eq!(first, again, "the update keeps the stored ID");
+    // Concurrent upserts of one new key: one inserts, the others meet its document.
+    let tasks: Vec<_> = (0..8)
+        .map(|i| {
+            let coll = coll.clone();
+            tokio::spawn(async move {
+                desk("b", i)
+                    .upsert_with_id(&coll, doc! { "code": "b" })
+                    .await
+                    .unwrap()
+            })
+        })
+        .collect();
+    let mut ids = std::collections::HashSet::new();
+    for t in tasks {
+        ids.insert(t.await.unwrap());
+    }
+    assert_eq!(ids.len(), 1, "one ID for the key: {ids:?}");
+    // In the caller's transaction.
+    let mut session = db.client().start_session().await.unwrap();
+    session.start_transaction().await.unwrap();
+    let c = desk("c", 1)
+        .upsert_with_id(&coll, doc! { "code": "c" })
+        .session(&mut session)
+        .await
+        .unwrap();
+    session.commit_transaction().await.unwrap();
+    assert!(c != first && !ids.contains(&c));
+    assert_eq!(coll.count_documents(doc! {}).await.unwrap(), 3);
+    claims_match(&coll.clone_with_type(), &claims).await;
 }
 
 #[tokio::test]

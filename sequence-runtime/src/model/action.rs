@@ -284,14 +284,6 @@ impl<'a, T: SequentialId> IntoFuture for UpsertWithId<'a, T> {
             if T::SEQUENCE.gapless && session.is_none() && write_concern.is_some() {
                 return Err(gapless_write_concern());
             }
-            if T::SEQUENCE.unique == Unique::Proxy {
-                return Err(Error::Unsupported {
-                    operation: "upsert_with_id",
-                    strategy: "unique = \"proxy\"",
-                    hint: "; find the document and update it, or insert it with `insert_with_id`, \
-                           which claims its ID",
-                });
-            }
             upsert::upsert(doc, coll, filter, session, write_concern).await
         })
     }

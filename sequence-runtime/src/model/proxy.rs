@@ -20,6 +20,7 @@ use mongodb::{ClientSession, Collection};
 
 use super::doc::Doc;
 use super::gapless::{self, Done, Failure, TransactionBody};
+use super::upsert::{self, Upsert};
 use super::{generated, insert, scope, skip_ahead};
 use crate::engine::StoredIds;
 use crate::error::{
@@ -159,13 +160,33 @@ pub(crate) async fn insert_one<T: Doc>(
     coll: &Collection<T>,
     options: Option<&InsertOneOptions>,
 ) -> Result<T::Id> {
+    claimed(doc, coll, Write::Insert(options)).await
+}
+
+/// The insert half of `upsert_with_id` with a proxy collection, once no document matched: the
+/// claim and the upsert in one transaction, committed only if the upsert inserted (a
+/// concurrent insert of the same key that won keeps its ID, and the claim is dropped).
+pub(crate) async fn upsert_one<T: Doc>(
+    doc: &mut T,
+    coll: &Collection<T>,
+    upsert: &Upsert<'_, T>,
+) -> Result<T::Id> {
+    claimed(doc, coll, Write::Upsert(upsert)).await
+}
+
+/// Runs a claimed write of `doc` in transactions of a session of its own.
+async fn claimed<T: Doc>(
+    doc: &mut T,
+    coll: &Collection<T>,
+    write: Write<'_, '_, T>,
+) -> Result<T::Id> {
     let seq = T::sequence_of(coll);
     let mut body = Claimed {
         doc,
         coll,
         proxy: collection(coll),
         seq: &seq,
-        options,
+        write,
         draws: 0,
         skipped: 0,
         next: None,
@@ -174,6 +195,43 @@ pub(crate) async fn insert_one<T: Doc>(
     gapless::in_transactions(coll, &seq, &mut body)
         .await
         .map_err(named)
+}
+
+/// Claims the ID `stored` of the document `upsert` would insert, in the caller's `session`;
+/// returns the claim, which [`drop_claim_in`] drops if the upsert updated a document instead.
+pub(crate) async fn claim_upsert_in<T: Doc>(
+    coll: &Collection<T>,
+    upsert: &Upsert<'_, T>,
+    stored: Bson,
+    session: &mut ClientSession,
+) -> Result<Document> {
+    let claim = claim::<T>(&upsert.inserted(stored)?)?;
+    let proxy = collection(coll);
+    match proxy.insert_one(&claim).session(session).await {
+        Ok(_) => Ok(claim),
+        Err(e) => Err(named(Error::from_driver_on(
+            e,
+            proxy.namespace(),
+            Access::Insert,
+        ))),
+    }
+}
+
+/// Drops `claim` in the caller's `session`: the upsert it was made for updated a document
+/// that a concurrent insert stored.
+pub(crate) async fn drop_claim_in<T: Doc>(
+    coll: &Collection<T>,
+    claim: &Document,
+    session: &mut ClientSession,
+) -> Result<()> {
+    let proxy = collection(coll);
+    let key = claim.get("_id").cloned().unwrap_or(Bson::Null);
+    proxy
+        .delete_one(doc! { "_id": key })
+        .session(session)
+        .await
+        .map(drop)
+        .map_err(|e| Error::from_driver_on(e, proxy.namespace(), Access::Insert))
 }
 
 /// Claims the ID of `doc` in the caller's `session`, and returns the document to insert (with
@@ -217,13 +275,21 @@ fn named(e: Error) -> Error {
     }
 }
 
-/// One claimed insert: the body of its transaction.
-struct Claimed<'b, T: Doc> {
+/// What a claimed write writes after the claim.
+enum Write<'b, 'a, T: Send + Sync> {
+    /// The document, with these options.
+    Insert(Option<&'b InsertOneOptions>),
+    /// The upsert, with the ID on insert.
+    Upsert(&'b Upsert<'a, T>),
+}
+
+/// One claimed write: the body of its transaction.
+struct Claimed<'b, 'a, T: Doc> {
     doc: &'b mut T,
     coll: &'b Collection<T>,
     proxy: Collection<Document>,
     seq: &'b Sequence,
-    options: Option<&'b InsertOneOptions>,
+    write: Write<'b, 'a, T>,
     /// IDs drawn so far that met a claim (strategies without a counter).
     draws: u32,
     /// Times the counter skipped ahead past claimed (or stored) IDs.
@@ -234,12 +300,12 @@ struct Claimed<'b, T: Doc> {
     sent: Option<Document>,
 }
 
-impl<T: Doc> TransactionBody<T::Id> for Claimed<'_, T> {
+impl<T: Doc> TransactionBody<T::Id> for Claimed<'_, '_, T> {
     fn run<'s>(
         &'s mut self,
         session: &'s mut ClientSession,
     ) -> BoxFuture<'s, std::result::Result<Done<T::Id>, Failure>> {
-        Box::pin(async move { self.attempt(session).await.map(Done::Commit) })
+        Box::pin(async move { self.attempt(session).await })
     }
 
     fn sent(&self) -> Option<Vec<Document>> {
@@ -247,15 +313,21 @@ impl<T: Doc> TransactionBody<T::Id> for Claimed<'_, T> {
     }
 }
 
-impl<T: Doc> Claimed<'_, T> {
-    /// Takes an ID, claims it, inserts the document.
+impl<T: Doc> Claimed<'_, '_, T> {
+    /// Takes an ID, claims it, writes the document.
     async fn attempt(
         &mut self,
         session: &mut ClientSession,
-    ) -> std::result::Result<T::Id, Failure> {
-        let (id, issued) = self.take().await.map_err(Failure::Fatal)?;
+    ) -> std::result::Result<Done<T::Id>, Failure> {
+        let (id, issued) = self.take(session).await?;
         self.doc.put_id(id.clone());
-        let document = insert::fixed_document(&*self.doc).map_err(Failure::Fatal)?;
+        let document = match self.write {
+            Write::Insert(_) => insert::fixed_document(&*self.doc),
+            Write::Upsert(upsert) => {
+                upsert::stored_form(self.doc, &id).and_then(|stored| upsert.inserted(stored))
+            }
+        }
+        .map_err(Failure::Fatal)?;
         self.sent = Some(document.clone());
         let claim = claim::<T>(&document).map_err(Failure::Fatal)?;
         if let Err(e) = self.proxy.insert_one(claim).session(&mut *session).await {
@@ -266,14 +338,35 @@ impl<T: Doc> Claimed<'_, T> {
                 failure(e, &self.proxy.namespace())
             });
         }
-        let docs = self.coll.clone_with_type::<Document>();
-        match docs
-            .insert_one(&document)
-            .with_options(self.options.cloned())
-            .session(&mut *session)
-            .await
-        {
-            Ok(_) => Ok(id),
+        let written = match self.write {
+            Write::Insert(options) => self
+                .coll
+                .clone_with_type::<Document>()
+                .insert_one(&document)
+                .with_options(options.cloned())
+                .session(&mut *session)
+                .await
+                .map(|_| None),
+            Write::Upsert(upsert) => {
+                let ours = document
+                    .get(T::CONFIG.id_field)
+                    .cloned()
+                    .unwrap_or(Bson::Null);
+                upsert
+                    .with_id(ours.clone(), Some(&mut *session))
+                    .await
+                    .map(|stored| (stored != ours).then_some(stored))
+            }
+        };
+        match written {
+            Ok(None) => Ok(Done::Commit(id)),
+            Ok(Some(stored)) => {
+                // A concurrent insert of the same key won: its ID stands, and aborting drops
+                // the claim (and, gapless, gives the number back).
+                let id = T::Id::from_stored(stored).map_err(Failure::Fatal)?;
+                self.doc.put_id(id.clone());
+                Ok(Done::Abort(id))
+            }
             Err(e) => {
                 let e = Error::from_driver_on(e, self.coll.namespace(), Access::Insert);
                 if skip_ahead::on_id_field::<T>(&e) {
@@ -289,21 +382,39 @@ impl<T: Doc> Claimed<'_, T> {
         }
     }
 
-    /// The next ID of the model's strategy, with the counter it came from.
-    async fn take(&mut self) -> Result<(T::Id, Option<Issued>)> {
+    /// The next ID of the model's strategy, with the counter it came from; a gapless number
+    /// is taken in `session`.
+    async fn take(
+        &mut self,
+        session: &mut ClientSession,
+    ) -> std::result::Result<(T::Id, Option<Issued>), Failure> {
         if let Some(issued) = self.next.take() {
-            let id = T::Id::render(issued.value, &issued.slot.rendering)?;
+            let id = T::Id::render(issued.value, &issued.slot.rendering).map_err(Failure::Fatal)?;
             return Ok((id, Some(issued)));
         }
-        match T::CONFIG.strategy {
+        let taken = match T::CONFIG.strategy {
             s if s.uses_counters() => {
-                let seq = scope::for_document(self.seq.clone(), &*self.doc)?;
-                let (id, issued) = seq.issue_id::<T::Id>().await?;
-                Ok((id, Some(issued)))
+                let seq =
+                    scope::for_document(self.seq.clone(), &*self.doc).map_err(Failure::Fatal)?;
+                let (id, issued) = if T::CONFIG.gapless {
+                    seq.issue_id_in::<T::Id>(session)
+                        .await
+                        .map_err(gapless::counter_failure)?
+                } else {
+                    seq.issue_id::<T::Id>().await.map_err(Failure::Fatal)?
+                };
+                (id, Some(issued))
             }
-            Strategy::Random => Ok((T::Id::from_counter(self.seq.next().await?)?, None)),
-            s => Ok((T::Id::from_generated(generated::value(s)?)?, None)),
-        }
+            Strategy::Random => {
+                let value = self.seq.next().await.map_err(Failure::Fatal)?;
+                (T::Id::from_counter(value).map_err(Failure::Fatal)?, None)
+            }
+            s => {
+                let value = generated::value(s).and_then(T::Id::from_generated);
+                (value.map_err(Failure::Fatal)?, None)
+            }
+        };
+        Ok(taken)
     }
 
     /// What a run whose ID met a claim (`claimed`: the document it was claimed for) or a
@@ -316,6 +427,12 @@ impl<T: Doc> Claimed<'_, T> {
         claimed: Option<&Document>,
     ) -> Failure {
         match issued {
+            // A gapless number was taken in the aborted transaction: the counter moves up to
+            // the highest claimed (or stored) value and the next run takes the one after it.
+            Some(issued) if T::CONFIG.gapless => match self.floor(&issued, claimed).await {
+                Ok(floor) => Failure::Taken(issued, floor, e),
+                Err(e) => Failure::Fatal(e),
+            },
             Some(issued) => match self.skip_ahead(&issued, claimed).await {
                 Ok(next) if self.skipped < skip_ahead::ROUNDS => {
                     self.skipped += 1;
@@ -358,20 +475,27 @@ impl<T: Doc> Claimed<'_, T> {
     }
 }
 
-impl<T: Doc> Claimed<'_, T> {
+impl<T: Doc> Claimed<'_, '_, T> {
     /// Moves the counter `issued` came from past the highest value claimed (in the scope of
     /// `claimed`, the document the ID was claimed for) or else stored; returns the next value
     /// it gives.
     async fn skip_ahead(&self, issued: &Issued, claimed: Option<&Document>) -> Result<Issued> {
+        let floor = self.floor(issued, claimed).await?;
         let seq = scope::for_document(self.seq.clone(), &*self.doc)?;
-        let floor = match claimed {
+        seq.skip_ahead(issued, floor).await
+    }
+
+    /// The highest value claimed (in the scope of `claimed`, the document the ID was claimed
+    /// for) or else stored for the counter `issued` came from.
+    async fn floor(&self, issued: &Issued, claimed: Option<&Document>) -> Result<i64> {
+        let seq = scope::for_document(self.seq.clone(), &*self.doc)?;
+        match claimed {
             Some(document) => {
                 let ids = claims_in::<T>(&self.proxy, document)?;
-                skip_ahead::floor_among(&ids, &seq, issued).await?
+                skip_ahead::floor_among(&ids, &seq, issued).await
             }
-            None => skip_ahead::stored_floor(&*self.doc, self.coll, &seq, issued).await?,
-        };
-        seq.skip_ahead(issued, floor).await
+            None => skip_ahead::stored_floor(&*self.doc, self.coll, &seq, issued).await,
+        }
     }
 }
 

@@ -8,7 +8,9 @@
 //! counted as wasted). Upserts stay unique only with a unique index on the filter's fields:
 //! without one, two concurrent upserts can both insert.
 
+use mongo_sequence_rules::Unique;
 use mongodb::action::Action;
+use mongodb::bson::oid::ObjectId;
 use mongodb::bson::{doc, Bson, Document};
 use mongodb::options::{ReturnDocument, WriteConcern};
 use mongodb::{ClientSession, Collection};
@@ -17,6 +19,7 @@ use super::cached;
 use super::doc::Doc;
 use super::gapless::{self, Done, Failure, TransactionBody};
 use super::insert;
+use super::proxy;
 use super::scope;
 use super::skip_ahead;
 use crate::error::{collided_on_id, outcome_unknown, statement_transient, Access, Error, Result};
@@ -49,6 +52,9 @@ impl<'a, T: Doc> Upsert<'a, T> {
         set.remove(T::CONFIG.id_field);
         if let Some(id) = set.remove("_id") {
             on_insert.insert("_id", id);
+        } else if T::CONFIG.unique == Unique::Proxy {
+            // A claim refers to the document's `_id`: it is fixed before the upsert.
+            on_insert.insert("_id", ObjectId::new());
         }
         Ok(Upsert {
             coll,
@@ -60,7 +66,16 @@ impl<'a, T: Doc> Upsert<'a, T> {
         })
     }
 
-    fn error(&self, e: mongodb::error::Error) -> Error {
+    /// The document an insert by this upsert stores with `stored` as its ID (its `_id` as
+    /// fixed, if it is).
+    pub(crate) fn inserted(&self, stored: Bson) -> Result<Document> {
+        let mut document = self.on_insert.clone();
+        document.extend(self.set.clone());
+        document.insert(T::CONFIG.id_field, stored);
+        Ok(document)
+    }
+
+    pub(crate) fn error(&self, e: mongodb::error::Error) -> Error {
         Error::from_driver_on(e, self.coll.namespace(), Access::Insert)
     }
 
@@ -131,7 +146,7 @@ fn unknown(e: &Error) -> bool {
 }
 
 /// How `doc` stores `id`: its ID field, serialized.
-fn stored_form<T: Doc>(doc: &mut T, id: &T::Id) -> Result<Bson> {
+pub(crate) fn stored_form<T: Doc>(doc: &mut T, id: &T::Id) -> Result<Bson> {
     doc.put_id(id.clone());
     let mut fields = insert::document(&*doc)?;
     Ok(fields.remove(T::CONFIG.id_field).unwrap_or(Bson::Null))
@@ -195,6 +210,10 @@ pub(crate) async fn upsert<T: Doc>(
         doc.put_id(id.clone());
         return Ok(id);
     }
+    let proxied = T::CONFIG.unique == Unique::Proxy;
+    if proxied && session.is_none() {
+        return proxy::upsert_one(doc, coll, &upsert).await;
+    }
     if T::CONFIG.gapless && session.is_none() {
         let seq = T::sequence_of(coll);
         let mut body = GaplessUpsert {
@@ -211,9 +230,18 @@ pub(crate) async fn upsert<T: Doc>(
     loop {
         attempt += 1;
         let ours = stored_form(doc, &id)?;
+        // In the caller's session, the claim goes first (and is dropped if the upsert meets a
+        // document a concurrent insert stored).
+        let claim = match (proxied, session.as_deref_mut()) {
+            (true, Some(s)) => Some(proxy::claim_upsert_in(coll, &upsert, ours.clone(), s).await?),
+            _ => None,
+        };
         match upsert.with_id(ours.clone(), session.as_deref_mut()).await {
             Ok(stored) => {
                 if stored != ours {
+                    if let (Some(claim), Some(s)) = (&claim, session.as_deref_mut()) {
+                        proxy::drop_claim_in(coll, claim, s).await?;
+                    }
                     // A concurrent insert of the same key won: its ID stands.
                     if let Some((seq, _)) = &origin {
                         seq.record_wasted(1);
