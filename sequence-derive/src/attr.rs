@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use mongo_sequence_rules::limits::MAX_DIGITS;
 use mongo_sequence_rules::{Batch, Key, Layout, Stores, Strategy, Unique};
 use proc_macro2::Span;
 use syn::meta::ParseNestedMeta;
@@ -362,8 +363,23 @@ fn integer_of<T: TryFrom<i128>>(
 }
 
 impl Value for u8 {
+    /// A count of digits (`width`, `digits`): a value past `u8` gets the rule's own message.
     fn parse(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<WithSpan<Self>> {
-        integer_of(meta, key, "a positive integer of at most 255")
+        let expr = value_expr(meta, key)?;
+        match integer(&expr).and_then(Result::ok) {
+            Some(v) => u8::try_from(v)
+                .map(|v| WithSpan::new(v, spanned(&expr)))
+                .map_err(|_| {
+                    syn::Error::new_spanned(
+                        &expr,
+                        format!("`{key}` must be between 1 and {MAX_DIGITS}, got {v}"),
+                    )
+                }),
+            None => Err(syn::Error::new_spanned(
+                &expr,
+                format!("`{key}` must be a positive integer"),
+            )),
+        }
     }
 }
 
