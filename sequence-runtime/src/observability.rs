@@ -63,7 +63,7 @@
 //! only, never a scope value or a period, so their number is bounded by the sequences a
 //! process uses. A sequence's handles are registered when the process first uses it: install
 //! the recorder before. Without a recorder a record is a branch on an empty handle; without the
-//! feature, nothing is compiled in. Each quantity that [`Stats`](crate::stats::Stats) counts is
+//! feature, nothing is compiled in. Each quantity that `stats::Stats` counts is
 //! recorded at the same point, so the counters of a process match the sum of its `stats()`.
 //!
 //! | metric | kind | meaning |

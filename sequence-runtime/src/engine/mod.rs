@@ -35,7 +35,7 @@ pub(crate) use kind::{counter_cache_id, Kind};
 pub(crate) use registry::{
     entries, group, place, remove_group, shared, with_model_shared, GroupOf, HandleMemo,
 };
-pub(crate) use stats::Labels;
+pub(crate) use series::Labels;
 pub use stats::Stats;
 pub(crate) use stored::{IdForm, StoredIds};
 pub(crate) use sync::{sync, Source, Target};

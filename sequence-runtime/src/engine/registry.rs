@@ -10,7 +10,7 @@ use mongodb::Collection;
 
 use super::cache::ProcessState;
 use super::ranges::FullShards;
-use super::stats::Labels;
+use super::series::Labels;
 use crate::store::Deployment;
 
 /// Where counters are kept: the deployment, the database and the counters collection.

@@ -4,9 +4,28 @@
 //! each is a branch on a handle that records nothing. The series are documented in
 //! [`crate::observability`].
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use super::stats::Labels;
+/// What names a sequence in the records of this process: its name and strategy (the labels of
+/// its metrics, the `sequence` field of its events).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Labels {
+    /// The sequence's name.
+    pub(crate) sequence: Arc<str>,
+    /// The name of its strategy (`counter`, `ranges`, `random`, ...).
+    pub(crate) strategy: &'static str,
+}
+
+impl Labels {
+    /// The labels of the sequence `sequence` of `strategy`.
+    pub(crate) fn new(sequence: &str, strategy: &'static str) -> Self {
+        Labels {
+            sequence: sequence.into(),
+            strategy,
+        }
+    }
+}
 
 /// When a timed operation started (nothing without the feature `metrics`).
 #[derive(Clone, Copy, Debug)]
@@ -318,184 +337,3 @@ mod off {
 pub(crate) use off::Series;
 #[cfg(feature = "metrics")]
 pub(crate) use on::Series;
-
-#[cfg(all(test, feature = "metrics"))]
-mod tests {
-    use std::collections::BTreeMap;
-
-    use metrics_util::debugging::{DebugValue, DebuggingRecorder};
-
-    use crate::options::SequenceOptions;
-    use crate::{Error, Sequence};
-
-    /// Each series recorded, by name and labels (`key=value`, sorted), with its value.
-    type Recorded = BTreeMap<(String, Vec<String>), DebugValue>;
-
-    /// Runs `f` on a runtime of this thread with a recorder of its own.
-    fn recording<F: std::future::Future<Output = ()>>(f: impl FnOnce() -> F) -> Recorded {
-        let recorder = DebuggingRecorder::new();
-        let snapshotter = recorder.snapshotter();
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        metrics::with_local_recorder(&recorder, || runtime.block_on(f()));
-        snapshotter
-            .snapshot()
-            .into_vec()
-            .into_iter()
-            .map(|(key, _, _, value)| {
-                let key = key.key();
-                let mut labels: Vec<String> = key
-                    .labels()
-                    .map(|l| format!("{}={}", l.key(), l.value()))
-                    .collect();
-                labels.sort();
-                ((key.name().to_owned(), labels), value)
-            })
-            .collect()
-    }
-
-    fn labels(sequence: &str, extra: &[&str]) -> Vec<String> {
-        let mut labels = vec![
-            format!("sequence={sequence}"),
-            "strategy=counter".to_owned(),
-        ];
-        labels.extend(extra.iter().map(|s| s.to_string()));
-        labels.sort();
-        labels
-    }
-
-    fn counter(recorded: &Recorded, name: &str, labels: Vec<String>) -> u64 {
-        match recorded.get(&(name.to_owned(), labels)) {
-            Some(DebugValue::Counter(n)) => *n,
-            other => panic!("{name}: {other:?} in {recorded:#?}"),
-        }
-    }
-
-    fn gauge(recorded: &Recorded, name: &str, labels: Vec<String>) -> f64 {
-        match recorded.get(&(name.to_owned(), labels)) {
-            Some(DebugValue::Gauge(v)) => v.into_inner(),
-            other => panic!("{name}: {other:?}"),
-        }
-    }
-
-    fn histogram(recorded: &Recorded, name: &str, labels: Vec<String>) -> Vec<f64> {
-        match recorded.get(&(name.to_owned(), labels)) {
-            Some(DebugValue::Histogram(v)) => v.iter().map(|x| x.into_inner()).collect(),
-            other => panic!("{name}: {other:?}"),
-        }
-    }
-
-    #[test]
-    fn the_series_follow_the_statistics() {
-        let stats = std::sync::Arc::new(std::sync::Mutex::new(None));
-        let kept = stats.clone();
-        let recorded = recording(|| async move {
-            let options = SequenceOptions::builder("m").batch(10).max(60).build();
-            let seq = Sequence::in_memory(options).unwrap();
-            for _ in 0..25 {
-                seq.next().await.unwrap();
-            }
-            let cached = seq.stats().reserved - seq.stats().issued;
-            let (_, issued) = seq.issue_id::<i64>().await.unwrap();
-            seq.skip_ahead(&issued, 40).await.unwrap();
-            let failed = seq.reserve(100).await;
-            assert!(matches!(failed, Err(Error::Exhausted { .. })), "{failed:?}");
-            *kept.lock().unwrap() = Some((seq.stats(), cached));
-        });
-        let (stats, _) = stats.lock().unwrap().take().unwrap();
-        let all = labels("m", &[]);
-        let ok = labels("m", &["outcome=ok"]);
-        let exhausted = labels("m", &["outcome=exhausted"]);
-        assert_eq!(
-            counter(&recorded, "mongo_sequence_ids_issued_total", all.clone()),
-            stats.issued
-        );
-        assert_eq!(
-            counter(&recorded, "mongo_sequence_reservations_total", ok.clone()),
-            stats.reservations
-        );
-        assert_eq!(
-            counter(&recorded, "mongo_sequence_reservations_total", exhausted),
-            1
-        );
-        let sizes = histogram(&recorded, "mongo_sequence_ids_per_reservation", all.clone());
-        assert_eq!(sizes.len() as u64, stats.reservations);
-        assert_eq!(sizes.iter().sum::<f64>() as u64, stats.reserved);
-        let durations = histogram(
-            &recorded,
-            "mongo_sequence_reservation_duration_seconds",
-            all.clone(),
-        );
-        assert_eq!(
-            durations.len() as u64,
-            stats.reservations + 1,
-            "with the failure"
-        );
-        assert_eq!(
-            counter(&recorded, "mongo_sequence_waits_total", all.clone()),
-            stats.waits
-        );
-        let waits = histogram(
-            &recorded,
-            "mongo_sequence_wait_duration_seconds",
-            all.clone(),
-        );
-        assert_eq!(waits.len() as u64, stats.waits);
-        assert_eq!(
-            counter(&recorded, "mongo_sequence_skipped_ahead_total", all.clone()),
-            stats.skipped_ahead
-        );
-        assert_eq!(stats.skipped_ahead, 1);
-        assert_eq!(
-            counter(&recorded, "mongo_sequence_ids_abandoned_total", all.clone()),
-            stats.wasted
-        );
-        let held = stats.reserved - stats.issued - stats.wasted;
-        assert_eq!(
-            gauge(&recorded, "mongo_sequence_cached_ids", all.clone()) as u64,
-            held,
-            "{stats:?}"
-        );
-        for (name, labels) in recorded.keys() {
-            assert!(name.starts_with("mongo_sequence_"), "{name}");
-            let keys: Vec<&str> = labels
-                .iter()
-                .map(|l| l.split('=').next().unwrap())
-                .collect();
-            let allowed = if name == "mongo_sequence_reservations_total" {
-                vec!["outcome", "sequence", "strategy"]
-            } else {
-                vec!["sequence", "strategy"]
-            };
-            assert_eq!(keys, allowed, "{name}");
-        }
-    }
-
-    #[test]
-    fn released_values_leave_the_cache_gauge() {
-        let released = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-        let kept = released.clone();
-        let recorded = recording(|| async move {
-            let options = SequenceOptions::builder("r").batch(10).build();
-            let seq = Sequence::in_memory(options).unwrap();
-            for _ in 0..3 {
-                seq.next().await.unwrap();
-            }
-            seq.release().await.unwrap();
-            kept.store(seq.stats().released, std::sync::atomic::Ordering::Relaxed);
-        });
-        let released = released.load(std::sync::atomic::Ordering::Relaxed);
-        assert!(released >= 7, "{released}");
-        let all = labels("r", &[]);
-        assert_eq!(
-            gauge(&recorded, "mongo_sequence_cached_ids", all.clone()),
-            0.0
-        );
-        assert_eq!(
-            counter(&recorded, "mongo_sequence_ids_released_total", all),
-            released
-        );
-    }
-}

@@ -2,10 +2,10 @@
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use super::series::Series;
+use super::series::{Labels, Series};
 
 /// What a sequence did in this process since it was first used.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -39,26 +39,6 @@ pub struct Stats {
     pub skipped_ahead: u64,
     /// Gapless transactions (of one insert or a group) run again after a transient error.
     pub transaction_retries: u64,
-}
-
-/// What names a sequence in the records of this process: its name and strategy (the labels of
-/// its metrics, the `sequence` field of its events).
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Labels {
-    /// The sequence's name.
-    pub(crate) sequence: Arc<str>,
-    /// The name of its strategy (`counter`, `ranges`, `random`, ...).
-    pub(crate) strategy: &'static str,
-}
-
-impl Labels {
-    /// The labels of the sequence `sequence` of `strategy`.
-    pub(crate) fn new(sequence: &str, strategy: &'static str) -> Self {
-        Labels {
-            sequence: sequence.into(),
-            strategy,
-        }
-    }
 }
 
 #[derive(Debug, Default)]

@@ -1,35 +1,25 @@
-//! Gapless numbering: the counter update and the insert in one multi-document transaction.
+//! Gapless numbering: the counter update and the insert in one multi-document transaction
+//! (run as `transaction.rs` runs them).
 //!
 //! If the insert fails for any reason the transaction aborts and the number is not consumed, so
 //! the issued IDs are exactly `start, start + 1, …`. Transient transaction errors (write
 //! conflicts between callers racing for the counter, network errors, elections) retry the whole
-//! transaction with jittered backoff until the deadline; an unknown commit result retries the
-//! commit only, and past the deadline the documents are read back; errors that are the
-//! caller's (a duplicate on another unique index, validation) abort and are returned unchanged.
+//! transaction.
 
-use std::time::{Duration, Instant};
-
-use mongodb::bson::{doc, Bson, Document};
-use mongodb::options::{InsertManyOptions, InsertOneOptions, ReadConcern, WriteConcern};
-use mongodb::{ClientSession, Collection, Namespace};
+use mongo_sequence_rules::Unique;
+use mongodb::bson::Document;
+use mongodb::options::{InsertManyOptions, InsertOneOptions};
+use mongodb::{ClientSession, Collection};
 
 use super::doc::Doc;
 use super::insert::{document, fixed_document};
 use super::proxy;
 use super::scope;
 use super::skip_ahead;
-use mongo_sequence_rules::Unique;
-
-use crate::error::{
-    commit_unknown, statement_transient, transaction_transient, Access, Error, Result,
-};
-use crate::observability::GAPLESS;
+use super::transaction::{counter_failure, in_transactions, taken, Done, Failure, TransactionBody};
+use crate::error::{statement_transient, Access, Error, Result};
 use crate::sequence::{Issued, Sequence};
 use crate::store::BoxFuture;
-use crate::values::IdValue;
-
-/// Upper bound of the backoff between two attempts.
-const MAX_BACKOFF: Duration = Duration::from_millis(100);
 
 /// The documents of one gapless insert, with the options of their insert.
 pub(crate) enum Docs<'a, T> {
@@ -50,40 +40,6 @@ impl<T> Docs<'_, T> {
             Docs::One(doc, _) => doc,
             Docs::Many(docs, _) => &docs[i],
         }
-    }
-}
-
-/// Why one attempt failed.
-pub(crate) enum Failure {
-    /// Retry the whole transaction.
-    Transient(mongodb::error::Error),
-    /// A document met a stored document with the ID that `Issued` gave: move that counter up to
-    /// the highest stored value, then retry the whole transaction.
-    Taken(Issued, i64, Error),
-    /// Give up: the error goes to the caller.
-    Fatal(Error),
-    /// One document of a group failed on its own and its caller got the error: retry the
-    /// others at once.
-    Dropped,
-    /// The ID met a claim of another document: retry at once with a new one (the body bounds
-    /// how often).
-    Collided,
-}
-
-/// What one transaction body did, with its result.
-pub(crate) enum Done<R> {
-    /// Commit the transaction.
-    Commit(R),
-    /// Abort it (nothing it did is kept) and return.
-    Abort(R),
-}
-
-/// How a driver error of the transaction on `namespace` is handled.
-fn classify(e: mongodb::error::Error, namespace: &Namespace) -> Failure {
-    if transaction_transient(&e) {
-        Failure::Transient(e)
-    } else {
-        Failure::Fatal(Error::from_driver_on(e, namespace, Access::Insert))
     }
 }
 
@@ -108,21 +64,6 @@ pub(crate) async fn insert<T: Doc>(
         },
     )
     .await
-}
-
-/// The body of one transaction: what it does in `session`.
-pub(crate) trait TransactionBody<R> {
-    /// Runs the body once, in `session`'s transaction.
-    fn run<'s>(
-        &'s mut self,
-        session: &'s mut ClientSession,
-    ) -> BoxFuture<'s, std::result::Result<Done<R>, Failure>>;
-
-    /// The documents the last run inserted, as sent: a commit whose outcome stayed unknown
-    /// succeeded if they are stored (see [`stored_as_sent`]). `None`: not known.
-    fn sent(&self) -> Option<Vec<Document>> {
-        None
-    }
 }
 
 /// The body of a gapless insert.
@@ -153,126 +94,6 @@ impl<T: Doc> TransactionBody<Vec<T::Id>> for Inserts<'_, '_, T> {
         (0..self.docs.len())
             .map(|i| document(self.docs.get(i)).ok())
             .collect()
-    }
-}
-
-/// Runs `body` in a transaction of a session of its own, and commits what it says to:
-/// again after transient transaction errors (with jittered backoff) until the sequence's
-/// transaction timeout, and after a document met a stored ID once its counter moved up (a
-/// bounded number of times).
-pub(crate) async fn in_transactions<T: Doc, R>(
-    coll: &Collection<T>,
-    seq: &Sequence,
-    body: &mut impl TransactionBody<R>,
-) -> Result<R> {
-    let timeout = seq.options().transaction_timeout;
-    let namespace = coll.namespace();
-    let mapped = |e| Error::from_driver_on(e, &namespace, Access::Insert);
-    let mut session = coll.client().start_session().await.map_err(mapped)?;
-    let started = Instant::now();
-    let mut attempts = 0_u32;
-    let mut taken_rounds = 0;
-    loop {
-        attempts += 1;
-        session
-            .start_transaction()
-            .write_concern(WriteConcern::majority())
-            .await
-            .map_err(mapped)?;
-        let failure = match body.run(&mut session).await {
-            Ok(Done::Commit(result)) => {
-                match commit(&mut session, &namespace, started, timeout).await {
-                    Ok(()) => return Ok(result),
-                    Err(Failure::Fatal(e)) => {
-                        // The commit's outcome may still be unknown: read the documents back.
-                        let stored = match body.sent() {
-                            Some(sent) => stored_as_sent(coll, &sent).await,
-                            None => None,
-                        };
-                        return match stored {
-                            Some(true) => Ok(result),
-                            _ => Err(e),
-                        };
-                    }
-                    Err(e) => e,
-                }
-            }
-            Ok(Done::Abort(result)) => {
-                let _ = session.abort_transaction().await;
-                return Ok(result);
-            }
-            Err(e) => {
-                // Best effort: the server aborts an unfinished transaction on its own too.
-                let _ = session.abort_transaction().await;
-                e
-            }
-        };
-        match failure {
-            // A document of a group failed on its own: the others go on at once; a drawn ID
-            // met a claim: a new draw goes at once.
-            Failure::Dropped | Failure::Collided => {}
-            Failure::Fatal(e) => return Err(e),
-            Failure::Taken(issued, floor, e) => {
-                if taken_rounds == skip_ahead::ROUNDS {
-                    let id = T::Id::render(issued.value, &issued.slot.rendering)?;
-                    let hint = skip_ahead::AFTER_ROUNDS;
-                    return Err(skip_ahead::taken(coll, &id, &issued, e, hint));
-                }
-                taken_rounds += 1;
-                // Numbers go on from the highest stored ID, without a hole.
-                seq.raise(&issued, floor).await?;
-            }
-            Failure::Transient(e) if started.elapsed() >= timeout => {
-                return Err(Error::TransactionTimeout {
-                    counter: seq.key().to_string(),
-                    attempts,
-                    elapsed_ms: started.elapsed().as_millis() as u64,
-                    source: e,
-                })
-            }
-            Failure::Transient(e) => {
-                tracing::debug!(
-                    target: GAPLESS,
-                    sequence = %seq.options().name,
-                    counter = %seq.key(),
-                    attempt = attempts,
-                    error = %e,
-                    "Gapless transaction retried"
-                );
-                seq.record_transaction_retry();
-                tokio::time::sleep(backoff(attempts)).await;
-            }
-        }
-    }
-}
-
-/// The failure of a body whose document `doc` met a stored ID that `issued` gave: with the
-/// highest value stored for that counter (read outside the transaction, which the duplicate
-/// aborted).
-pub(crate) async fn taken<T: Doc>(
-    doc: &T,
-    coll: &Collection<T>,
-    seq: &Sequence,
-    issued: Issued,
-    e: Error,
-) -> Failure {
-    let floor = match scope::for_document(seq.clone(), doc) {
-        Ok(scoped) => skip_ahead::stored_floor(doc, coll, &scoped, &issued).await,
-        Err(e) => Err(e),
-    };
-    match floor {
-        Ok(floor) => Failure::Taken(issued, floor, e),
-        Err(e) => Failure::Fatal(e),
-    }
-}
-
-/// How a failed counter update in the transaction is handled.
-pub(crate) fn counter_failure(e: Error) -> Failure {
-    match e {
-        Error::Mongo(e) if statement_transient(&e) => Failure::Transient(e),
-        // A duplicate key from racing first upserts aborted the transaction: try again.
-        Error::DuplicateKey { source, .. } => Failure::Transient(source),
-        e => Failure::Fatal(e),
     }
 }
 
@@ -416,82 +237,5 @@ async fn claimed_inserts<T: Doc>(
                 e => Failure::Fatal(e),
             },
         ),
-    }
-}
-
-/// Commits, retrying the commit alone while its result is unknown.
-async fn commit(
-    session: &mut ClientSession,
-    namespace: &Namespace,
-    started: Instant,
-    timeout: Duration,
-) -> std::result::Result<(), Failure> {
-    loop {
-        match session.commit_transaction().await {
-            Ok(()) => return Ok(()),
-            Err(e) if commit_unknown(&e) && started.elapsed() < timeout => {
-                tracing::debug!(
-                    target: GAPLESS,
-                    collection = %namespace,
-                    error = %e,
-                    "Gapless commit retried"
-                );
-            }
-            Err(e) => return Err(classify(e, namespace)),
-        }
-    }
-}
-
-/// Whether the documents `sent` are stored as sent, read by `_id` with majority read concern:
-/// `Some(true)` if all are, `Some(false)` if none is (a document of another writer under one
-/// of their `_id`s is not one of them), `None` if that cannot be told (none sent, one without
-/// an `_id`, a failed read, some stored and some not).
-pub(crate) async fn stored_as_sent<T: Send + Sync>(
-    coll: &Collection<T>,
-    sent: &[Document],
-) -> Option<bool> {
-    let ids: Vec<&Bson> = sent.iter().map(|d| d.get("_id")).collect::<Option<_>>()?;
-    if ids.is_empty() {
-        return None;
-    }
-    let mut cursor = coll
-        .clone_with_type::<Document>()
-        .find(doc! { "_id": { "$in": ids } })
-        .read_concern(ReadConcern::majority())
-        .await
-        .ok()?;
-    let mut ours = 0;
-    while cursor.advance().await.ok()? {
-        let stored = cursor.deserialize_current().ok()?;
-        if sent.contains(&stored) {
-            ours += 1;
-        }
-    }
-    match ours {
-        0 => Some(false),
-        n if n == sent.len() => Some(true),
-        _ => None,
-    }
-}
-
-/// Full jitter: a random pause up to an exponentially growing bound.
-fn backoff(attempt: u32) -> Duration {
-    let bound = Duration::from_millis(2)
-        .saturating_mul(1 << attempt.min(10))
-        .min(MAX_BACKOFF);
-    // Any source of spread will do; without one, the full bound.
-    let share = getrandom::u32().map_or(1.0, |r| f64::from(r) / f64::from(u32::MAX));
-    bound.mul_f64(share)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn backoff_is_bounded() {
-        for attempt in 0..50 {
-            assert!(backoff(attempt) <= MAX_BACKOFF);
-        }
     }
 }

@@ -24,7 +24,8 @@ use mongodb::{ClientSession, Collection};
 use tokio::sync::oneshot;
 
 use super::doc::Doc;
-use super::gapless::{self, counter_failure, Docs, Done, Failure, TransactionBody};
+use super::gapless::{self, Docs};
+use super::transaction::{self, counter_failure, Done, Failure, TransactionBody};
 use super::{proxy, skip_ahead};
 use crate::engine::{self, GroupOf};
 use crate::error::{insert_many_failed_at, statement_transient, Access, Error, Result};
@@ -301,7 +302,7 @@ fn next_round<I>(waiting: &mut VecDeque<Member<I>>) -> Vec<Member<I>> {
 }
 
 impl<T: Doc> Round<T> {
-    /// Commits `members` in transactions (see [`gapless::in_transactions`]) until each has its
+    /// Commits `members` in transactions (see [`transaction::in_transactions`]) until each has its
     /// ID or its error.
     async fn commit_all(&self, mut members: Vec<Member<T::Id>>) {
         let mut body = Group {
@@ -309,7 +310,7 @@ impl<T: Doc> Round<T> {
             members: &mut members,
             sent: Vec::new(),
         };
-        match gapless::in_transactions(&self.coll, &self.seq, &mut body).await {
+        match transaction::in_transactions(&self.coll, &self.seq, &mut body).await {
             Ok(ids) => answer(members, ids),
             Err(e) => answer_all(members, &e),
         }

@@ -28,7 +28,9 @@ mod proxy;
 mod random;
 mod scope;
 mod skip_ahead;
+mod transaction;
 mod upsert;
+mod upsert_parts;
 
 use std::future::Future;
 

@@ -10,7 +10,7 @@
 //! the generated ones) draw again, the counters skip ahead past the highest claimed ID.
 //! Transient transaction errors retry the transaction, and a commit whose outcome stays
 //! unknown is settled by reading the document back, as gapless inserts do
-//! ([`gapless::in_transactions`]). Deleting a document leaves its claim: an ID is never given
+//! ([`transaction::in_transactions`]). Deleting a document leaves its claim: an ID is never given
 //! twice.
 
 use mongo_sequence_rules::{default_proxy, Strategy};
@@ -19,8 +19,8 @@ use mongodb::options::{InsertManyOptions, InsertOneOptions};
 use mongodb::{ClientSession, Collection};
 
 use super::doc::Doc;
-use super::gapless::{self, Done, Failure, TransactionBody};
-use super::upsert::{self, Upsert};
+use super::transaction::{self, Done, Failure, TransactionBody};
+use super::upsert_parts::{self, Upsert};
 use super::{generated, insert, scope, skip_ahead};
 use crate::engine::StoredIds;
 use crate::error::{
@@ -192,7 +192,7 @@ async fn claimed<T: Doc>(
         next: None,
         sent: None,
     };
-    gapless::in_transactions(coll, &seq, &mut body)
+    transaction::in_transactions(coll, &seq, &mut body)
         .await
         .map_err(named)
 }
@@ -324,7 +324,7 @@ impl<T: Doc> Claimed<'_, '_, T> {
         let document = match self.write {
             Write::Insert(_) => insert::fixed_document(&*self.doc),
             Write::Upsert(upsert) => {
-                upsert::stored_form(self.doc, &id).and_then(|stored| upsert.inserted(stored))
+                upsert_parts::stored_form(self.doc, &id).and_then(|stored| upsert.inserted(stored))
             }
         }
         .map_err(Failure::Fatal)?;
@@ -399,7 +399,7 @@ impl<T: Doc> Claimed<'_, '_, T> {
                 let (id, issued) = if T::CONFIG.gapless {
                     seq.issue_id_in::<T::Id>(session)
                         .await
-                        .map_err(gapless::counter_failure)?
+                        .map_err(transaction::counter_failure)?
                 } else {
                     seq.issue_id::<T::Id>().await.map_err(Failure::Fatal)?
                 };

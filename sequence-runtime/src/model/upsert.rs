@@ -9,147 +9,26 @@
 //! without one, two concurrent upserts can both insert.
 
 use mongo_sequence_rules::Unique;
-use mongodb::action::Action;
-use mongodb::bson::oid::ObjectId;
-use mongodb::bson::{doc, Bson, Document};
-use mongodb::options::{ReturnDocument, WriteConcern};
+use mongodb::bson::Document;
+use mongodb::options::WriteConcern;
 use mongodb::{ClientSession, Collection};
 
 use super::cached;
 use super::doc::Doc;
-use super::gapless::{self, Done, Failure, TransactionBody};
 use super::insert;
 use super::proxy;
 use super::scope;
 use super::skip_ahead;
-use crate::error::{collided_on_id, outcome_unknown, statement_transient, Access, Error, Result};
+use super::transaction::{self, Done, Failure, TransactionBody};
+use super::upsert_parts::{stored_form, Upsert};
+use crate::error::{collided_on_id, outcome_unknown, statement_transient, Error, Result};
 use crate::sequence::{Issued, Sequence};
 use crate::store::BoxFuture;
 use crate::values::{Generated, IdValue};
 
-/// The parts of an upsert of one document: the filter, the fields every write sets, and the
-/// fields only an insert sets (`_id`, when it is not the ID field).
-pub(crate) struct Upsert<'a, T: Send + Sync> {
-    pub(crate) coll: &'a Collection<T>,
-    pub(crate) docs: Collection<Document>,
-    pub(crate) filter: Document,
-    pub(crate) set: Document,
-    pub(crate) on_insert: Document,
-    /// The write concern of the update and the upsert (the collection's if `None`).
-    pub(crate) write_concern: Option<WriteConcern>,
-}
-
-impl<'a, T: Doc> Upsert<'a, T> {
-    /// The upsert of `doc` into `coll` where `filter` matches.
-    fn new(
-        doc: &T,
-        coll: &'a Collection<T>,
-        filter: Document,
-        write_concern: Option<WriteConcern>,
-    ) -> Result<Self> {
-        let mut set = insert::document(doc)?;
-        let mut on_insert = Document::new();
-        set.remove(T::CONFIG.id_field);
-        if let Some(id) = set.remove("_id") {
-            on_insert.insert("_id", id);
-        } else if T::CONFIG.unique == Unique::Proxy {
-            // A claim refers to the document's `_id`: it is fixed before the upsert.
-            on_insert.insert("_id", ObjectId::new());
-        }
-        Ok(Upsert {
-            coll,
-            docs: coll.clone_with_type(),
-            filter,
-            set,
-            on_insert,
-            write_concern,
-        })
-    }
-
-    /// The document an insert by this upsert stores with `stored` as its ID (its `_id` as
-    /// fixed, if it is).
-    pub(crate) fn inserted(&self, stored: Bson) -> Result<Document> {
-        let mut document = self.on_insert.clone();
-        document.extend(self.set.clone());
-        document.insert(T::CONFIG.id_field, stored);
-        Ok(document)
-    }
-
-    pub(crate) fn error(&self, e: mongodb::error::Error) -> Error {
-        Error::from_driver_on(e, self.coll.namespace(), Access::Insert)
-    }
-
-    /// The stored ID of the document the filter matches, after giving it this document's
-    /// fields; `None` if no document matches.
-    async fn update(&self, session: Option<&mut ClientSession>) -> Result<Option<Bson>> {
-        let field = T::CONFIG.id_field;
-        let projection = doc! { field: 1 };
-        let found = if self.set.is_empty() {
-            let action = self
-                .docs
-                .find_one(self.filter.clone())
-                .projection(projection);
-            match session {
-                Some(s) => action.session(s).await,
-                None => action.await,
-            }
-        } else {
-            let action = self
-                .docs
-                .find_one_and_update(self.filter.clone(), doc! { "$set": self.set.clone() })
-                .return_document(ReturnDocument::After)
-                .projection(projection)
-                .optional(self.write_concern.clone(), |a, wc| a.write_concern(wc));
-            match session {
-                Some(s) => action.session(s).await,
-                None => action.await,
-            }
-        };
-        Ok(found
-            .map_err(|e| self.error(e))?
-            .map(|mut d| d.remove(field).unwrap_or(Bson::Null)))
-    }
-
-    /// The upsert with `id` (as the document stores it) on insert; returns the stored ID.
-    pub(crate) async fn with_id(
-        &self,
-        id: Bson,
-        session: Option<&mut ClientSession>,
-    ) -> std::result::Result<Bson, mongodb::error::Error> {
-        let field = T::CONFIG.id_field;
-        let mut on_insert = self.on_insert.clone();
-        on_insert.insert(field, id);
-        let mut update = doc! { "$setOnInsert": on_insert };
-        if !self.set.is_empty() {
-            update.insert("$set", self.set.clone());
-        }
-        let action = self
-            .docs
-            .find_one_and_update(self.filter.clone(), update)
-            .upsert(true)
-            .return_document(ReturnDocument::After)
-            .projection(doc! { field: 1 })
-            .optional(self.write_concern.clone(), |a, wc| a.write_concern(wc));
-        let found = match session {
-            Some(s) => action.session(s).await?,
-            None => action.await?,
-        };
-        Ok(found
-            .and_then(|mut d| d.remove(field))
-            .unwrap_or(Bson::Null))
-    }
-}
-
 /// Whether the outcome of a failed write is unknown (see `outcome_unknown`).
 fn unknown(e: &Error) -> bool {
     matches!(e, Error::Mongo(e) if outcome_unknown(e))
-}
-
-/// How `doc` stores `id`: its ID field, serialized.
-pub(crate) fn stored_form<T: Doc>(doc: &mut T, id: &T::Id) -> Result<Bson> {
-    doc.put_id(id.clone());
-    let mut fields = insert::document(&*doc)?;
-    Ok(fields.remove(T::CONFIG.id_field).unwrap_or(Bson::Null))
 }
 
 /// A number for `doc`, and where it came from (for a counter, to skip ahead of stored IDs).
@@ -221,7 +100,7 @@ pub(crate) async fn upsert<T: Doc>(
             upsert: &upsert,
             seq: &seq,
         };
-        return gapless::in_transactions(coll, &seq, &mut body).await;
+        return transaction::in_transactions(coll, &seq, &mut body).await;
     }
     let (mut id, mut origin) = number(doc, coll, session.as_deref_mut()).await?;
     let mut redraws = 0;
@@ -321,7 +200,7 @@ impl<T: Doc> TransactionBody<T::Id> for GaplessUpsert<'_, '_, T> {
             let (id, issued) = scoped
                 .issue_id_in::<T::Id>(&mut *session)
                 .await
-                .map_err(gapless::counter_failure)?;
+                .map_err(transaction::counter_failure)?;
             let ours = stored_form(self.doc, &id).map_err(Failure::Fatal)?;
             match self.upsert.with_id(ours.clone(), Some(session)).await {
                 Ok(stored) if stored == ours => Ok(Done::Commit(id)),
@@ -337,7 +216,7 @@ impl<T: Doc> TransactionBody<T::Id> for GaplessUpsert<'_, '_, T> {
                     let e = self.upsert.error(e);
                     if skip_ahead::on_id_field::<T>(&e) {
                         let coll = self.upsert.coll;
-                        Err(gapless::taken(&*self.doc, coll, self.seq, issued, e).await)
+                        Err(transaction::taken(&*self.doc, coll, self.seq, issued, e).await)
                     } else {
                         Err(Failure::Fatal(e))
                     }

@@ -1,9 +1,12 @@
 //! The handle users hold, by concern: `mod.rs` builds it and holds its state, `issue.rs` takes
-//! values, `admin.rs` holds the operator's operations, `actions.rs` what they return.
+//! values, `admin.rs` holds the operator's operations, `actions.rs` what they return; `observed.rs`
+//! tests what the engine reports of them (events, metrics).
 
 mod actions;
 mod admin;
 mod issue;
+#[cfg(test)]
+mod observed;
 
 pub use actions::{
     CountPeriods, Current, Delete, PurgePeriods, Reserve, ReserveIds, Reset, SetNext, SyncCounters,
