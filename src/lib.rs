@@ -23,8 +23,9 @@ pub use mongo_sequence_derive::IdValue;
 #[doc = include_str!("derive.md")]
 pub use mongo_sequence_derive::SequentialId;
 pub use mongo_sequence_runtime::{
-    action, clock, error, id, jiff, observability, options, stats, store, sync, uuid_as_binary,
-    Batch, Error, IdValue, Result, Scope, Sequence, SequenceOptions, SequentialId, Strategy,
+    action, claims, clock, error, id, jiff, observability, options, stats, store, sync,
+    uuid_as_binary, Batch, Error, IdValue, Result, Scope, Sequence, SequenceOptions, SequentialId,
+    Strategy,
 };
 
 #[doc(hidden)]

@@ -1,15 +1,17 @@
 //! `mongo-sequence`: the operator's command line of mongo-sequence. It lists and shows the
 //! counters of a database with the room they have left, takes values from a counter, sets and
 //! deletes counters, moves counters past the IDs stored in a collection (after an import or a
-//! migration), and deletes the counters of old periods. Every write has `--dry-run`; `--json`
-//! prints for scripts, errors included (`{"error": …, "hint": …}` on stderr). Exit status: 0
-//! ok, 1 error, 2 bad usage.
+//! migration), deletes the counters of old periods, and checks and repairs the claims of a proxy
+//! collection (`unique = "proxy"`). Every write has `--dry-run`; `--json` prints for scripts,
+//! errors included (`{"error": …, "hint": …}` on stderr). Exit status: 0 ok, 1 error, 2 bad
+//! usage, 3 `check` found problems.
 
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use comfy_table::{presets, Table};
 use futures_util::TryStreamExt;
+use mongo_sequence_runtime::claims::{self, Claims, ClaimsReport, RepairReport};
 use mongo_sequence_runtime::jiff::civil::Date;
 use mongo_sequence_runtime::{
     id::Bounds, id::CounterKey, options::Layout, options::Stores, store::CounterStore,
@@ -26,7 +28,8 @@ use serde_json::{json, Value};
 #[command(
     name = "mongo-sequence",
     version,
-    about = "List, show, take, set, delete, sync and purge the counters of mongo-sequence"
+    about = "List, show, take, set, delete, sync and purge the counters of mongo-sequence, and \
+             check and repair the claims of a proxy collection"
 )]
 struct Cli {
     /// The MongoDB connection string.
@@ -117,6 +120,26 @@ enum Command {
     ///
     /// As `sync_counters` does: one counter per period, scope value or shard; never down.
     Sync(SyncArgs),
+    /// Checks the claims of a proxy collection (`unique = "proxy"`) against a collection.
+    ///
+    /// Lists the documents without a claim of their ID, the claims no document holds (their
+    /// document is gone, or holds another ID), and the IDs held by more than one document.
+    /// Writes nothing. Exit status 3 when it finds any of these.
+    Check(ClaimsArgs),
+    /// Claims the documents of a collection that have no claim in its proxy collection.
+    ///
+    /// Refuses (exit 1, listing them) when two documents hold one ID. With `--prune` it also
+    /// deletes the claims no document holds, whose IDs may then be given again.
+    Repair {
+        #[command(flatten)]
+        claims: ClaimsArgs,
+        /// Also deletes the claims whose document is gone (or holds another ID now).
+        #[arg(long)]
+        prune: bool,
+        /// Says what would be claimed and deleted, and writes nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Deletes the counters of a sequence's periods before the one DATE falls in.
     PurgeBefore {
         /// The database.
@@ -336,6 +359,44 @@ struct SyncArgs {
     dry_run: bool,
 }
 
+/// A collection and the proxy collection that holds the claims of its IDs.
+#[derive(Args)]
+struct ClaimsArgs {
+    /// The collection whose documents hold the IDs, as `DB.COLLECTION`.
+    target: String,
+    /// The field the documents store the ID in, as stored (`_id`, `number`).
+    #[arg(long)]
+    field: String,
+    /// A scope field, as stored, in the model's `scope` order (repeat for several): IDs are
+    /// unique per scope values.
+    #[arg(long = "scope", value_name = "FIELD")]
+    scope: Vec<String>,
+    /// The proxy collection, in the same database (default `<COLLECTION>.claims.<FIELD>`).
+    #[arg(long, value_name = "NAME")]
+    proxy: Option<String>,
+    /// The most items of each kind listed (all are counted).
+    #[arg(long, default_value_t = claims::DEFAULT_LIMIT)]
+    limit: usize,
+}
+
+impl ClaimsArgs {
+    fn claims(&self, client: &Client) -> Result<Claims, Failure> {
+        let Some((db, coll)) = self.target.split_once('.') else {
+            return Err(
+                Failure::usage(format!("`{}` is not `DB.COLLECTION`", self.target))
+                    .hint("name the collection with its database: `shop.orders`"),
+            );
+        };
+        let db = client.database(db);
+        let target = db.collection::<Document>(coll);
+        let claims = match &self.proxy {
+            Some(proxy) => Claims::new(&target, &self.field, &db.collection(proxy)),
+            None => Claims::with_default_proxy(&target, &self.field),
+        };
+        Ok(claims.scope(self.scope.iter().cloned()))
+    }
+}
+
 /// `field=value`, the value as JSON where it is JSON, else as text.
 fn scope_value(arg: &str) -> Result<(String, Bson), String> {
     let (field, value) = arg
@@ -362,6 +423,10 @@ struct Failure {
     usage: bool,
     message: String,
     hint: Option<String>,
+    /// What the error lists, as JSON (printed with `--json` as `details`).
+    details: Option<Box<Value>>,
+    /// The exit status, when it is not 1 or 2.
+    status: Option<u8>,
 }
 
 impl Failure {
@@ -371,6 +436,8 @@ impl Failure {
             usage: true,
             message: message.into(),
             hint: None,
+            details: None,
+            status: None,
         }
     }
 
@@ -380,6 +447,8 @@ impl Failure {
             usage: false,
             message: message.into(),
             hint: None,
+            details: None,
+            status: None,
         }
     }
 
@@ -406,8 +475,16 @@ impl Failure {
 
     /// Prints the failure on stderr (as JSON with `json`) and returns its exit status.
     fn report(self, json: bool) -> ExitCode {
+        if let Some(status) = self.status {
+            // The result was printed: only the status is left to give.
+            return ExitCode::from(status);
+        }
         if json {
-            eprintln!("{}", json!({ "error": self.message, "hint": self.hint }));
+            let mut error = json!({ "error": self.message, "hint": self.hint });
+            if let Some(details) = self.details {
+                error["details"] = *details;
+            }
+            eprintln!("{error}");
         } else {
             eprintln!("error: {}", self.message);
             if let Some(hint) = &self.hint {
@@ -432,6 +509,17 @@ impl From<Error> for Failure {
             Error::CounterMismatch { .. } => Some(
                 "give the --shards, --start, --max and --digits the sequence is configured with",
             ),
+            Error::SharedIds { .. } => Some(
+                "give each of these documents an ID of its own (`mongo-sequence check` lists \
+                 them), then repair again",
+            ),
+            _ => None,
+        };
+        let details = match &e {
+            Error::SharedIds { ids, count, .. } => {
+                let shared = serde_json::to_value(ids).ok();
+                Some(Box::new(json!({ "shared": shared, "shared_count": count })))
+            }
             _ => None,
         };
         let usage = matches!(
@@ -442,6 +530,8 @@ impl From<Error> for Failure {
             usage,
             message: e.to_string(),
             hint: hint.map(str::to_owned),
+            details,
+            status: None,
         }
     }
 }
@@ -518,6 +608,12 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             delete(&db, counters, &counter, change, &out).await
         }
         Command::Sync(args) => sync(&client, counters, &args, &out).await,
+        Command::Check(args) => check(&client, &args, &out).await,
+        Command::Repair {
+            claims,
+            prune,
+            dry_run,
+        } => repair(&client, &claims, prune, dry_run, &out).await,
         Command::PurgeBefore {
             db,
             name,
@@ -1178,4 +1274,174 @@ fn report_text(report: &SyncReport) -> String {
         report.counters.iter().filter(|c| c.moved()).count(),
         report.skipped
     )
+}
+
+/// The exit status of `check` when it finds problems.
+const PROBLEMS_FOUND: u8 = 3;
+
+async fn check(client: &Client, args: &ClaimsArgs, out: &Output) -> Result<(), Failure> {
+    let claims = args.claims(client)?;
+    let report = claims.check().limit(args.limit).await?;
+    let json = serde_json::to_value(&report).map_err(|e| Failure::error(e.to_string()))?;
+    out.print(json, || {
+        let mut text = problems_text(&report);
+        text.push_str(&summary(&report, args.limit));
+        text
+    });
+    if report.is_clean() {
+        Ok(())
+    } else {
+        Err(Failure {
+            status: Some(PROBLEMS_FOUND),
+            ..Failure::error("problems found")
+        })
+    }
+}
+
+async fn repair(
+    client: &Client,
+    args: &ClaimsArgs,
+    prune: bool,
+    dry_run: bool,
+    out: &Output,
+) -> Result<(), Failure> {
+    let claims = args.claims(client)?;
+    let report = claims
+        .repair()
+        .prune(prune)
+        .dry_run(dry_run)
+        .limit(args.limit)
+        .await?;
+    let json = serde_json::to_value(&report).map_err(|e| Failure::error(e.to_string()))?;
+    out.print(json, || repair_text(&report, args.limit));
+    Ok(())
+}
+
+/// A BSON value as the tables show it.
+fn cell(value: &Bson) -> String {
+    match value {
+        Bson::String(s) => s.clone(),
+        Bson::ObjectId(oid) => oid.to_hex(),
+        other => other.to_string(),
+    }
+}
+
+/// The tables of the problems `report` lists, each with its heading.
+fn problems_text(report: &ClaimsReport) -> String {
+    let mut text = String::new();
+    if report.unclaimed_count > 0 {
+        let rows = report
+            .unclaimed
+            .iter()
+            .map(|u| {
+                vec![
+                    cell(&u.id),
+                    cell(&u.doc),
+                    u.claimed_for.as_ref().map(cell).unwrap_or_default(),
+                ]
+            })
+            .collect();
+        text.push_str(&format!(
+            "documents without a claim ({}):\n{}\n",
+            report.unclaimed_count,
+            table(&["ID", "document", "the claim names"], rows)
+        ));
+    }
+    if report.orphan_count > 0 {
+        let rows = report
+            .orphans
+            .iter()
+            .map(|o| {
+                let holds = match &o.holds {
+                    None => "gone".to_owned(),
+                    Some(id) => format!("holds {}", cell(id)),
+                };
+                vec![cell(&o.id), cell(&o.doc), holds]
+            })
+            .collect();
+        text.push_str(&format!(
+            "claims without a document ({}):\n{}\n",
+            report.orphan_count,
+            table(&["ID", "document", "the document"], rows)
+        ));
+    }
+    if report.shared_count > 0 {
+        let rows = report
+            .shared
+            .iter()
+            .map(|s| {
+                let docs: Vec<String> = s.docs.iter().map(cell).collect();
+                vec![cell(&s.id), s.count.to_string(), docs.join(", ")]
+            })
+            .collect();
+        text.push_str(&format!(
+            "IDs held by more than one document ({}):\n{}\n",
+            report.shared_count,
+            table(&["ID", "documents", "their _id"], rows)
+        ));
+    }
+    text
+}
+
+/// One line: what `report` counted, and how many of each it lists.
+fn summary(report: &ClaimsReport, limit: usize) -> String {
+    let listed = if [
+        report.unclaimed_count,
+        report.orphan_count,
+        report.shared_count,
+    ]
+    .iter()
+    .any(|&n| n > limit as u64)
+    {
+        format!(" (at most {limit} of each listed: --limit lists more)")
+    } else {
+        String::new()
+    };
+    format!(
+        "`{}` against `{}`: {} document(s) without a claim, {} claim(s) without a document, {} \
+         ID(s) held by more than one document, {} document(s) without the ID field{listed}",
+        report.collection,
+        report.proxy,
+        report.unclaimed_count,
+        report.orphan_count,
+        report.shared_count,
+        report.without_id,
+    )
+}
+
+fn repair_text(report: &RepairReport, limit: usize) -> String {
+    let found = &report.found;
+    let (claim, prune) = if report.dry_run {
+        ("would claim", "would delete")
+    } else {
+        ("claimed", "deleted")
+    };
+    let mut text = problems_text(found);
+    text.push_str(&format!(
+        "{claim} {} document(s) in `{}`",
+        report.claimed, found.proxy
+    ));
+    if report.prune {
+        text.push_str(&format!(
+            "; {prune} {} claim(s) without a document",
+            report.pruned
+        ));
+    } else if found.orphan_count > 0 {
+        text.push_str(&format!(
+            "; {} claim(s) without a document left (--prune deletes them)",
+            found.orphan_count
+        ));
+    }
+    if report.raced > 0 {
+        text.push_str(&format!(
+            "; {} document(s) left unclaimed: another writer claimed their ID meanwhile (check again)",
+            report.raced
+        ));
+    }
+    if found.orphans.len() < found.orphan_count as usize
+        || found.unclaimed.len() < found.unclaimed_count as usize
+    {
+        text.push_str(&format!(" (at most {limit} of each listed)"));
+    }
+    text
 }

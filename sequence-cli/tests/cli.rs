@@ -6,7 +6,7 @@ use std::process::{Command, Output};
 use mongo_sequence_runtime::{
     clock::ManualClock, jiff, options::Layout, Scope, Sequence, SequenceOptions,
 };
-use mongodb::bson::{doc, Document};
+use mongodb::bson::{doc, oid::ObjectId, Bson, Document};
 use sequence_testkit::{unique_db_name, TestServer};
 use serde_json::Value;
 
@@ -310,6 +310,8 @@ fn bad_usage_exits_with_status_2_and_says_what_to_fix() {
         &["frobnicate"],
         &["show", "db", "x", "--scope", "no-equals-sign"],
         &["sync", "no-dot", "--name", "x"],
+        &["check", "no-dot", "--field", "number"],
+        &["repair", "db.coll"],
     ] {
         let out = cli(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
@@ -758,5 +760,182 @@ fn errors_are_json_with_json() {
     assert!(
         missing["hint"].as_str().unwrap().contains("list"),
         "{missing}"
+    );
+}
+
+/// A collection `stubs` of documents numbered 1..=3 in `number`, each with its claim in
+/// `proxy` (as `unique = "proxy"` writes them), in a database of its own.
+async fn claimed_stubs(name: &str, proxy: &str) -> (String, mongodb::Database) {
+    let db_name = unique_db_name(name);
+    let db = TestServer::shared_or_panic()
+        .client()
+        .await
+        .database(&db_name);
+    for number in 1..=3_i64 {
+        let oid = ObjectId::new();
+        db.collection::<Document>("stubs")
+            .insert_one(doc! { "_id": oid, "number": number })
+            .await
+            .unwrap();
+        db.collection::<Document>(proxy)
+            .insert_one(doc! { "_id": number, "doc": oid })
+            .await
+            .unwrap();
+    }
+    (db_name, db)
+}
+
+/// Every document of `coll`, in `_id` order.
+async fn all(coll: &mongodb::Collection<Document>) -> Vec<Document> {
+    use futures_util::TryStreamExt;
+    coll.find(doc! {})
+        .sort(doc! { "_id": 1 })
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap()
+}
+
+/// Runs it with `--json`, expects exit status `code`, and parses its JSON output.
+fn json_with_status(args: &[&str], code: i32) -> Value {
+    let out = cli(&[args, &["--json"]].concat());
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {}", stderr(&out));
+    serde_json::from_slice(&out.stdout).expect("the output is JSON")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_and_repair_find_and_fix_an_orphan_claim_and_an_unclaimed_document() {
+    let (db_name, db) = claimed_stubs("cli_claims", "stubs.claims.number").await;
+    let claims = db.collection::<Document>("stubs.claims.number");
+    let gone = ObjectId::new();
+    claims
+        .insert_one(doc! { "_id": 99_i64, "doc": gone })
+        .await
+        .unwrap();
+    let imported = ObjectId::new();
+    db.collection::<Document>("stubs")
+        .insert_one(doc! { "_id": imported, "number": 50_i64 })
+        .await
+        .unwrap();
+    let target = format!("{db_name}.stubs");
+    let args = ["--field", "number"];
+
+    let found = json_with_status(&[&["check", &target][..], &args].concat(), 3);
+    assert_eq!(
+        (
+            &found["unclaimed_count"],
+            &found["orphan_count"],
+            &found["shared_count"]
+        ),
+        (&1.into(), &1.into(), &0.into()),
+        "{found}"
+    );
+    assert_eq!(found["unclaimed"][0]["id"], 50, "{found}");
+    assert_eq!(found["unclaimed"][0]["doc"]["$oid"], imported.to_hex());
+    assert_eq!(found["orphans"][0]["id"], 99, "{found}");
+    assert_eq!(found["orphans"][0]["doc"]["$oid"], gone.to_hex());
+    assert_eq!(found["orphans"][0]["holds"], Value::Null);
+    assert_eq!(found["proxy"], format!("{db_name}.stubs.claims.number"));
+    let table = cli(&[&["check", &target][..], &args].concat());
+    assert_eq!(table.status.code(), Some(3), "{}", stderr(&table));
+    let text = stdout(&table);
+    for expected in [
+        "documents without a claim (1)",
+        "claims without a document (1)",
+        &imported.to_hex(),
+        "gone",
+    ] {
+        assert!(text.contains(expected), "{expected:?} in {text}");
+    }
+
+    // A dry run says what it would do, and writes nothing.
+    let before = all(&claims).await;
+    let dry = json(&[&["repair", &target, "--prune", "--dry-run"][..], &args].concat());
+    assert_eq!(
+        (&dry["claimed"], &dry["pruned"], &dry["dry_run"]),
+        (&1.into(), &1.into(), &true.into()),
+        "{dry}"
+    );
+    assert_eq!(all(&claims).await, before, "a dry run wrote");
+
+    let repaired = json(&[&["repair", &target, "--prune"][..], &args].concat());
+    assert_eq!(
+        (
+            &repaired["claimed"],
+            &repaired["pruned"],
+            &repaired["dry_run"]
+        ),
+        (&1.into(), &1.into(), &false.into()),
+        "{repaired}"
+    );
+    let clean = json(&[&["check", &target][..], &args].concat());
+    assert_eq!(
+        (&clean["unclaimed_count"], &clean["orphan_count"]),
+        (&0.into(), &0.into()),
+        "{clean}"
+    );
+    let keys: Vec<(i64, Bson)> = all(&claims)
+        .await
+        .into_iter()
+        .map(|c| (c.get_i64("_id").unwrap(), c.get("doc").cloned().unwrap()))
+        .collect();
+    assert_eq!(keys.len(), 4, "{keys:?}");
+    assert_eq!(keys[3], (50, Bson::ObjectId(imported)));
+    assert!(keys.iter().all(|(id, _)| *id != 99), "{keys:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repair_refuses_two_documents_holding_one_id_and_lists_them() {
+    // Claims under another name, to be named with --proxy.
+    let (db_name, db) = claimed_stubs("cli_claims_shared", "proof").await;
+    let proof = db.collection::<Document>("proof");
+    let stubs = db.collection::<Document>("stubs");
+    let twin = ObjectId::new();
+    stubs
+        .insert_one(doc! { "_id": twin, "number": 2_i64 })
+        .await
+        .unwrap();
+    stubs
+        .insert_one(doc! { "_id": ObjectId::new(), "number": 8_i64 })
+        .await
+        .unwrap();
+    let holder = stubs
+        .find_one(doc! { "number": 2_i64, "_id": { "$ne": twin } })
+        .await
+        .unwrap()
+        .unwrap()
+        .get_object_id("_id")
+        .unwrap();
+    let target = format!("{db_name}.stubs");
+    let args = ["--field", "number", "--proxy", "proof"];
+
+    let found = json_with_status(&[&["check", &target][..], &args].concat(), 3);
+    assert_eq!(found["shared_count"], 1, "{found}");
+    assert_eq!(found["shared"][0]["id"], 2, "{found}");
+    assert_eq!(found["shared"][0]["count"], 2, "{found}");
+
+    let before = all(&proof).await;
+    for prune in [&[][..], &["--prune"]] {
+        let error = json_error(&[&["repair", &target][..], &args, prune].concat(), 1);
+        let message = error["error"].as_str().unwrap();
+        for oid in [twin, holder] {
+            assert!(message.contains(&oid.to_hex()), "{oid} in {message}");
+        }
+        assert!(
+            error["hint"].as_str().unwrap().contains("ID of its own"),
+            "{error}"
+        );
+        let docs = error["details"]["shared"][0]["docs"].as_array().unwrap();
+        assert_eq!(docs.len(), 2, "{error}");
+    }
+    assert_eq!(all(&proof).await, before, "a refused repair wrote");
+    // As text, the same refusal.
+    let out = cli(&[&["repair", &target][..], &args].concat());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("more than one document"),
+        "{}",
+        stderr(&out)
     );
 }

@@ -15,6 +15,7 @@
 //! | [`clock`] | the clock that chooses the period of dated IDs, and a manual one for tests |
 //! | [`stats`] | what a sequence did in this process |
 //! | [`sync`] | the report of moving counters up to the IDs already stored |
+//! | [`claims`] | checking and repairing the claims of a proxy collection (`unique = "proxy"`) |
 //! | [`observability`] | the `tracing` spans and events this crate emits, with their fields |
 //! | [`error`] | [`Error`], and the duplicate-key test for the driver's errors |
 //!
@@ -33,6 +34,7 @@
 //! [`Sequence`], and the model layer (the trait the derive implements and the insert paths).
 //! `ARCHITECTURE.md` in the repository tells the whole story.
 
+pub mod claims;
 mod engine;
 pub mod error;
 mod model;

@@ -11,6 +11,7 @@ mod reliability_support;
 mod adoption;
 mod allocator;
 mod allocator_load;
+mod claims;
 mod deployments;
 mod formats;
 mod foundation;

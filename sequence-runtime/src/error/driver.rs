@@ -50,6 +50,10 @@ pub(crate) enum Access {
     Confirm,
     /// Finding the IDs already stored in a target collection (skipping ahead, syncing).
     Find,
+    /// Reading a target collection and its proxy collection to check the claims.
+    CheckClaims,
+    /// Writing and deleting claims in a proxy collection (`repair`).
+    RepairClaims,
 }
 
 impl Access {
@@ -69,6 +73,10 @@ impl Access {
                 "the `find` action on it to confirm an insert whose outcome was unknown"
             }
             Access::Find => "the `find` action on it to find the IDs already stored",
+            Access::CheckClaims => "the `find` action on it to check the claims of IDs",
+            Access::RepairClaims => {
+                "the `insert`, `update` and `remove` actions on it to repair the claims of IDs"
+            }
         }
     }
 }

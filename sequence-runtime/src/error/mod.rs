@@ -24,6 +24,7 @@ pub use driver::{is_duplicate_key, DUPLICATE_KEY_CODES};
 
 use mongo_sequence_rules::names::{self, NameError};
 use mongo_sequence_rules::{At, Key, Problem, Violation};
+use mongodb::bson::Bson;
 
 /// Result alias used throughout the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -336,9 +337,73 @@ pub enum Error {
         max: i64,
     },
 
+    /// Two or more documents of a collection hold one ID (with a scope: one ID in one scope), so
+    /// claims cannot be repaired: a claim names one document. Nothing was written. Found by
+    /// `claims::Claims::repair`.
+    #[error(
+        "{count} ID(s) of `{namespace}` are held by more than one document, so no claim was \
+         written: {listed}; give each of these documents an ID of its own, then repair again",
+        listed = SharedId::list(.ids, *.count)
+    )]
+    #[non_exhaustive]
+    SharedIds {
+        /// The target collection, as `database.collection`.
+        namespace: String,
+        /// The IDs held twice, at most as many as the report's limit lists.
+        ids: Vec<SharedId>,
+        /// How many IDs are held by more than one document.
+        count: u64,
+    },
+
     /// Any other error from the MongoDB driver (see [`Error::from_driver`]).
     #[error(transparent)]
     Mongo(mongodb::error::Error),
+}
+
+/// An ID that two or more documents of a collection hold (with a scope: in one scope), as a
+/// check of claims finds it and [`Error::SharedIds`] lists it.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[non_exhaustive]
+pub struct SharedId {
+    /// The ID as a claim's `_id` holds it: the ID, or the scope values and the ID
+    /// (`{ <scope field>: value, …, id: <ID> }`).
+    pub id: Bson,
+    /// The `_id`s of the documents that hold it (at most [`SharedId::LISTED`] of them).
+    pub docs: Vec<Bson>,
+    /// How many documents hold it.
+    pub count: u64,
+}
+
+impl SharedId {
+    /// The most document `_id`s listed per ID.
+    pub const LISTED: usize = 10;
+
+    /// `id` held by the documents `docs` (of `count`).
+    pub fn new(id: Bson, docs: Vec<Bson>, count: u64) -> Self {
+        SharedId { id, docs, count }
+    }
+
+    /// The IDs as one line: `7 (by 1, 2), 9 (by 3, 4 and 1 more)`, and how many more IDs.
+    fn list(ids: &[SharedId], count: u64) -> String {
+        let mut parts: Vec<String> = ids
+            .iter()
+            .map(|s| {
+                let docs: Vec<String> = s.docs.iter().map(Bson::to_string).collect();
+                let more = s.count.saturating_sub(s.docs.len() as u64);
+                let more = if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                };
+                format!("{} (by {}{more})", s.id, docs.join(", "))
+            })
+            .collect();
+        let more = count.saturating_sub(ids.len() as u64);
+        if more > 0 {
+            parts.push(format!("and {more} more ID(s)"));
+        }
+        parts.join(", ")
+    }
 }
 
 impl From<NameError> for Error {
@@ -549,6 +614,19 @@ mod tests {
                     max: 99,
                 },
                 &["`app.orders`", "raise `max`"],
+            ),
+            (
+                Error::SharedIds {
+                    namespace: "app.orders".into(),
+                    ids: vec![SharedId::new(Bson::Int64(7), vec![1.into(), 2.into()], 3)],
+                    count: 2,
+                },
+                &[
+                    "`app.orders`",
+                    "7 (by 1, 2 and 1 more)",
+                    "and 1 more ID(s)",
+                    "an ID of its own",
+                ],
             ),
             (Error::from_driver(driver_error()), &["boom"]),
         ];
