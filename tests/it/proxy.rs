@@ -401,3 +401,92 @@ async fn gapless_numbers_are_claimed_in_their_transaction_and_skip_claimed_ones(
     );
     claims_match(&coll.clone_with_type(), &claims).await;
 }
+
+/// Numbers per shop in a field that is not `_id`, their uniqueness held by a proxy collection.
+#[derive(Clone, Debug, Serialize, Deserialize, SequentialId)]
+#[seq(name = "slip", scope = "shop", unique = "proxy", proxy = "slip_claims")]
+struct Slip {
+    #[serde(rename = "_id", skip_serializing_if = "Option::is_none")]
+    oid: Option<ObjectId>,
+    #[seq(id)]
+    number: Option<i64>,
+    shop: String,
+}
+
+#[tokio::test]
+async fn scoped_claims_hold_the_scope_and_are_indexed_for_the_highest() {
+    let db = common::database("proxy_scoped").await;
+    let coll = db.collection::<Slip>("slips");
+    let claims = db.collection::<Document>("slip_claims");
+    // Shop a's slips 1 to 5 were claimed before.
+    claims
+        .insert_many(
+            (1..=5_i64).map(|n| doc! { "_id": { "shop": "a", "id": n }, "doc": ObjectId::new() }),
+        )
+        .await
+        .unwrap();
+    let slip = |shop: &str| Slip {
+        oid: None,
+        number: None,
+        shop: shop.into(),
+    };
+    assert_eq!(
+        slip("a").insert_with_id(&coll).await.unwrap(),
+        6,
+        "past shop a's claims"
+    );
+    assert_eq!(
+        slip("b").insert_with_id(&coll).await.unwrap(),
+        1,
+        "shop b has none"
+    );
+    assert_eq!(slip("b").insert_with_id(&coll).await.unwrap(), 2);
+    let stored = common::all(&coll.clone_with_type::<Document>()).await;
+    for d in &stored {
+        let key = doc! { "shop": d.get_str("shop").unwrap(), "id": d.get_i64("number").unwrap() };
+        let claim = claims.find_one(doc! { "_id": key.clone() }).await.unwrap();
+        assert_eq!(
+            claim.and_then(|c| c.get("doc").cloned()).as_ref(),
+            d.get("_id"),
+            "the claim of {key}"
+        );
+    }
+    let mut indexes = claims.list_index_names().await.unwrap();
+    indexes.sort();
+    assert_eq!(indexes, ["_id.shop_1__id.id_1", "_id_"]);
+}
+
+#[tokio::test]
+async fn a_server_without_transactions_is_refused_naming_the_option() {
+    let server = tokio::task::spawn_blocking(|| {
+        sequence_testkit::TestServer::start(sequence_testkit::ServerOptions::default().standalone())
+    })
+    .await
+    .unwrap()
+    .expect("a standalone mongod starts");
+    let client = server.client().await;
+    let db = client.database("proxy_standalone");
+    let coll = db.collection::<Ticket>("tickets");
+    let mut ticket = Ticket {
+        oid: None,
+        number: None,
+    };
+    match ticket.insert_with_id(&coll).await {
+        Err(e @ Error::TransactionsUnsupported { .. }) => {
+            let message = e.to_string();
+            assert!(
+                message.starts_with("`unique = \"proxy\"` needs transactions"),
+                "{message}"
+            );
+        }
+        other => panic!("expected TransactionsUnsupported, got {other:?}"),
+    }
+    for name in ["tickets", "tickets.claims.number"] {
+        let count = db
+            .collection::<Document>(name)
+            .count_documents(doc! {})
+            .await
+            .unwrap();
+        assert_eq!(count, 0, "nothing written to {name}");
+    }
+}

@@ -146,16 +146,28 @@ impl StoredIds<'_> {
             .and_then(bson_integer))
     }
 
-    /// The ID field of the first document of `filter` in descending order of the ID field.
+    /// The ID field of the first document of `filter` in descending order of the ID field
+    /// (a dotted path, such as `_id.id`, is followed into the document).
     async fn top(&self, filter: Document) -> Result<Option<Bson>> {
+        let mut projection = doc! { self.field: 1 };
+        if self.field != "_id" && !self.field.starts_with("_id.") {
+            projection.insert("_id", 0);
+        }
         let found = self
             .coll
             .find_one(filter)
             .sort(doc! { self.field: -1 })
-            .projection(doc! { "_id": 0, self.field: 1 })
+            .projection(projection)
             .await
             .map_err(|e| self.error(e))?;
-        Ok(found.and_then(|mut d| d.remove(self.field)))
+        Ok(found.and_then(|d| {
+            let mut parts = self.field.split('.');
+            let first = d.get(parts.next()?)?.clone();
+            parts.try_fold(first, |value, part| match value {
+                Bson::Document(mut inner) => inner.remove(part),
+                _ => None,
+            })
+        }))
     }
 
     fn error(&self, e: mongodb::error::Error) -> Error {

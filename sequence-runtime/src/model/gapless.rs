@@ -53,6 +53,9 @@ pub(crate) async fn insert<T: Doc>(
     if docs.len() == 0 {
         return Ok(Vec::new());
     }
+    if T::CONFIG.unique == Unique::Proxy {
+        proxy::ensure_index(coll).await?;
+    }
     in_transactions(
         coll,
         seq,

@@ -136,6 +136,10 @@ pub(crate) async fn insert_one<T: Doc>(
     seq: &Sequence,
     options: Option<&InsertOneOptions>,
 ) -> Result<T::Id> {
+    if T::CONFIG.unique == Unique::Proxy {
+        // Before any transaction of the group.
+        proxy::ensure_index(coll).await?;
+    }
     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
         return single(doc, coll, seq, options).await;
     };

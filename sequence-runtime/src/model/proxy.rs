@@ -13,10 +13,14 @@
 //! ([`transaction::in_transactions`]). Deleting a document leaves its claim: an ID is never given
 //! twice.
 
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+
 use mongo_sequence_rules::{default_proxy, Strategy};
 use mongodb::bson::{doc, Bson, Document};
 use mongodb::options::{InsertManyOptions, InsertOneOptions};
-use mongodb::{ClientSession, Collection};
+use mongodb::{ClientSession, Collection, IndexModel};
+use tokio::sync::OnceCell;
 
 use super::doc::Doc;
 use super::transaction::{self, Done, Failure, TransactionBody};
@@ -29,7 +33,7 @@ use crate::error::{
 };
 use crate::observability::PROXY;
 use crate::sequence::{Issued, Sequence};
-use crate::store::BoxFuture;
+use crate::store::{BoxFuture, Deployment};
 use crate::values::IdValue;
 
 /// What needs transactions here, as [`Error::TransactionsUnsupported`] names it.
@@ -174,12 +178,47 @@ pub(crate) async fn upsert_one<T: Doc>(
     claimed(doc, coll, Write::Upsert(upsert)).await
 }
 
+/// With a scope, makes sure the claims are indexed on their scope values and ID (`{
+/// "_id.<scope field>": 1, …, "_id.id": 1 }`), so that the highest ID claimed in a scope is one
+/// index-backed query. Done once per proxy collection per process, outside any transaction.
+pub(crate) async fn ensure_index<T: Doc>(coll: &Collection<T>) -> Result<()> {
+    if T::CONFIG.scope.is_empty() {
+        return Ok(());
+    }
+    static DONE: LazyLock<Mutex<HashMap<String, Arc<OnceCell<()>>>>> =
+        LazyLock::new(Default::default);
+    let proxy = collection(coll);
+    let identity = format!("{}\0{}", Deployment::of_collection(coll), proxy.namespace());
+    let cell = DONE
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .entry(identity)
+        .or_default()
+        .clone();
+    cell.get_or_try_init(|| async {
+        let (field, scope) = claim_fields::<T>();
+        let mut keys = Document::new();
+        for f in scope {
+            keys.insert(f, 1);
+        }
+        keys.insert(field, 1);
+        proxy
+            .create_index(IndexModel::builder().keys(keys).build())
+            .await
+            .map(drop)
+            .map_err(|e| Error::from_driver_on(e, proxy.namespace(), Access::Index))
+    })
+    .await?;
+    Ok(())
+}
+
 /// Runs a claimed write of `doc` in transactions of a session of its own.
 async fn claimed<T: Doc>(
     doc: &mut T,
     coll: &Collection<T>,
     write: Write<'_, '_, T>,
 ) -> Result<T::Id> {
+    ensure_index(coll).await?;
     let seq = T::sequence_of(coll);
     let mut body = Claimed {
         doc,
@@ -205,6 +244,7 @@ pub(crate) async fn claim_upsert_in<T: Doc>(
     stored: Bson,
     session: &mut ClientSession,
 ) -> Result<Document> {
+    ensure_index(coll).await?;
     let claim = claim::<T>(&upsert.inserted(stored)?)?;
     let proxy = collection(coll);
     match proxy.insert_one(&claim).session(session).await {
@@ -242,6 +282,7 @@ pub(crate) async fn claim_in<T: Doc>(
     coll: &Collection<T>,
     session: &mut ClientSession,
 ) -> Result<Document> {
+    ensure_index(coll).await?;
     let document = insert::fixed_document(doc)?;
     let claim = claim::<T>(&document)?;
     let proxy = collection(coll);
