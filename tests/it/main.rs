@@ -24,5 +24,6 @@ mod reliability_faults;
 mod reliability_processes;
 mod reliability_security;
 mod scoped;
+mod snapshot;
 mod strategies;
 mod upsert;

@@ -23,6 +23,7 @@ use super::coalesce::Coalescer;
 use super::origin::Origin;
 use super::ranges::Shards;
 use super::series::Timer;
+use super::snapshot::CacheSnapshot;
 use super::stats::{Labels, Stats, StatsCell};
 use super::telemetry::Mode;
 use crate::error::{Error, Result};
@@ -105,6 +106,8 @@ struct State {
     /// IDs handed out from the cached ranges: counted under the lock the call holds anyway, so
     /// that a cached ID costs no write to the shared statistics.
     issued: u64,
+    /// The batch of the last refill (`None` until the cache first refills).
+    batch: Option<Batch>,
 }
 
 #[cfg(feature = "metrics")]
@@ -335,19 +338,35 @@ impl ProcessState {
         stats
     }
 
+    /// What the sequence did in this process, and the state of its cache now: one reading,
+    /// under the lock.
+    pub(crate) fn report(&self) -> (Stats, CacheSnapshot) {
+        let st = self.lock();
+        let mut stats = self.stats.snapshot();
+        stats.issued += st.issued;
+        let values_left = st.current.map_or(0, |r| r.len());
+        let cache = CacheSnapshot {
+            counter: st.slot.as_ref().map(|s| s.key.to_string()),
+            current: st.current,
+            values_left,
+            next: st.standby,
+            refilling: st.refill.is_some(),
+            cached: values_left.saturating_add(st.standby.map_or(0, |r| r.len())),
+            batch: st.batch.map(|batch| refill_size(&st, batch)),
+        };
+        (stats, cache)
+    }
+
     fn begin_refill(&self, st: &mut State, batch: Batch) -> Refill {
         st.last_ticket += 1;
         st.refill = Some(st.last_ticket);
-        let size = match batch {
-            Batch::Fixed(n) if n >= Batch::AHEAD_FROM => n.saturating_mul(st.ahead.max(1)),
-            Batch::Fixed(n) => n,
-            Batch::Adaptive(a) => {
-                if st.adaptive_size == 0 {
-                    st.adaptive_size = a.min;
-                }
-                st.adaptive_size
+        if let Batch::Adaptive(a) = batch {
+            if st.adaptive_size == 0 {
+                st.adaptive_size = a.min;
             }
-        };
+        }
+        st.batch = Some(batch);
+        let size = refill_size(st, batch);
         Refill {
             ticket: st.last_ticket,
             epoch: st.epoch,
@@ -464,6 +483,16 @@ impl ProcessState {
             };
             refilled.await;
         }
+    }
+}
+
+/// How many values the next refill of a cache of `batch` reserves: the batch, several of them
+/// for a busy cache of a large batch, or the adaptive size reached.
+fn refill_size(st: &State, batch: Batch) -> u64 {
+    match batch {
+        Batch::Fixed(n) if n >= Batch::AHEAD_FROM => n.saturating_mul(st.ahead.max(1)),
+        Batch::Fixed(n) => n,
+        Batch::Adaptive(a) => st.adaptive_size.max(a.min),
     }
 }
 
