@@ -21,6 +21,17 @@
 //!
 //! Throughput is in documents inserted (or IDs allocated, for `next_id`) per second; latencies
 //! are per call (for the `insert_many` scenarios, per call of 1000 documents).
+//!
+//! Built with `--features metrics`, the run also has the rows `insert_with_id_metrics` (batch
+//! 25) and `next_id_metrics` (batch 1000): the same scenarios as `insert_with_id` and `next_id`
+//! at those batches, with the sequence's series registered with a Prometheus recorder
+//! (`metrics-exporter-prometheus`), while the other rows record into no recorder. Side by side
+//! in one run, they show what the metrics cost with a recorder installed and without:
+//!
+//! ```sh
+//! cargo run --release --example bench --features metrics -- --rounds 3 \
+//!     --only insert_with_id --only insert_with_id_metrics --only next_id --only next_id_metrics
+//! ```
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -321,6 +332,24 @@ const SCENARIOS: &[Scenario] = &[
         run: next_id::<B1000>,
         min_tasks: 1,
     },
+    #[cfg(feature = "metrics")]
+    Scenario {
+        name: "insert_with_id_metrics",
+        batch: BatchSize::Fixed(25),
+        work: Work::Docs,
+        baseline: Some("plain_insert_one"),
+        run: insert_with_id_metrics::<B25>,
+        min_tasks: 1,
+    },
+    #[cfg(feature = "metrics")]
+    Scenario {
+        name: "next_id_metrics",
+        batch: BatchSize::Fixed(1000),
+        work: Work::Ids(1000),
+        baseline: None,
+        run: next_id_metrics::<B1000>,
+        min_tasks: 1,
+    },
     Scenario {
         name: "next_id_auto",
         batch: BatchSize::Adaptive,
@@ -578,6 +607,35 @@ fn next_id<M: SequentialId + Sample>(run: Run) -> BoxFuture<Result<Measured>> {
     with_waits(coll, measured)
 }
 
+/// `insert_with_id`, with the series of the sequence registered with a recorder.
+#[cfg(feature = "metrics")]
+fn insert_with_id_metrics<M: SequentialId + Sample>(run: Run) -> BoxFuture<Result<Measured>> {
+    recorded::<M>(&run);
+    insert_with_id::<M>(run)
+}
+
+/// `next_id`, with the series of the sequence registered with a recorder.
+#[cfg(feature = "metrics")]
+fn next_id_metrics<M: SequentialId + Sample>(run: Run) -> BoxFuture<Result<Measured>> {
+    recorded::<M>(&run);
+    next_id::<M>(run)
+}
+
+/// Registers the series of `M`'s sequence in the run's (fresh) database with the bench's
+/// Prometheus recorder: a sequence registers them, on its first use in the process, with the
+/// recorder of that moment, here one set for this thread only. What the run records goes to
+/// that recorder, from any thread; the other scenarios' sequences record into none.
+#[cfg(feature = "metrics")]
+fn recorded<M: SequentialId>(run: &Run) {
+    static RECORDER: std::sync::OnceLock<metrics_exporter_prometheus::PrometheusRecorder> =
+        std::sync::OnceLock::new();
+    let recorder = RECORDER
+        .get_or_init(|| metrics_exporter_prometheus::PrometheusBuilder::new().build_recorder());
+    metrics::with_local_recorder(recorder, || {
+        M::sequence(&run.db.collection::<M>(COLL));
+    });
+}
+
 /// `measured`, with the waits of `M`'s sequence in `coll`'s database (a fresh one per run).
 fn with_waits<M: SequentialId>(
     coll: mongodb::Collection<M>,
@@ -658,7 +716,8 @@ usage: bench [--quick] [--rounds N] [--docs N] [--json] [--chart PATH] [--only S
                  runs insert N/5, next_id runs allocate N x min(batch, 200) IDs
   --json         print one JSON object on stdout (everything else goes to stderr)
   --chart PATH   write an SVG chart of IDs/s against batch size to PATH
-  --only NAME    run only the scenario NAME (repeatable), e.g. --only next_id";
+  --only NAME    run only the scenario NAME (repeatable), e.g. --only next_id; built with
+                 --features metrics, also insert_with_id_metrics and next_id_metrics";
 
 fn parse_args() -> Result<Options, lexopt::Error> {
     use lexopt::prelude::*;

@@ -13,7 +13,7 @@
 //! | [`id`] | the ID types ([`IdValue`]), scopes, ranges and bounds of counter values |
 //! | [`store`] | where counters live: [`CounterStore`](store::CounterStore), [`MongoStore`](store::MongoStore), [`MemoryStore`](store::MemoryStore) |
 //! | [`clock`] | the clock that chooses the period of dated IDs, and a manual one for tests |
-//! | [`stats`] | what a sequence did in this process |
+//! | [`stats`] | what a sequence did in this process, and the snapshot of every sequence of the process |
 //! | [`sync`] | the report of moving counters up to the IDs already stored |
 //! | [`claims`] | checking and repairing the claims of a proxy collection (`unique = "proxy"`) |
 //! | [`observability`] | the `tracing` spans and events this crate emits, with their fields |
@@ -107,7 +107,9 @@ pub mod clock {
     pub use crate::values::{Clock, ManualClock, SystemClock};
 }
 
-/// What a sequence did in this process: [`Stats`](stats::Stats), from [`Sequence::stats`].
+/// What a sequence did in this process: [`Stats`](stats::Stats), from [`Sequence::stats`]; and
+/// every sequence of the process at once, with the state of its cache:
+/// [`snapshot`](stats::snapshot). Both serialize with `serde`, for an endpoint of a service.
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
@@ -120,7 +122,7 @@ pub mod clock {
 /// # Ok::<(), mongo_sequence_runtime::Error>(()) }).unwrap();
 /// ```
 pub mod stats {
-    pub use crate::engine::Stats;
+    pub use crate::engine::{snapshot, CacheSnapshot, SequenceSnapshot, Snapshot, Stats};
 }
 
 /// What [`Sequence::sync_counters`] and a model's `sync_counters` found and did: a

@@ -25,5 +25,6 @@ mod reliability_faults;
 mod reliability_processes;
 mod reliability_security;
 mod scoped;
+mod snapshot;
 mod strategies;
 mod upsert;

@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
+use serde::Serialize;
 use tokio::sync::Notify;
 
 use super::coalesce::Coalescer;
@@ -43,6 +44,31 @@ pub(crate) struct Request<'a> {
     pub(crate) prefetch_at: f64,
     /// For a ranges sequence: its shards, which ranges then come from instead of `key`.
     pub(crate) shards: Option<&'a Arc<Shards>>,
+}
+
+/// The cache of reserved values of a sequence: what a caller gets its next ID from without a
+/// round trip. Only a sequence with a batch above 1 (and no scope) fills one; the others show
+/// an empty cache with `batch: None`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct CacheSnapshot {
+    /// The counter the cached ranges belong to (for a sequence with periods, the current
+    /// period's): `None` before the first ID.
+    pub counter: Option<String>,
+    /// What is left of the range in use.
+    pub current: Option<IdRange>,
+    /// How many values are left in the range in use.
+    pub values_left: u64,
+    /// The next range, already reserved (prefetched) and ready.
+    pub next: Option<IdRange>,
+    /// Whether a reservation of a range for the cache is in flight now.
+    pub refilling: bool,
+    /// How many values the cache holds: `values_left` and the next range's.
+    pub cached: u64,
+    /// How many values the next refill reserves now: the batch, several batches for a busy
+    /// cache of a batch of 100 or more, or the size an adaptive batch has reached. `None`
+    /// until the cache first refills.
+    pub batch: Option<u64>,
 }
 
 /// What the handles of one sequence share in this process: its cache of reserved values, the
@@ -106,6 +132,8 @@ struct State {
     /// IDs handed out from the cached ranges: counted under the lock the call holds anyway, so
     /// that a cached ID costs no write to the shared statistics.
     issued: u64,
+    /// The batch of the last refill (`None` until the cache first refills).
+    batch: Option<Batch>,
 }
 
 #[cfg(feature = "metrics")]
@@ -336,19 +364,35 @@ impl ProcessState {
         stats
     }
 
+    /// What the sequence did in this process, and the state of its cache now: one reading,
+    /// under the lock.
+    pub(crate) fn report(&self) -> (Stats, CacheSnapshot) {
+        let st = self.lock();
+        let mut stats = self.stats.snapshot();
+        stats.issued += st.issued;
+        let values_left = st.current.map_or(0, |r| r.len());
+        let cache = CacheSnapshot {
+            counter: st.slot.as_ref().map(|s| s.key.to_string()),
+            current: st.current,
+            values_left,
+            next: st.standby,
+            refilling: st.refill.is_some(),
+            cached: values_left.saturating_add(st.standby.map_or(0, |r| r.len())),
+            batch: st.batch.map(|batch| refill_size(&st, batch)),
+        };
+        (stats, cache)
+    }
+
     fn begin_refill(&self, st: &mut State, batch: Batch) -> Refill {
         st.last_ticket += 1;
         st.refill = Some(st.last_ticket);
-        let size = match batch {
-            Batch::Fixed(n) if n >= Batch::AHEAD_FROM => n.saturating_mul(st.ahead.max(1)),
-            Batch::Fixed(n) => n,
-            Batch::Adaptive(a) => {
-                if st.adaptive_size == 0 {
-                    st.adaptive_size = a.min;
-                }
-                st.adaptive_size
+        if let Batch::Adaptive(a) = batch {
+            if st.adaptive_size == 0 {
+                st.adaptive_size = a.min;
             }
-        };
+        }
+        st.batch = Some(batch);
+        let size = refill_size(st, batch);
         Refill {
             ticket: st.last_ticket,
             epoch: st.epoch,
@@ -465,6 +509,16 @@ impl ProcessState {
             };
             refilled.await;
         }
+    }
+}
+
+/// How many values the next refill of a cache of `batch` reserves: the batch, several of them
+/// for a busy cache of a large batch, or the adaptive size reached.
+fn refill_size(st: &State, batch: Batch) -> u64 {
+    match batch {
+        Batch::Fixed(n) if n >= Batch::AHEAD_FROM => n.saturating_mul(st.ahead.max(1)),
+        Batch::Fixed(n) => n,
+        Batch::Adaptive(a) => st.adaptive_size.max(a.min),
     }
 }
 

@@ -13,6 +13,7 @@
 //! - `stored.rs`: the IDs already stored in a target collection (skipping ahead past them);
 //! - `sync.rs`: every counter moved up to the IDs stored for it (`sync_counters`);
 //! - `stats.rs`: what a sequence did in this process;
+//! - `snapshot.rs`: every sequence of the process, with its statistics and cache, for operators;
 //! - `series.rs`: the same, recorded through the `metrics` facade (feature `metrics`);
 //! - `telemetry.rs`: the span of a reservation and the warning of a counter near its end.
 
@@ -25,17 +26,20 @@ mod random;
 mod ranges;
 mod registry;
 mod series;
+mod snapshot;
 mod stats;
 mod stored;
 mod sync;
 mod telemetry;
 
+pub use cache::CacheSnapshot;
 pub(crate) use cache::{ProcessState, Request};
 pub(crate) use kind::{counter_cache_id, Kind};
 pub(crate) use registry::{
-    entries, group, place, remove_group, shared, with_model_shared, GroupOf, HandleMemo,
+    entries, group, own, place, remove_group, shared, with_model_shared, GroupOf, HandleMemo,
 };
 pub(crate) use series::Labels;
+pub use snapshot::{snapshot, SequenceSnapshot, Snapshot};
 pub use stats::Stats;
 pub(crate) use stored::{IdForm, StoredIds};
 pub(crate) use sync::{sync, Source, Target};

@@ -4,7 +4,7 @@
 use std::any::{Any, TypeId};
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::{Arc, LazyLock, PoisonError, RwLock};
+use std::sync::{Arc, LazyLock, PoisonError, RwLock, Weak};
 
 use mongodb::Collection;
 
@@ -56,7 +56,16 @@ struct Registry {
     /// The queues of gapless groups in use. Their type depends on the model's ID type, which
     /// the key's `model` fixes: a key never holds another type.
     groups: HashMap<GroupOf, Arc<dyn Any + Send + Sync>>,
+    /// The state of each sequence built on a store of its own (which no other handle shares),
+    /// with the store's location: held weakly, so that it goes with the sequence's last
+    /// handle. Dead entries are removed as the list grows (see [`own`]).
+    own: Vec<(String, Weak<ProcessState>)>,
+    /// How many entries `own` kept when it was last pruned.
+    own_kept: usize,
 }
+
+/// How many entries the list of sequences on stores of their own holds before the first prune.
+const OWN_PRUNE_FROM: usize = 32;
 
 static REGISTRY: LazyLock<RwLock<Registry>> = LazyLock::new(RwLock::default);
 
@@ -98,6 +107,66 @@ pub(crate) fn shared(
         &key,
         || Arc::new(ProcessState::new(labels())),
     )
+}
+
+/// Lists `state`, the state of a sequence built on a store of its own at `location`, for the
+/// snapshot of this process, without keeping it alive. Entries whose sequence is gone are
+/// removed each time the list doubles since the last removal: the list holds at most about
+/// twice the sequences alive, and the cost per call stays constant.
+pub(crate) fn own(location: String, state: &Arc<ProcessState>) {
+    let mut registry = REGISTRY.write().unwrap_or_else(PoisonError::into_inner);
+    if registry.own.len() >= (2 * registry.own_kept).max(OWN_PRUNE_FROM) {
+        registry.own.retain(|(_, state)| state.strong_count() > 0);
+        registry.own_kept = registry.own.len();
+    }
+    registry.own.push((location, Arc::downgrade(state)));
+}
+
+/// Where the state of a sequence is kept in the registry.
+pub(crate) enum Home {
+    /// Shared by the handles of a counter at a place.
+    Shared(CounterAt),
+    /// A sequence built on a store of its own, at the store's location.
+    Own(String),
+}
+
+impl Place {
+    /// The deployment's identity.
+    pub(crate) fn deployment(&self) -> Deployment {
+        self.deployment
+    }
+
+    /// Where the counters are: `database.collection`.
+    pub(crate) fn location(&self) -> String {
+        format!("{}.{}", self.db, self.counters)
+    }
+}
+
+/// The state of every sequence of this process, with where it is kept. The states are held
+/// only as long as the caller holds the list: the registry's lock is released on return, so
+/// that reading them never blocks other handles.
+pub(crate) fn states() -> Vec<(Home, Arc<ProcessState>)> {
+    let registry = REGISTRY.read().unwrap_or_else(PoisonError::into_inner);
+    let shared = registry
+        .sequences
+        .iter()
+        .map(|(at, state)| (Home::Shared(at.clone()), state.clone()));
+    let own = registry.own.iter().filter_map(|(location, state)| {
+        state
+            .upgrade()
+            .map(|state| (Home::Own(location.clone()), state))
+    });
+    shared.chain(own).collect()
+}
+
+/// How many entries the list of sequences on stores of their own holds, alive or not.
+#[cfg(test)]
+pub(crate) fn own_entries() -> usize {
+    REGISTRY
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .own
+        .len()
 }
 
 /// Which shards of the ranges sequence `key` are full, shared by its handles.

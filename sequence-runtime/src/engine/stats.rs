@@ -5,10 +5,14 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
+use serde::Serialize;
+
 use super::series::{Labels, Series};
 
 /// What a sequence did in this process since it was first used.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+///
+/// It serializes (with `serde`) as an object of these fields, named as here.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct Stats {
     /// IDs handed out.

@@ -140,20 +140,17 @@ impl Sequence {
         Self::with_store(Arc::new(MemoryStore::new()), options)
     }
 
-    /// A sequence whose counter lives in `store`, with a cache of its own.
+    /// A sequence whose counter lives in `store`, with a cache of its own. It is listed in
+    /// [`stats::snapshot`](crate::stats::snapshot) as long as one of its handles lives.
     pub fn with_store(store: Arc<dyn CounterStore>, options: SequenceOptions) -> Result<Self> {
         let (bounds, format) = options.checked()?;
         let key = CounterKey::named(options.name.clone());
         let kind = Kind::new(&options, &store, &key, bounds, None);
         let labels = engine::Labels::new(&options.name, options.strategy.name());
+        let shared = Arc::new(ProcessState::new(labels));
+        engine::own(store.location(), &shared);
         Ok(Self::assemble(
-            options,
-            key,
-            store,
-            Arc::new(ProcessState::new(labels)),
-            bounds,
-            format,
-            kind,
+            options, key, store, shared, bounds, format, kind,
         ))
     }
 

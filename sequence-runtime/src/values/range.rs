@@ -10,7 +10,9 @@ use std::fmt;
 /// assert_eq!(range.len(), 3);
 /// assert_eq!(range.iter().collect::<Vec<_>>(), vec![41, 42, 43]);
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+///
+/// It serializes (with `serde`) as `{ "first": …, "last": … }`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct IdRange {
     first: i64,
     last: i64,
