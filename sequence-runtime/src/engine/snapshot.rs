@@ -101,6 +101,7 @@ pub fn snapshot() -> Snapshot {
 mod tests {
     use super::*;
     use crate::options::{AdaptiveBatch, SequenceOptions};
+    use crate::values::IdRange;
     use crate::Sequence;
 
     /// The one entry of the sequence `name` (names are unique per test: the tests of this
