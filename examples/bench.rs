@@ -130,6 +130,12 @@ bench_model!(
 );
 bench_model!(
     #[derive(SequentialId)]
+    #[seq(name = "bench_proxy", batch = 25, unique = "proxy")]
+    BProxy,
+    i64
+);
+bench_model!(
+    #[derive(SequentialId)]
     #[seq(name = "bench_auto", batch = 10..=10_000)]
     BAuto,
     i64
@@ -250,6 +256,14 @@ const SCENARIOS: &[Scenario] = &[
         work: Work::Docs,
         baseline: Some("plain_insert_one"),
         run: insert_with_id::<B1000>,
+        min_tasks: 1,
+    },
+    Scenario {
+        name: "insert_with_id_proxy",
+        batch: BatchSize::Fixed(25),
+        work: Work::Docs,
+        baseline: Some("plain_insert_one"),
+        run: insert_with_id::<BProxy>,
         min_tasks: 1,
     },
     Scenario {
