@@ -133,27 +133,26 @@ async fn random_ids_are_stored_once_each_with_the_proxy_and_not_without_it() {
     );
 }
 
+/// Stores documents numbered 1 to `n` in `docs`, each claimed in `claims`, as an import with
+/// its claims (or documents inserted before) leaves them.
+async fn import_claimed(docs: &Collection<Document>, claims: &Collection<Document>, n: i64) {
+    let imported: Vec<Document> = (1..=n)
+        .map(|n| doc! { "_id": ObjectId::new(), "number": n })
+        .collect();
+    docs.insert_many(&imported).await.unwrap();
+    let claimed = imported
+        .iter()
+        .map(|d| doc! { "_id": d.get_i64("number").unwrap(), "doc": d.get("_id").unwrap() });
+    claims.insert_many(claimed).await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn counters_skip_ahead_past_claimed_ids() {
     let db = common::database("proxy_counter").await;
     let coll = db.collection::<Ticket>("tickets");
     let claims = db.collection::<Document>("tickets.claims.number");
     // Imported documents, claimed: 1 to 500.
-    let imported: Vec<Document> = (1..=500_i64)
-        .map(|n| doc! { "_id": ObjectId::new(), "number": n })
-        .collect();
-    coll.clone_with_type::<Document>()
-        .insert_many(&imported)
-        .await
-        .unwrap();
-    claims
-        .insert_many(
-            imported.iter().map(
-                |d| doc! { "_id": d.get_i64("number").unwrap(), "doc": d.get("_id").unwrap() },
-            ),
-        )
-        .await
-        .unwrap();
+    import_claimed(&coll.clone_with_type(), &claims, 500).await;
 
     let tasks: Vec<_> = (0..8)
         .map(|_| {
@@ -350,21 +349,7 @@ async fn gapless_numbers_are_claimed_in_their_transaction_and_skip_claimed_ones(
     let coll = db.collection::<Invoice>("invoices");
     let claims = db.collection::<Document>("invoices.claims.number");
     // Imported invoices 1 to 10, claimed.
-    let imported: Vec<Document> = (1..=10_i64)
-        .map(|n| doc! { "_id": ObjectId::new(), "number": n })
-        .collect();
-    coll.clone_with_type::<Document>()
-        .insert_many(&imported)
-        .await
-        .unwrap();
-    claims
-        .insert_many(
-            imported.iter().map(
-                |d| doc! { "_id": d.get_i64("number").unwrap(), "doc": d.get("_id").unwrap() },
-            ),
-        )
-        .await
-        .unwrap();
+    import_claimed(&coll.clone_with_type(), &claims, 10).await;
     // Single inserts (grouped) and a bulk insert, at once.
     let singles: Vec<_> = (0..8)
         .map(|_| {
