@@ -197,22 +197,7 @@ async fn claimed_inserts<T: Doc>(
         documents.push(fixed_document(docs.get(i)).map_err(Failure::Fatal)?);
     }
     *claimed = documents.clone();
-    let claims = proxy::claims::<T>(&documents).map_err(Failure::Fatal)?;
-    if let Err((e, at)) = proxy::claim_all(coll, claims, session).await {
-        let namespace = proxy::collection(coll).namespace();
-        return Err(
-            match (Error::from_driver_on(e, &namespace, Access::Insert), at) {
-                (e @ Error::DuplicateKey { .. }, Some(at)) => {
-                    match proxy::claimed_floor(coll, &documents[at], seq, &issued[at]).await {
-                        Ok(floor) => Failure::Taken(issued[at].clone(), floor, e),
-                        Err(e) => Failure::Fatal(e),
-                    }
-                }
-                (Error::Mongo(e), _) if statement_transient(&e) => Failure::Transient(e),
-                (e, _) => Failure::Fatal(e),
-            },
-        );
-    }
+    proxy::claim_all(coll, seq, &documents, |at| &issued[at], session).await?;
     let plain = coll.clone_with_type::<Document>();
     let inserted = match docs {
         Docs::One(_, options) => plain

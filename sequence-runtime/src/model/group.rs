@@ -30,7 +30,7 @@ use super::{proxy, skip_ahead};
 use crate::engine::{self, GroupOf};
 use crate::error::{insert_many_failed_at, statement_transient, Access, Error, Result};
 use crate::observability::GAPLESS;
-use crate::sequence::{Issued, Sequence};
+use crate::sequence::Sequence;
 use crate::store::{BoxFuture, Deployment};
 use crate::values::{IdValue, Rendering};
 
@@ -346,7 +346,7 @@ impl<T: Doc> Round<T> {
             docs.push(doc);
         }
         if T::CONFIG.unique == Unique::Proxy {
-            self.claim(&docs, &issued, session).await?;
+            proxy::claim_all(&self.coll, &self.seq, &docs, |at| &issued[at].1, session).await?;
         }
         let docs_coll = self.coll.clone_with_type::<Document>();
         let Err(e) = docs_coll.insert_many(&docs).session(&mut *session).await else {
@@ -375,34 +375,6 @@ impl<T: Doc> Round<T> {
                 Err(Failure::Dropped)
             }
             (e, None) => Err(Failure::Fatal(e)),
-        }
-    }
-}
-
-impl<T: Doc> Round<T> {
-    /// Claims the IDs of `docs`, which `issued` gave, in the proxy collection (`unique =
-    /// "proxy"`): an ID claimed already moves its counter past the highest claimed one.
-    async fn claim(
-        &self,
-        docs: &[Document],
-        issued: &[(T::Id, Issued)],
-        session: &mut ClientSession,
-    ) -> std::result::Result<(), Failure> {
-        let claims = proxy::claims::<T>(docs).map_err(Failure::Fatal)?;
-        let Err((e, at)) = proxy::claim_all(&self.coll, claims, session).await else {
-            return Ok(());
-        };
-        let namespace = proxy::collection(&self.coll).namespace();
-        match (Error::from_driver_on(e, &namespace, Access::Insert), at) {
-            (e @ Error::DuplicateKey { .. }, Some(at)) => {
-                let issued = issued[at].1.clone();
-                let floor = proxy::claimed_floor(&self.coll, &docs[at], &self.seq, &issued)
-                    .await
-                    .map_err(Failure::Fatal)?;
-                Err(Failure::Taken(issued, floor, e))
-            }
-            (Error::Mongo(e), _) if statement_transient(&e) => Err(Failure::Transient(e)),
-            (e, _) => Err(Failure::Fatal(e)),
         }
     }
 }

@@ -84,43 +84,57 @@ fn claim<T: Doc>(document: &Document) -> Result<Document> {
     Ok(doc! { "_id": key, "doc": document_id })
 }
 
-/// The claims of `documents` (as they are inserted, `_id`s fixed), in order.
-pub(crate) fn claims<T: Doc>(documents: &[Document]) -> Result<Vec<Document>> {
-    documents.iter().map(claim::<T>).collect()
-}
-
-/// Writes `claims` (see [`claims`]) in `session`, with one ordered `insert_many`. Fails with
-/// the driver's error, and the position of the claim that existed already, if that is what
-/// stopped it.
-pub(crate) async fn claim_all<T: Doc>(
+/// Claims the IDs of `documents` (as they are inserted in `session`'s transaction, `_id`s
+/// fixed), in order, with one ordered `insert_many`. The ID of document `i` was issued as
+/// `issued(i)`: when it was claimed already, the failure moves its counter past the highest ID
+/// claimed in its scope (the transaction is then run again).
+pub(crate) async fn claim_all<'i, T: Doc>(
     coll: &Collection<T>,
-    claims: Vec<Document>,
+    seq: &Sequence,
+    documents: &[Document],
+    issued: impl Fn(usize) -> &'i Issued,
     session: &mut ClientSession,
-) -> std::result::Result<(), (mongodb::error::Error, Option<usize>)> {
-    match collection(coll)
+) -> std::result::Result<(), Failure> {
+    let claims: Vec<Document> = documents
+        .iter()
+        .map(claim::<T>)
+        .collect::<Result<_>>()
+        .map_err(Failure::Fatal)?;
+    let proxy = collection(coll);
+    let Err(e) = proxy
         .insert_many(claims)
         .ordered(true)
         .session(session)
         .await
-    {
-        Ok(_) => Ok(()),
-        Err(e) => {
-            let at = insert_many_duplicate(&e).map(|(at, _)| at);
-            Err((e, at))
+    else {
+        return Ok(());
+    };
+    let at = insert_many_duplicate(&e).map(|(at, _)| at);
+    match (
+        Error::from_driver_on(e, proxy.namespace(), Access::Insert),
+        at,
+    ) {
+        (e @ Error::DuplicateKey { .. }, Some(at)) => {
+            let issued = issued(at);
+            match claimed_floor::<T>(&proxy, &documents[at], seq, issued).await {
+                Ok(floor) => Err(Failure::Taken(issued.clone(), floor, e)),
+                Err(e) => Err(Failure::Fatal(e)),
+            }
         }
+        (Error::Mongo(e), _) if statement_transient(&e) => Err(Failure::Transient(e)),
+        (e, _) => Err(Failure::Fatal(e)),
     }
 }
 
-/// The highest value claimed for the counter `issued` came from, in the scope of `document`
-/// (as it was to be inserted).
-pub(crate) async fn claimed_floor<T: Doc>(
-    coll: &Collection<T>,
+/// The highest value claimed in `proxy` for the counter `issued` came from, in the scope of
+/// `document` (as it is inserted): at least `issued.value`.
+async fn claimed_floor<T: Doc>(
+    proxy: &Collection<Document>,
     document: &Document,
     seq: &Sequence,
     issued: &Issued,
 ) -> Result<i64> {
-    let proxy = collection(coll);
-    let ids = claims_in::<T>(&proxy, document)?;
+    let ids = claims_in::<T>(proxy, document)?;
     skip_ahead::floor_among(&ids, seq, issued).await
 }
 
@@ -244,17 +258,9 @@ pub(crate) async fn claim_upsert_in<T: Doc>(
     stored: Bson,
     session: &mut ClientSession,
 ) -> Result<Document> {
-    ensure_index(coll).await?;
     let claim = claim::<T>(&upsert.inserted(stored)?)?;
-    let proxy = collection(coll);
-    match proxy.insert_one(&claim).session(session).await {
-        Ok(_) => Ok(claim),
-        Err(e) => Err(named(Error::from_driver_on(
-            e,
-            proxy.namespace(),
-            Access::Insert,
-        ))),
-    }
+    write_claim_in(coll, &claim, session).await?;
+    Ok(claim)
 }
 
 /// Drops `claim` in the caller's `session`: the upsert it was made for updated a document
@@ -282,12 +288,21 @@ pub(crate) async fn claim_in<T: Doc>(
     coll: &Collection<T>,
     session: &mut ClientSession,
 ) -> Result<Document> {
-    ensure_index(coll).await?;
     let document = insert::fixed_document(doc)?;
-    let claim = claim::<T>(&document)?;
+    write_claim_in(coll, &claim::<T>(&document)?, session).await?;
+    Ok(document)
+}
+
+/// Writes `claim` in the caller's `session`, once the claims are indexed as they need to be.
+async fn write_claim_in<T: Doc>(
+    coll: &Collection<T>,
+    claim: &Document,
+    session: &mut ClientSession,
+) -> Result<()> {
+    ensure_index(coll).await?;
     let proxy = collection(coll);
     match proxy.insert_one(claim).session(session).await {
-        Ok(_) => Ok(document),
+        Ok(_) => Ok(()),
         Err(e) => Err(named(Error::from_driver_on(
             e,
             proxy.namespace(),
@@ -531,10 +546,7 @@ impl<T: Doc> Claimed<'_, '_, T> {
     async fn floor(&self, issued: &Issued, claimed: Option<&Document>) -> Result<i64> {
         let seq = scope::for_document(self.seq.clone(), &*self.doc)?;
         match claimed {
-            Some(document) => {
-                let ids = claims_in::<T>(&self.proxy, document)?;
-                skip_ahead::floor_among(&ids, &seq, issued).await
-            }
+            Some(document) => claimed_floor::<T>(&self.proxy, document, &seq, issued).await,
             None => skip_ahead::stored_floor(&*self.doc, self.coll, &seq, issued).await,
         }
     }
