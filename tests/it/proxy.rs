@@ -44,22 +44,6 @@ async fn numbers<T: Send + Sync>(coll: &Collection<T>) -> Vec<i64> {
         .collect()
 }
 
-/// Every claim matches one document: its key is the document's number, its `doc` the
-/// document's `_id`; and every document has its claim.
-async fn claims_match(docs: &Collection<Document>, claims: &Collection<Document>) {
-    let docs = common::all(docs).await;
-    let claims = common::all(claims).await;
-    assert_eq!(claims.len(), docs.len(), "one claim per document");
-    for d in &docs {
-        let number = d.get_i64("number").unwrap();
-        let claim = claims
-            .iter()
-            .find(|c| c.get_i64("_id").ok() == Some(number))
-            .unwrap_or_else(|| panic!("no claim of {number}"));
-        assert_eq!(claim.get("doc"), d.get("_id"), "the claim of {number}");
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn random_ids_are_stored_once_each_with_the_proxy_and_not_without_it() {
     let db = common::database("proxy_random").await;
@@ -91,7 +75,8 @@ async fn random_ids_are_stored_once_each_with_the_proxy_and_not_without_it() {
     let mut stored = numbers(&coll).await;
     stored.sort_unstable();
     assert_eq!(stored, (10..=99).collect::<Vec<_>>(), "stored once each");
-    claims_match(
+    common::claims_match(
+        "random",
         &coll.clone_with_type(),
         &db.collection("lots.claims.number"),
     )
@@ -180,7 +165,7 @@ async fn counters_skip_ahead_past_claimed_ids() {
         (700, 700),
         "no number twice"
     );
-    claims_match(&coll.clone_with_type(), &claims).await;
+    common::claims_match("counters", &coll.clone_with_type(), &claims).await;
 }
 
 #[tokio::test]
@@ -232,7 +217,7 @@ async fn the_proxy_is_claimed_in_the_callers_transaction() {
     // With the `counter` strategy the number is taken in the session too: the abort gave it
     // back with the claim.
     assert_eq!(kept, aborted);
-    claims_match(&coll.clone_with_type(), &claims).await;
+    common::claims_match("session", &coll.clone_with_type(), &claims).await;
 }
 
 /// A ticket found by its code, for upserts.
@@ -311,7 +296,7 @@ async fn upserts_claim_only_what_they_insert() {
     session.commit_transaction().await.unwrap();
     assert!(c != first && !ids.contains(&c));
     assert_eq!(coll.count_documents(doc! {}).await.unwrap(), 3);
-    claims_match(&coll.clone_with_type(), &claims).await;
+    common::claims_match("upserts", &coll.clone_with_type(), &claims).await;
 }
 
 #[tokio::test]
@@ -384,7 +369,7 @@ async fn gapless_numbers_are_claimed_in_their_transaction_and_skip_claimed_ones(
         (11..=40).collect::<Vec<_>>(),
         "dense after the claimed ones"
     );
-    claims_match(&coll.clone_with_type(), &claims).await;
+    common::claims_match("gapless", &coll.clone_with_type(), &claims).await;
 }
 
 /// Numbers per shop in a field that is not `_id`, their uniqueness held by a proxy collection.

@@ -326,3 +326,29 @@ where
 pub fn opts(name: &str) -> mongo_sequence::options::SequenceOptionsBuilder {
     mongo_sequence::SequenceOptions::builder(name)
 }
+
+/// With `unique = "proxy"`: every document of `docs` has its claim in `claims` (its key the
+/// document's `number`, its `doc` the document's `_id`) and every claim its document. Returns
+/// the documents. `label` starts the messages.
+pub async fn claims_match(
+    label: &str,
+    docs: &mongodb::Collection<mongodb::bson::Document>,
+    claims: &mongodb::Collection<mongodb::bson::Document>,
+) -> Vec<mongodb::bson::Document> {
+    let docs = all(docs).await;
+    let claims = all(claims).await;
+    assert_eq!(claims.len(), docs.len(), "{label}: one claim per document");
+    for d in &docs {
+        let number = d.get_i64("number").unwrap();
+        let claim = claims
+            .iter()
+            .find(|c| c.get_i64("_id").ok() == Some(number))
+            .unwrap_or_else(|| panic!("{label}: no claim of {number}"));
+        assert_eq!(
+            claim.get("doc"),
+            d.get("_id"),
+            "{label}: the claim of {number}"
+        );
+    }
+    docs
+}
