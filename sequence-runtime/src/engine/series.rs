@@ -281,6 +281,12 @@ mod on {
             self.abandoned.increment(n);
         }
 
+        /// `n` values the cache held are gone (handed out or dropped).
+        #[inline]
+        pub(crate) fn left_cache(&self, n: u64) {
+            self.cached.decrement(n as f64);
+        }
+
         #[inline]
         pub(crate) fn cached(&self, before: u64, after: u64) {
             if after > before {
@@ -330,6 +336,8 @@ mod off {
         pub(crate) fn released(&self, _: u64) {}
         #[inline]
         pub(crate) fn abandoned(&self, _: u64) {}
+        #[inline]
+        pub(crate) fn left_cache(&self, _: u64) {}
     }
 }
 
