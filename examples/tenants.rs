@@ -18,17 +18,12 @@ use serde::{Deserialize, Serialize};
 mod support;
 use support::check;
 
-/// A support ticket, numbered per tenant. The counters are mongoose-sequence's, in its
-/// `identitycounters` collection, as a Node service with
+/// A support ticket, numbered per tenant. The counters are mongoose-sequence's, in its default
+/// collection `counters` (the same as this crate's default), as a Node service with
 /// `TicketSchema.plugin(AutoIncrement, { id: "ticket", inc_field: "number",
 /// reference_fields: ["tenant"] })` keeps them.
 #[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
-#[seq(
-    name = "ticket",
-    scope = "tenant",
-    layout = "mongoose",
-    counters = "identitycounters"
-)]
+#[seq(name = "ticket", scope = "tenant", layout = "mongoose")]
 struct Ticket {
     #[serde(rename = "_id", skip_serializing_if = "Option::is_none")]
     oid: Option<ObjectId>,
@@ -83,7 +78,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?;
 
     println!("2. the Node service takes acme's next number the way mongoose-sequence does");
-    let counters = db.collection::<Document>("identitycounters");
+    let counters = db.collection::<Document>("counters");
     let node = counters
         .find_one_and_update(
             doc! { "id": "ticket", "reference_value": { "tenant": "acme" } },
