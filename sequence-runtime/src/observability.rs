@@ -13,6 +13,28 @@
 //! (name, period and scope values, or shard); `values` a number of values; `error` the
 //! error's message; `collection` a namespace (`db.collection`).
 //!
+//! With `tracing-subscriber`, this crate's events at `debug` and everything else at `info`:
+//!
+//! ```
+//! use tracing_subscriber::filter::{LevelFilter, Targets};
+//! use tracing_subscriber::prelude::*;
+//!
+//! use mongo_sequence_runtime::{Sequence, SequenceOptions};
+//!
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! let filter = Targets::new()
+//!     .with_target("mongo_sequence", LevelFilter::DEBUG)
+//!     .with_default(LevelFilter::INFO);
+//! tracing_subscriber::registry()
+//!     .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr))
+//!     .with(filter)
+//!     .init();
+//!
+//! let seq = Sequence::in_memory(SequenceOptions::builder("order").batch(10).build())?;
+//! seq.next().await?; // logs `Refill started`, inside a `reserve` span
+//! # Ok::<(), mongo_sequence_runtime::Error>(()) }).unwrap();
+//! ```
+//!
 //! ## The reservation span
 //!
 //! Every round trip that takes values from a counter runs inside one span, at `debug`, target

@@ -12,6 +12,24 @@ use super::series::{Labels, Series};
 /// What a sequence did in this process since it was first used.
 ///
 /// It serializes (with `serde`) as an object of these fields, named as here.
+///
+/// ```
+/// use mongo_sequence_runtime::{Sequence, SequenceOptions};
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let seq = Sequence::in_memory(SequenceOptions::builder("ticket").batch(10).build())?;
+/// for _ in 0..3 {
+///     seq.next().await?;
+/// }
+/// let stats = seq.stats();
+/// assert_eq!(stats.issued, 3);
+/// // The first range of 10, and the next one, reserved ahead once a tenth of the first was used.
+/// assert_eq!((stats.reserved, stats.reservations), (20, 2));
+/// // Only the first call waited for a round trip: more waits than `issued / batch` would say
+/// // that the batch is too small for the load.
+/// assert_eq!(stats.waits, 1);
+/// # Ok::<(), mongo_sequence_runtime::Error>(()) }).unwrap();
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct Stats {

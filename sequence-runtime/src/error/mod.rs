@@ -34,6 +34,21 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// Every variant says what happened and, where there is one, what to do about it. Errors that
 /// come from the server are wrapped in [`Error::Mongo`] with the driver's error as
 /// [`source`](std::error::Error::source).
+///
+/// ```
+/// use mongo_sequence_runtime::{Error, Sequence, SequenceOptions};
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let options = SequenceOptions::builder("seat").start(1).max(2).build();
+/// let seats = Sequence::in_memory(options)?;
+/// seats.next().await?;
+/// seats.next().await?;
+/// match seats.next().await {
+///     Err(Error::Exhausted { .. }) => {} // raise `max`, or number from another counter
+///     other => panic!("expected Exhausted, got {other:?}"),
+/// }
+/// # Ok::<(), Error>(()) }).unwrap();
+/// ```
 #[derive(Clone, Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {

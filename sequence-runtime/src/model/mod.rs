@@ -57,6 +57,22 @@ use crate::values::IdValue;
 /// (at most `retries` times, then [`Error::RandomIdsExhausted`]), a duplicate key on another
 /// unique index is returned as [`Error::DuplicateKey`], and `next_id` returns a draw that is
 /// unique only once inserted.
+///
+/// ```no_run
+/// use mongo_sequence_runtime::{Result, SequentialId};
+///
+/// /// Stores a batch of any model, numbered, and returns the first and last IDs.
+/// async fn store_all<T: SequentialId>(
+///     docs: &mut [T],
+///     coll: &mongodb::Collection<T>,
+/// ) -> Result<Option<(T::Id, T::Id)>>
+/// where
+///     T::Id: Clone,
+/// {
+///     let ids = T::insert_many_with_ids(docs, coll).await?;
+///     Ok(ids.first().cloned().zip(ids.last().cloned()))
+/// }
+/// ```
 pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
     /// The type of the ID (for an `Option<T>` field, `T`).
     type Id: IdValue;

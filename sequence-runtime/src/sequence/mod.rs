@@ -41,6 +41,22 @@ use crate::values::{Bounds, Clock, CounterKey, Format, Scope, Slot};
 /// A handle built from an invalid [`SequenceConfig`] (see [`SequenceConfig::sequence`]) holds
 /// the configuration's error: every operation that can fail returns it, and nothing is sent to
 /// the server.
+///
+/// ```
+/// use mongo_sequence_runtime::{Sequence, SequenceOptions};
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// // `Sequence::new(&db, options)` keeps the counter in MongoDB; in memory for this example.
+/// let orders = Sequence::in_memory(SequenceOptions::builder("order").batch(25).build())?;
+/// assert_eq!(orders.next().await?, 1);
+/// let range = orders.reserve(10).await?; // ten contiguous values, after the cached ones
+/// assert_eq!(range.len(), 10);
+/// let ids: Vec<String> = orders.reserve_ids(2).await?;
+/// assert_eq!(ids.len(), 2);
+/// assert_eq!(orders.stats().issued, 13);
+/// orders.release().await?; // at shutdown: give back what this process holds
+/// # Ok::<(), mongo_sequence_runtime::Error>(()) }).unwrap();
+/// ```
 #[derive(Clone, Debug)]
 pub struct Sequence {
     state: Arc<HandleState>,

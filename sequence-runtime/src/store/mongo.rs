@@ -31,6 +31,22 @@ const UPSERT_RETRIES: u32 = 5;
 /// that only matches while `n` more values fit below `max`, with write concern `majority` unless
 /// configured otherwise, and returning the document after the update. The reserved range is
 /// `[seq - n + 1, seq]`, so other writers that `$inc` the same counter by one stay safe.
+///
+/// [`Sequence::new`](crate::Sequence::new) builds one; build it yourself to share it between
+/// sequences of one counters collection, or to wrap it in a store of your own:
+///
+/// ```no_run
+/// use std::sync::Arc;
+///
+/// use mongo_sequence_runtime::store::MongoStore;
+/// use mongo_sequence_runtime::{Result, Sequence, SequenceOptions};
+///
+/// fn sequence(db: &mongodb::Database) -> Result<Sequence> {
+///     let options = SequenceOptions::builder("invoice").counters("billing_counters").build();
+///     let store = MongoStore::new(db, &options)?;
+///     Sequence::with_store(Arc::new(store), options)
+/// }
+/// ```
 #[derive(Clone, Debug)]
 pub struct MongoStore {
     collection: Collection<Document>,
