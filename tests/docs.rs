@@ -285,6 +285,28 @@ fn no_intra_doc_links_outside_rustdoc() {
 }
 
 #[test]
+fn the_operations_chapter_lists_the_metrics_of_the_api_docs() {
+    let module = read(&root().join("sequence-runtime/src/observability.rs"));
+    let chapter = read(&root().join("docs/operations.md"));
+    let rows: Vec<&str> = module
+        .lines()
+        .filter_map(|line| line.strip_prefix("//! "))
+        .filter(|line| line.starts_with("| `mongo_sequence_"))
+        .collect();
+    assert!(
+        rows.len() >= 14,
+        "only {} metrics in the module",
+        rows.len()
+    );
+    let differ: Vec<&&str> = rows.iter().filter(|row| !chapter.contains(**row)).collect();
+    assert!(
+        differ.is_empty(),
+        "rows of `observability`'s metrics table that docs/operations.md does not have as they are:\n{}",
+        differ.iter().map(|r| r.to_string()).collect::<Vec<_>>().join("\n")
+    );
+}
+
+#[test]
 fn the_checks_find_what_they_look_for() {
     let text = "# Title: `a` b\n\n```rust,no_run\n# hidden\nlet x = 1;\n```\nsee [x](y.md#z) and [`Error`]\n";
     let found = blocks(text);
