@@ -28,8 +28,7 @@ use super::upsert_parts::{self, Upsert};
 use super::{generated, insert, scope, skip_ahead};
 use crate::engine::StoredIds;
 use crate::error::{
-    insert_many_duplicate, is_duplicate_key, statement_transient, transaction_transient, Access,
-    Error, Result,
+    insert_many_duplicate, is_duplicate_key, statement_transient, Access, Error, Result,
 };
 use crate::observability::PROXY;
 use crate::sequence::{Issued, Sequence};
@@ -391,7 +390,7 @@ impl<T: Doc> Claimed<'_, '_, T> {
                 let e = Error::from_driver_on(e, self.proxy.namespace(), Access::Insert);
                 self.collided(issued, e, Some(&document)).await
             } else {
-                failure(e, &self.proxy.namespace())
+                transaction::classify(e, &self.proxy.namespace(), statement_transient)
             });
         }
         let written = match self.write {
@@ -549,14 +548,5 @@ impl<T: Doc> Claimed<'_, '_, T> {
             Some(document) => claimed_floor::<T>(&self.proxy, document, &seq, issued).await,
             None => skip_ahead::stored_floor(&*self.doc, self.coll, &seq, issued).await,
         }
-    }
-}
-
-/// How a driver error of a statement of the transaction is handled.
-fn failure(e: mongodb::error::Error, namespace: &mongodb::Namespace) -> Failure {
-    if transaction_transient(&e) || statement_transient(&e) {
-        Failure::Transient(e)
-    } else {
-        Failure::Fatal(Error::from_driver_on(e, namespace, Access::Insert))
     }
 }

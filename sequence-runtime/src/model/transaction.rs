@@ -50,9 +50,15 @@ pub(crate) enum Done<R> {
     Abort(R),
 }
 
-/// How a driver error of the transaction on `namespace` is handled.
-fn classify(e: mongodb::error::Error, namespace: &Namespace) -> Failure {
-    if transaction_transient(&e) {
+/// How a driver error of the transaction on `namespace` is handled: the errors `transient`
+/// accepts run the transaction again (for a statement inside it, `statement_transient`; for
+/// its commit, `transaction_transient`), the others are the caller's.
+pub(crate) fn classify(
+    e: mongodb::error::Error,
+    namespace: &Namespace,
+    transient: fn(&mongodb::error::Error) -> bool,
+) -> Failure {
+    if transient(&e) {
         Failure::Transient(e)
     } else {
         Failure::Fatal(Error::from_driver_on(e, namespace, Access::Insert))
@@ -212,7 +218,7 @@ async fn commit(
                     "Gapless commit retried"
                 );
             }
-            Err(e) => return Err(classify(e, namespace)),
+            Err(e) => return Err(classify(e, namespace, transaction_transient)),
         }
     }
 }
