@@ -193,6 +193,19 @@ struct Refill {
     slot: Arc<Slot>,
 }
 
+impl Refill {
+    /// Reports that the refill starts: in the background (`prefetch`) or while callers wait.
+    fn log_started(&self, prefetch: bool) {
+        tracing::debug!(
+            target: CACHE,
+            counter = %self.slot.key,
+            values = self.size,
+            prefetch,
+            "Refill started"
+        );
+    }
+}
+
 impl ProcessState {
     fn lock(&self) -> Locked<'_> {
         self.lock_with(true)
@@ -259,18 +272,8 @@ impl ProcessState {
                     return Ok((id, slot));
                 }
                 Step::Refill(job) => {
-                    tracing::debug!(
-                        target: CACHE,
-                        counter = %job.slot.key,
-                        values = job.size,
-                        prefetch = false,
-                        "Refill started"
-                    );
-                    let guard = RefillGuard {
-                        shared: self.clone(),
-                        ticket: job.ticket,
-                        started: Instant::now(),
-                    };
+                    job.log_started(false);
+                    let guard = RefillGuard::new(self, job.ticket);
                     let result = refill(
                         &self.stats,
                         req.store,
@@ -446,24 +449,14 @@ impl ProcessState {
 
     /// Reserves the next range in the background; false if there is no runtime to do it on.
     fn spawn_refill(self: &Arc<Self>, job: Refill, req: &Request<'_>) -> bool {
-        let guard = RefillGuard {
-            shared: self.clone(),
-            ticket: job.ticket,
-            started: Instant::now(),
-        };
+        let guard = RefillGuard::new(self, job.ticket);
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return false; // dropping the guard ends the refill; the next caller refills inline
         };
         let store = req.store.clone();
         let shards = req.shards.cloned();
         let (bounds, batch) = (req.bounds, req.batch);
-        tracing::debug!(
-            target: CACHE,
-            counter = %job.slot.key,
-            values = job.size,
-            prefetch = true,
-            "Refill started"
-        );
+        job.log_started(true);
         runtime.spawn(async move {
             let stats = &guard.shared.stats;
             let result = refill(stats, &store, &job.slot, shards.as_ref(), job.size, bounds).await;
@@ -660,6 +653,15 @@ struct RefillGuard {
 }
 
 impl RefillGuard {
+    /// The guard of the refill of `ticket` of `shared`, starting now.
+    fn new(shared: &Arc<ProcessState>, ticket: u64) -> Self {
+        RefillGuard {
+            shared: shared.clone(),
+            ticket,
+            started: Instant::now(),
+        }
+    }
+
     fn finish(self, epoch: u64, result: Result<Reservation>, batch: Batch) -> Result<()> {
         let shared = self.shared.clone();
         let outcome = {
