@@ -91,17 +91,17 @@
 ///     total: i64,
 /// }
 /// ```
-pub use mongo_sequence_derive::IdValue;
+pub use sequence_derive::IdValue;
 #[doc = include_str!("derive.md")]
-pub use mongo_sequence_derive::SequentialId;
-pub use mongo_sequence_runtime::{
+pub use sequence_derive::SequentialId;
+pub use sequence_runtime::{
     action, claims, clock, error, id, jiff, observability, options, stats, store, sync,
     uuid_as_binary, Batch, Error, IdValue, Result, Scope, Sequence, SequenceOptions, SequentialId,
     Strategy,
 };
 
 #[doc(hidden)]
-pub use mongo_sequence_runtime::__private;
+pub use sequence_runtime::__private;
 
 // The README and every chapter of the guide are compiled as doctests, so that their code
 // cannot drift from the crate. `tests/docs.rs` checks that no chapter is missing here.

@@ -11,16 +11,16 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use comfy_table::{presets, Table};
 use futures_util::TryStreamExt;
-use mongo_sequence_runtime::claims::{self, Claims, ClaimsReport, RepairReport};
-use mongo_sequence_runtime::jiff::civil::Date;
-use mongo_sequence_runtime::{
+use mongodb::bson::{doc, Bson, Document};
+use mongodb::options::{CollectionOptions, WriteConcern};
+use mongodb::{Client, Collection, Database};
+use sequence_runtime::claims::{self, Claims, ClaimsReport, RepairReport};
+use sequence_runtime::jiff::civil::Date;
+use sequence_runtime::{
     id::Bounds, id::CounterKey, options::Layout, options::Stores, store::CounterStore,
     store::MongoStore, store::StoredCounter, sync::SyncReport, Error, Scope, Sequence,
     SequenceOptions,
 };
-use mongodb::bson::{doc, Bson, Document};
-use mongodb::options::{CollectionOptions, WriteConcern};
-use mongodb::{Client, Collection, Database};
 use serde_json::{json, Value};
 
 /// The command line.
@@ -275,7 +275,7 @@ impl SequenceArgs {
         counters: &str,
         field: Option<&str>,
         stores: Option<Stores>,
-    ) -> mongo_sequence_runtime::options::SequenceOptionsBuilder {
+    ) -> sequence_runtime::options::SequenceOptionsBuilder {
         let mut options = SequenceOptions::builder(name).counters(counters);
         if let Some(v) = &self.prefix {
             options = options.prefix(v);

@@ -3,10 +3,10 @@
 
 use std::process::{Command, Output};
 
-use mongo_sequence_runtime::{
+use mongodb::bson::{doc, oid::ObjectId, Bson, Document};
+use sequence_runtime::{
     clock::ManualClock, jiff, options::Layout, Scope, Sequence, SequenceOptions,
 };
-use mongodb::bson::{doc, oid::ObjectId, Bson, Document};
 use sequence_testkit::{unique_db_name, TestServer};
 use serde_json::Value;
 

@@ -2,13 +2,13 @@
 
 use std::collections::HashMap;
 
-use mongo_sequence_rules::{defaults, IdField as RuleIdField, Spec};
 use proc_macro2::{Ident, Span};
+use sequence_rules::{defaults, IdField as RuleIdField, Spec};
 use serde_derive_internals::{ast as serde_ast, Derive};
 use syn::spanned::Spanned;
 use syn::{Data, DeriveInput, Fields, GenericArgument, Member, PathArguments, Type};
 
-use crate::attr::{self, Errors, StructAttrs};
+use crate::attr::{self, Errors, StructAttrs, WithSpan};
 
 /// The field that receives the ID.
 pub struct IdField {
@@ -48,49 +48,70 @@ pub struct Model {
     pub name: String,
 }
 
-/// The value a form of `mongo_sequence_rules::for_each_key!` has in the rules' `Spec`.
-macro_rules! spec_value {
-    (names, $v:expr) => {
-        $v.as_ref()
-            .map(|v| v.value.iter().map(|n| n.value.as_str()).collect())
-            .unwrap_or_default()
-    };
-    (text, $v:expr) => {
-        $v.as_ref().map(|v| v.value.as_str())
-    };
-    (opt_text, $v:expr) => {
-        $v.as_ref().map(|v| v.value.as_str())
-    };
-    ($form:ident, $v:expr) => {
-        $v.as_ref().map(|v| v.value)
-    };
-}
-
-/// Declares [`Model::spec`] from the table of keys.
-macro_rules! model_spec {
-    (
-        name { $(#[doc = $ndoc:literal])* $nv:ident $nf:ident $nname:literal; }
-        keys { $($(#[doc = $doc:literal])* $v:ident $f:ident $name:literal: $form:ident [$($ty:tt)*] = [$($default:tt)*] => $strategies:ident;)* }
-        derive_only { $($(#[doc = $ddoc:literal])* $dv:ident $df:ident $dname:literal;)* }
-    ) => {
-        impl Model {
-            /// The configuration as the rules see it.
-            pub fn spec(&self) -> Spec<'_> {
-                let a = &self.attrs;
-                Spec {
-                    $($f: spec_value!($form, a.$f),)*
-                    id: Some(RuleIdField {
-                        name: &self.id.name,
-                        is_document_id: self.id.is_doc_id,
-                    }),
-                    ..Spec::new(&self.name)
-                }
-            }
+impl Model {
+    /// The configuration as the rules see it.
+    pub fn spec(&self) -> Spec<'_> {
+        fn text(value: &Option<WithSpan<String>>) -> Option<&str> {
+            value.as_ref().map(|v| v.value.as_str())
         }
-    };
+        fn copied<T: Copy>(value: &Option<WithSpan<T>>) -> Option<T> {
+            value.as_ref().map(|v| v.value)
+        }
+        let StructAttrs {
+            name: _,
+            batch,
+            prefix,
+            tz,
+            width,
+            digits,
+            start,
+            max,
+            strategy,
+            shards,
+            retries,
+            scope,
+            counters,
+            layout,
+            field,
+            stores,
+            unique,
+            proxy,
+            gapless,
+            transaction_timeout,
+            krate: _,
+        } = &self.attrs;
+        Spec {
+            name: &self.name,
+            batch: copied(batch),
+            prefix: text(prefix),
+            tz: text(tz),
+            width: copied(width),
+            digits: copied(digits),
+            start: copied(start),
+            max: copied(max),
+            strategy: copied(strategy),
+            shards: copied(shards),
+            retries: copied(retries),
+            scope: scope
+                .as_ref()
+                .map(|v| v.value.iter().map(|n| n.value.as_str()).collect())
+                .unwrap_or_default(),
+            counters: text(counters),
+            layout: copied(layout),
+            field: text(field),
+            stores: copied(stores),
+            unique: copied(unique),
+            proxy: text(proxy),
+            gapless: copied(gapless),
+            transaction_timeout: copied(transaction_timeout),
+            prefetch_at: None,
+            id: Some(RuleIdField {
+                name: &self.id.name,
+                is_document_id: self.id.is_doc_id,
+            }),
+        }
+    }
 }
-
-mongo_sequence_rules::for_each_key!(model_spec);
 
 /// Builds the model; reports every problem to `errors`. `None` when no model can be built.
 pub fn model(input: &DeriveInput, errors: &mut Errors) -> Option<Model> {

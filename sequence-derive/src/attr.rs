@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-use mongo_sequence_rules::limits::MAX_DIGITS;
-use mongo_sequence_rules::{Batch, Key, Layout, Stores, Strategy, Unique};
 use proc_macro2::Span;
+use sequence_rules::limits::MAX_DIGITS;
+use sequence_rules::{Batch, Key, Layout, Stores, Strategy, Unique};
 use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
 use syn::{Attribute, Expr, ExprLit, ExprRange, ExprUnary, Lit, LitStr, RangeLimits, UnOp};
@@ -27,76 +27,102 @@ impl<T> WithSpan<T> {
     }
 }
 
-/// The type of a parsed value of a form of `mongo_sequence_rules::for_each_key!`.
-macro_rules! parsed_type {
-    (text, []) => { String };
-    (opt_text, []) => { String };
-    (names, []) => { Vec<WithSpan<String>> };
-    ($form:ident, [$($ty:tt)*]) => { $($ty)* };
+/// The struct-level keys, as written, with their typed values: a field per [`Key`], named as
+/// the key (`krate` for `crate`).
+#[derive(Default)]
+pub struct StructAttrs {
+    pub name: Option<WithSpan<String>>,
+    pub batch: Option<WithSpan<Batch>>,
+    pub prefix: Option<WithSpan<String>>,
+    pub tz: Option<WithSpan<String>>,
+    pub width: Option<WithSpan<u8>>,
+    pub digits: Option<WithSpan<u8>>,
+    pub start: Option<WithSpan<i64>>,
+    pub max: Option<WithSpan<i64>>,
+    pub strategy: Option<WithSpan<Strategy>>,
+    pub shards: Option<WithSpan<u32>>,
+    pub retries: Option<WithSpan<u32>>,
+    pub scope: Option<WithSpan<Vec<WithSpan<String>>>>,
+    pub counters: Option<WithSpan<String>>,
+    pub layout: Option<WithSpan<Layout>>,
+    pub field: Option<WithSpan<String>>,
+    pub stores: Option<WithSpan<Stores>>,
+    pub unique: Option<WithSpan<Unique>>,
+    pub proxy: Option<WithSpan<String>>,
+    pub gapless: Option<WithSpan<bool>>,
+    pub transaction_timeout: Option<WithSpan<Duration>>,
+    pub krate: Option<WithSpan<syn::Path>>,
 }
 
-/// The parser of a form of `mongo_sequence_rules::for_each_key!`.
-macro_rules! parser {
-    (text, $meta:expr, $key:expr, []) => {
-        string($meta, $key)
-    };
-    (opt_text, $meta:expr, $key:expr, []) => {
-        string($meta, $key)
-    };
-    (names, $meta:expr, $key:expr, []) => {
-        names($meta, $key)
-    };
-    ($form:ident, $meta:expr, $key:expr, [$($ty:tt)*]) => {
-        <$($ty)* as Value>::parse($meta, $key)
-    };
-}
-
-/// Declares [`StructAttrs`] from the table of keys: a field per key, holding its value as
-/// parsed, with its parser.
-macro_rules! struct_keys {
-    (
-        name { $(#[doc = $ndoc:literal])* $nv:ident $nf:ident $nname:literal; }
-        keys { $($(#[doc = $doc:literal])* $v:ident $f:ident $name:literal: $form:ident [$($ty:tt)*] = [$($default:tt)*] => $strategies:ident;)* }
-        derive_only { $($(#[doc = $ddoc:literal])* $dv:ident $df:ident $dname:literal;)* }
-    ) => {
-        /// The struct-level keys, as written, with their typed values.
-        #[derive(Default)]
-        pub struct StructAttrs {
-            $(#[doc = $ndoc])*
-            pub $nf: Option<WithSpan<String>>,
-            $($(#[doc = $doc])* pub $f: Option<WithSpan<parsed_type!($form, [$($ty)*])>>,)*
-            $($(#[doc = $ddoc])* pub $df: Option<WithSpan<syn::Path>>,)*
+impl StructAttrs {
+    /// Parses the value of `key` and stores it; a second occurrence is an error.
+    fn parse(
+        &mut self,
+        key: Key,
+        meta: &ParseNestedMeta<'_>,
+        errors: &mut Errors,
+    ) -> syn::Result<()> {
+        match key {
+            Key::Name => set_once(&mut self.name, key, string(meta, key)?, errors),
+            Key::Batch => set_once(&mut self.batch, key, Value::parse(meta, key)?, errors),
+            Key::Prefix => set_once(&mut self.prefix, key, string(meta, key)?, errors),
+            Key::Tz => set_once(&mut self.tz, key, string(meta, key)?, errors),
+            Key::Width => set_once(&mut self.width, key, Value::parse(meta, key)?, errors),
+            Key::Digits => set_once(&mut self.digits, key, Value::parse(meta, key)?, errors),
+            Key::Start => set_once(&mut self.start, key, Value::parse(meta, key)?, errors),
+            Key::Max => set_once(&mut self.max, key, Value::parse(meta, key)?, errors),
+            Key::Strategy => set_once(&mut self.strategy, key, Value::parse(meta, key)?, errors),
+            Key::Shards => set_once(&mut self.shards, key, Value::parse(meta, key)?, errors),
+            Key::Retries => set_once(&mut self.retries, key, Value::parse(meta, key)?, errors),
+            Key::Scope => set_once(&mut self.scope, key, names(meta, key)?, errors),
+            Key::Counters => set_once(&mut self.counters, key, string(meta, key)?, errors),
+            Key::Layout => set_once(&mut self.layout, key, Value::parse(meta, key)?, errors),
+            Key::Field => set_once(&mut self.field, key, string(meta, key)?, errors),
+            Key::Stores => set_once(&mut self.stores, key, Value::parse(meta, key)?, errors),
+            Key::Unique => set_once(&mut self.unique, key, Value::parse(meta, key)?, errors),
+            Key::Proxy => set_once(&mut self.proxy, key, string(meta, key)?, errors),
+            Key::Gapless => set_once(&mut self.gapless, key, Value::parse(meta, key)?, errors),
+            Key::TransactionTimeout => set_once(
+                &mut self.transaction_timeout,
+                key,
+                Value::parse(meta, key)?,
+                errors,
+            ),
+            Key::Crate => set_once(&mut self.krate, key, path(meta, key)?, errors),
         }
+        Ok(())
+    }
 
-        impl StructAttrs {
-            /// Parses the value of `key` and stores it; a second occurrence is an error.
-            fn parse(
-                &mut self,
-                key: Key,
-                meta: &ParseNestedMeta<'_>,
-                errors: &mut Errors,
-            ) -> syn::Result<()> {
-                match key {
-                    Key::$nv => set_once(&mut self.$nf, key, string(meta, key)?, errors),
-                    $(Key::$v => set_once(&mut self.$f, key, parser!($form, meta, key, [$($ty)*])?, errors),)*
-                    $(Key::$dv => set_once(&mut self.$df, key, path(meta, key)?, errors),)*
-                }
-                Ok(())
-            }
-
-            /// Where `key` was written, if it was.
-            pub fn span_of(&self, key: Key) -> Option<Span> {
-                match key {
-                    Key::$nv => self.$nf.as_ref().map(|v| v.span),
-                    $(Key::$v => self.$f.as_ref().map(|v| v.span),)*
-                    $(Key::$dv => self.$df.as_ref().map(|v| v.span),)*
-                }
-            }
+    /// Where `key` was written, if it was.
+    pub fn span_of(&self, key: Key) -> Option<Span> {
+        fn at<T>(value: &Option<WithSpan<T>>) -> Option<Span> {
+            value.as_ref().map(|v| v.span)
         }
-    };
+        match key {
+            Key::Name => at(&self.name),
+            Key::Batch => at(&self.batch),
+            Key::Prefix => at(&self.prefix),
+            Key::Tz => at(&self.tz),
+            Key::Width => at(&self.width),
+            Key::Digits => at(&self.digits),
+            Key::Start => at(&self.start),
+            Key::Max => at(&self.max),
+            Key::Strategy => at(&self.strategy),
+            Key::Shards => at(&self.shards),
+            Key::Retries => at(&self.retries),
+            Key::Scope => at(&self.scope),
+            Key::Counters => at(&self.counters),
+            Key::Layout => at(&self.layout),
+            Key::Field => at(&self.field),
+            Key::Stores => at(&self.stores),
+            Key::Unique => at(&self.unique),
+            Key::Proxy => at(&self.proxy),
+            Key::Gapless => at(&self.gapless),
+            Key::TransactionTimeout => at(&self.transaction_timeout),
+            Key::Crate => at(&self.krate),
+        }
+    }
 }
-
-mongo_sequence_rules::for_each_key!(struct_keys);
 
 /// Collects errors so that all of them are reported together.
 #[derive(Default)]

@@ -1,8 +1,8 @@
-//! Cross-field rules: the configuration rules of `mongo-sequence-rules` (the same the runtime
+//! Cross-field rules: the configuration rules of `sequence-rules` (the same the runtime
 //! checks), each violation reported at the token it is about.
 
-use mongo_sequence_rules::{check as rules, At, Checked};
 use proc_macro2::Span;
+use sequence_rules::{check as rules, At, Checked};
 
 use crate::ast::Model;
 use crate::attr::Errors;

@@ -2,13 +2,13 @@
 
 use std::time::Duration;
 
-use mongo_sequence_rules::{Batch, Checked, Layout, Stores, Strategy, Unique};
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
+use sequence_rules::{Batch, Checked, Layout, Stores, Strategy, Unique};
 use syn::DeriveInput;
 
 use crate::ast::{self, Model};
-use crate::attr::{Errors, WithSpan};
+use crate::attr::{Errors, StructAttrs, WithSpan};
 use crate::check;
 
 /// Expands the derive, or its errors plus a stub that keeps further errors away.
@@ -125,42 +125,79 @@ impl ConfigValue for Duration {
     }
 }
 
-/// Declares [`config`] from the table of keys: a setter call per key written.
-macro_rules! config_of_keys {
-    (
-        name { $(#[doc = $ndoc:literal])* $nv:ident $nf:ident $nname:literal; }
-        keys { $($(#[doc = $doc:literal])* $v:ident $f:ident $name:literal: $form:ident [$($ty:tt)*] = [$($default:tt)*] => $strategies:ident;)* }
-        derive_only { $($(#[doc = $ddoc:literal])* $dv:ident $df:ident $dname:literal;)* }
-    ) => {
-        /// The `SequenceConfig` of the model: `SequenceConfig::new(name)`, a setter per key
-        /// written, the range `digits` gives `start` and `max`, and where the documents store
-        /// the ID and the scope fields.
-        fn config(model: &Model, checked: &Checked, p: &TokenStream) -> TokenStream {
-            let name = &model.name;
-            let mut config = quote!(#p::SequenceConfig::new(#name));
-            let a = &model.attrs;
-            $(if let Some(v) = &a.$f {
-                let (setter, value) = (format_ident!(stringify!($f)), v.value.tokens(p));
-                config = quote!(#config.#setter(#value));
-            })*
-            if a.digits.is_some() {
-                let (start, max) = (checked.start, checked.max);
-                config = quote!(#config.start(#start).max(#max));
-            }
-            if model.id.stored != "_id" {
-                let stored = &model.id.stored;
-                config = quote!(#config.id_field(#stored));
-            }
-            if model.scope.iter().any(|f| f.stored != f.name) {
-                let stored = model.scope.iter().map(|f| &f.stored);
-                config = quote!(#config.scope_fields(&[#(#stored),*]));
-            }
-            config
-        }
-    };
+/// The `SequenceConfig` of the model: `SequenceConfig::new(name)`, a `const` setter (named as
+/// the key) per key written, the range `digits` gives `start` and `max`, and where the
+/// documents store the ID and the scope fields.
+fn config(model: &Model, checked: &Checked, p: &TokenStream) -> TokenStream {
+    let StructAttrs {
+        name: _,
+        batch,
+        prefix,
+        tz,
+        width,
+        digits,
+        start,
+        max,
+        strategy,
+        shards,
+        retries,
+        scope,
+        counters,
+        layout,
+        field,
+        stores,
+        unique,
+        proxy,
+        gapless,
+        transaction_timeout,
+        krate: _,
+    } = &model.attrs;
+    let setters = [
+        setter("batch", batch, p),
+        setter("prefix", prefix, p),
+        setter("tz", tz, p),
+        setter("width", width, p),
+        setter("digits", digits, p),
+        setter("start", start, p),
+        setter("max", max, p),
+        setter("strategy", strategy, p),
+        setter("shards", shards, p),
+        setter("retries", retries, p),
+        setter("scope", scope, p),
+        setter("counters", counters, p),
+        setter("layout", layout, p),
+        setter("field", field, p),
+        setter("stores", stores, p),
+        setter("unique", unique, p),
+        setter("proxy", proxy, p),
+        setter("gapless", gapless, p),
+        setter("transaction_timeout", transaction_timeout, p),
+    ];
+    let name = &model.name;
+    let mut config = quote!(#p::SequenceConfig::new(#name) #(#setters)*);
+    if digits.is_some() {
+        let (start, max) = (checked.start, checked.max);
+        config = quote!(#config.start(#start).max(#max));
+    }
+    if model.id.stored != "_id" {
+        let stored = &model.id.stored;
+        config = quote!(#config.id_field(#stored));
+    }
+    if model.scope.iter().any(|f| f.stored != f.name) {
+        let stored = model.scope.iter().map(|f| &f.stored);
+        config = quote!(#config.scope_fields(&[#(#stored),*]));
+    }
+    config
 }
 
-mongo_sequence_rules::for_each_key!(config_of_keys);
+/// `.key(value)`, the call of the `SequenceConfig` setter of a key written, or nothing.
+fn setter<T: ConfigValue>(key: &str, value: &Option<WithSpan<T>>, p: &TokenStream) -> TokenStream {
+    let Some(value) = value else {
+        return TokenStream::new();
+    };
+    let (setter, value) = (format_ident!("{key}"), value.value.tokens(p));
+    quote!(.#setter(#value))
+}
 
 /// `impl SequentialId`: the ID type, the configuration, and the accessors of the fields.
 fn trait_impl(model: &Model, config: &TokenStream, p: &TokenStream) -> TokenStream {
@@ -353,8 +390,8 @@ fn id_type_checks(model: &Model, checked: &Checked, p: &TokenStream) -> TokenStr
     let a = &model.attrs;
     let places = [
         ("id_type", Some(id.ty_span)),
-        ("width", a.span_of(mongo_sequence_rules::Key::Width)),
-        ("prefix", a.span_of(mongo_sequence_rules::Key::Prefix)),
+        ("width", a.span_of(sequence_rules::Key::Width)),
+        ("prefix", a.span_of(sequence_rules::Key::Prefix)),
     ];
     // Each rule runs in a `const fn` generic over the model, which reads the ID type as
     // `M::Id`: a type that does not implement `IdValue` is then one error (at the field), not

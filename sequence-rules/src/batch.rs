@@ -9,7 +9,7 @@ use crate::defaults;
 /// `batch = 10..=1000` (adaptive between the bounds).
 ///
 /// ```
-/// use mongo_sequence_rules::{AdaptiveBatch, Batch};
+/// use sequence_rules::{AdaptiveBatch, Batch};
 /// assert_eq!(Batch::from(25), Batch::Fixed(25));
 /// assert_eq!(Batch::from(10..=1000), Batch::Adaptive(AdaptiveBatch::new(10, 1000)));
 /// ```

@@ -41,7 +41,7 @@ pub const TRANSACTION_TIMEOUT: std::time::Duration = std::time::Duration::from_s
 /// (`UserAccount` → `user_account`, `HTTPRequest` → `http_request`).
 ///
 /// ```
-/// assert_eq!(mongo_sequence_rules::defaults::counter_name("UserAccount"), "user_account");
+/// assert_eq!(sequence_rules::defaults::counter_name("UserAccount"), "user_account");
 /// ```
 pub fn counter_name(type_name: &str) -> String {
     let chars: Vec<char> = type_name.chars().collect();

@@ -13,7 +13,7 @@
 //! each tied to the key (or the ID field) it is about.
 //!
 //! ```
-//! use mongo_sequence_rules::{check, Key, Spec, Strategy};
+//! use sequence_rules::{check, Key, Spec, Strategy};
 //!
 //! let spec = Spec { prefix: Some("INV-YYMMDD-"), width: Some(4), ..Spec::new("invoice") };
 //! let checked = check(&spec).unwrap();

@@ -31,7 +31,7 @@ pub const fn pow10(n: u8) -> i64 {
 /// `digits` from 1 to [`MAX_DIGITS`]; `None` otherwise.
 ///
 /// ```
-/// use mongo_sequence_rules::limits::digits_range;
+/// use sequence_rules::limits::digits_range;
 /// assert_eq!(digits_range(12), Some((100_000_000_000, 999_999_999_999)));
 /// assert_eq!(digits_range(1), Some((1, 9)));
 /// assert_eq!(digits_range(19), None);
@@ -47,7 +47,7 @@ pub const fn digits_range(digits: u8) -> Option<(i64, i64)> {
 /// The integer a double holds exactly, if it holds one within ±[`MAX_EXACT_DOUBLE`].
 ///
 /// ```
-/// use mongo_sequence_rules::limits::{exact_integer, MAX_EXACT_DOUBLE};
+/// use sequence_rules::limits::{exact_integer, MAX_EXACT_DOUBLE};
 /// assert_eq!(exact_integer(41.0), Some(41));
 /// assert_eq!(exact_integer(41.5), None);
 /// assert_eq!(exact_integer(MAX_EXACT_DOUBLE as f64), Some(MAX_EXACT_DOUBLE));

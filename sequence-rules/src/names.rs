@@ -63,7 +63,7 @@ pub fn describe(what: &str, name: &str, reason: &str) -> String {
 /// - a field name: no `.`, not `$`-prefixed.
 ///
 /// ```
-/// use mongo_sequence_rules::names::{check, NameKind};
+/// use sequence_rules::names::{check, NameKind};
 /// assert!(check(NameKind::Counter, "userid").is_ok());
 /// let e = check(NameKind::Counter, "user.id").unwrap_err();
 /// assert_eq!(e.to_string(), "invalid counter name `user.id`: it contains `.`");

@@ -82,7 +82,7 @@ impl Pattern {
     /// IDs would repeat.
     ///
     /// ```
-    /// use mongo_sequence_rules::pattern::{Pattern, Piece, Resolution};
+    /// use sequence_rules::pattern::{Pattern, Piece, Resolution};
     /// let p = Pattern::parse("INV-YYMM-").unwrap();
     /// assert_eq!(p.resolution(), Some(Resolution::Month));
     /// assert_eq!(p.pieces()[0], Piece::Literal("INV-".into()));
@@ -197,7 +197,7 @@ impl Pattern {
     /// `$regex`) and Rust's `regex` both read as the character itself.
     ///
     /// ```
-    /// use mongo_sequence_rules::pattern::Pattern;
+    /// use sequence_rules::pattern::Pattern;
     /// assert_eq!(Pattern::parse("INV-YYMM.").unwrap().regex(), r"INV\-\d{2}\d{2}\.");
     /// ```
     pub fn regex(&self) -> String {
@@ -219,7 +219,7 @@ impl Pattern {
     /// tokens gives `DateTime::default()` for its one literal prefix.
     ///
     /// ```
-    /// use mongo_sequence_rules::pattern::Pattern;
+    /// use sequence_rules::pattern::Pattern;
     /// let p = Pattern::parse("INV-YYMMDD-").unwrap();
     /// let at = p.parse_rendered("INV-251122-", 2026).unwrap();
     /// assert_eq!((at.year(), at.month(), at.day()), (2025, 11, 22));
@@ -271,7 +271,7 @@ impl Pattern {
     /// The prefix for the civil date-time `at`.
     ///
     /// ```
-    /// use mongo_sequence_rules::pattern::Pattern;
+    /// use sequence_rules::pattern::Pattern;
     /// let at = jiff::civil::date(2025, 11, 22).at(14, 5, 0, 0);
     /// assert_eq!(Pattern::parse("INV-YYMMDD-").unwrap().render(at), "INV-251122-");
     /// ```

@@ -1,5 +1,7 @@
 //! A configuration as written, and the one function that checks it.
 
+use std::time::Duration;
+
 use jiff::tz::TimeZone;
 
 use crate::batch::Batch;
@@ -9,78 +11,102 @@ use crate::key::Key;
 use crate::limits::{self, digits_range, pow10, MAX_DIGITS, MAX_RETRIES, MAX_SHARDS};
 use crate::names::{self, NameKind};
 use crate::pattern::Pattern;
-use crate::strategy::{Layout, Strategy, Unique, SHARD_BOUND_FIELDS};
+use crate::strategy::{Layout, Stores, Strategy, Unique, SHARD_BOUND_FIELDS};
 use crate::tz;
 use crate::violation::{At, Problem, Violation};
 
-/// The type a form of [`for_each_key!`](crate::for_each_key) has in a [`Spec`].
-macro_rules! spec_type {
-    ($a:lifetime, text, []) => { Option<&$a str> };
-    ($a:lifetime, opt_text, []) => { Option<&$a str> };
-    ($a:lifetime, names, []) => { Vec<&$a str> };
-    ($a:lifetime, copy, [$($ty:tt)*]) => { Option<$($ty)*> };
-    ($a:lifetime, into, [$($ty:tt)*]) => { Option<$($ty)*> };
-    ($a:lifetime, opt, [$($ty:tt)*]) => { Option<$($ty)*> };
+/// A configuration as written: every key that was not given is `None` (or empty) and takes its
+/// default from [`defaults`].
+///
+/// The derive fills it from `#[seq(...)]`; the runtime from its options, where an option counts
+/// as given when it differs from its default. Each field is the [`Key`] of the same name.
+///
+/// Build one with struct update syntax from [`Spec::new`], so that keys added later keep their
+/// defaults.
+#[derive(Clone, Debug, Default)]
+pub struct Spec<'a> {
+    /// The counter's name: the `_id` of its counter document.
+    pub name: &'a str,
+    /// Values reserved per round trip: `25`, or the bounds of an adaptive batch.
+    pub batch: Option<Batch>,
+    /// The period prefix pattern.
+    pub prefix: Option<&'a str>,
+    /// The IANA time zone of periods.
+    pub tz: Option<&'a str>,
+    /// Digits of the zero-padded counter part of an ID.
+    pub width: Option<u8>,
+    /// Exact number of digits of every ID, without a prefix.
+    pub digits: Option<u8>,
+    /// The first value a new counter issues.
+    pub start: Option<i64>,
+    /// The largest value ever issued.
+    pub max: Option<i64>,
+    /// How IDs are made.
+    pub strategy: Option<Strategy>,
+    /// Counter documents of the ranges strategy.
+    pub shards: Option<u32>,
+    /// Draws of the random strategy after a collision.
+    pub retries: Option<u32>,
+    /// Fields of the document whose values each get a counter of their own.
+    pub scope: Vec<&'a str>,
+    /// The collection holding the counters.
+    pub counters: Option<&'a str>,
+    /// How counter documents are found.
+    pub layout: Option<Layout>,
+    /// The name of the counter field.
+    pub field: Option<&'a str>,
+    /// What the counter field holds.
+    pub stores: Option<Stores>,
+    /// What keeps two documents from holding one ID.
+    pub unique: Option<Unique>,
+    /// The proxy collection of `unique = "proxy"`.
+    pub proxy: Option<&'a str>,
+    /// Whether the counter update and the insert share one transaction.
+    pub gapless: Option<bool>,
+    /// How long a gapless insert retries transient transaction errors.
+    pub transaction_timeout: Option<Duration>,
+    /// The share of a range after which the next one is prefetched (runtime only).
+    pub prefetch_at: Option<f64>,
+    /// The ID field, when the configuration belongs to a model.
+    pub id: Option<IdField<'a>>,
 }
 
-/// Whether a value of a form of [`for_each_key!`](crate::for_each_key) was given in a [`Spec`].
-macro_rules! spec_given {
-    (names, $v:expr) => {
-        !$v.is_empty()
-    };
-    ($form:ident, $v:expr) => {
-        $v.is_some()
-    };
-}
-
-/// Declares [`Spec`] from the rows of [`for_each_key!`](crate::for_each_key).
-macro_rules! declare_spec {
-    (
-        name { $(#[doc = $ndoc:literal])* $nv:ident $nf:ident $nname:literal; }
-        keys { $($(#[doc = $doc:literal])* $v:ident $f:ident $name:literal: $form:ident [$($ty:tt)*] = [$($default:tt)*] => $strategies:ident;)* }
-        derive_only { $($(#[doc = $ddoc:literal])* $dv:ident $df:ident $dname:literal;)* }
-    ) => {
-        /// A configuration as written: every key that was not given is `None` (or empty) and
-        /// takes its default from [`defaults`].
-        ///
-        /// The derive fills it from `#[seq(...)]`; the runtime from its options, where an
-        /// option counts as given when it differs from its default.
-        ///
-        /// Build one with struct update syntax from [`Spec::new`], so that keys added later
-        /// keep their defaults.
-        #[derive(Clone, Debug, Default)]
-        pub struct Spec<'a> {
-            $(#[doc = $ndoc])*
-            pub $nf: &'a str,
-            $($(#[doc = $doc])* pub $f: spec_type!('a, $form, [$($ty)*]),)*
-            /// The share of a range after which the next one is prefetched (runtime only).
-            pub prefetch_at: Option<f64>,
-            /// The ID field, when the configuration belongs to a model.
-            pub id: Option<IdField<'a>>,
+impl<'a> Spec<'a> {
+    /// A configuration named `name` with no other key given.
+    pub fn new(name: &'a str) -> Self {
+        Spec {
+            name,
+            ..Spec::default()
         }
+    }
 
-        impl<'a> Spec<'a> {
-            /// A configuration named `name` with no other key given.
-            pub fn new($nf: &'a str) -> Self {
-                Spec {
-                    $nf,
-                    ..Spec::default()
-                }
-            }
-
-            /// Whether `key` was given.
-            pub fn given(&self, key: Key) -> bool {
-                match key {
-                    Key::$nv => true,
-                    $(Key::$v => spec_given!($form, self.$f),)*
-                    $(Key::$dv => false,)*
-                }
-            }
+    /// Whether `key` was given.
+    pub fn given(&self, key: Key) -> bool {
+        match key {
+            Key::Name => true,
+            Key::Batch => self.batch.is_some(),
+            Key::Prefix => self.prefix.is_some(),
+            Key::Tz => self.tz.is_some(),
+            Key::Width => self.width.is_some(),
+            Key::Digits => self.digits.is_some(),
+            Key::Start => self.start.is_some(),
+            Key::Max => self.max.is_some(),
+            Key::Strategy => self.strategy.is_some(),
+            Key::Shards => self.shards.is_some(),
+            Key::Retries => self.retries.is_some(),
+            Key::Scope => !self.scope.is_empty(),
+            Key::Counters => self.counters.is_some(),
+            Key::Layout => self.layout.is_some(),
+            Key::Field => self.field.is_some(),
+            Key::Stores => self.stores.is_some(),
+            Key::Unique => self.unique.is_some(),
+            Key::Proxy => self.proxy.is_some(),
+            Key::Gapless => self.gapless.is_some(),
+            Key::TransactionTimeout => self.transaction_timeout.is_some(),
+            Key::Crate => false,
         }
-    };
+    }
 }
-
-crate::for_each_key!(declare_spec);
 
 /// What a valid configuration means: the values it issues and how they render.
 #[derive(Clone, Debug)]
@@ -852,7 +878,6 @@ mod tests {
 
     #[test]
     fn transaction_timeouts() {
-        use std::time::Duration;
         assert_eq!(
             errors(Spec {
                 transaction_timeout: Some(Duration::from_secs(5)),

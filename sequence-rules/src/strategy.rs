@@ -59,7 +59,7 @@ impl Strategy {
     /// The strategy named `name`, as written in `#[seq(strategy = "...")]`.
     ///
     /// ```
-    /// use mongo_sequence_rules::Strategy;
+    /// use sequence_rules::Strategy;
     /// assert_eq!(Strategy::from_name("uuid_v7"), Some(Strategy::UuidV7));
     /// assert_eq!(Strategy::from_name("serial"), None);
     /// ```
@@ -71,7 +71,7 @@ impl Strategy {
     /// of a renamed strategy, or the valid names.
     ///
     /// ```
-    /// use mongo_sequence_rules::Strategy;
+    /// use sequence_rules::Strategy;
     /// assert_eq!(Strategy::parse("ranges"), Ok(Strategy::Ranges));
     /// assert!(Strategy::parse("sharded").unwrap_err().contains("write `strategy = \"ranges\"`"));
     /// ```
@@ -268,7 +268,7 @@ impl Unique {
 /// collection's name, then `.claims.`, then the name the ID is stored under.
 ///
 /// ```
-/// use mongo_sequence_rules::default_proxy;
+/// use sequence_rules::default_proxy;
 /// assert_eq!(default_proxy("orders", "_id"), "orders.claims._id");
 /// assert_eq!(default_proxy("invoices", "number"), "invoices.claims.number");
 /// ```

@@ -10,8 +10,8 @@ use jiff::tz::{TimeZone, TimeZoneDatabase};
 /// if the bundled database knows it.
 ///
 /// ```
-/// assert!(mongo_sequence_rules::tz::time_zone("Europe/Berlin").is_some());
-/// assert!(mongo_sequence_rules::tz::time_zone("Mars/Olympus").is_none());
+/// assert!(sequence_rules::tz::time_zone("Europe/Berlin").is_some());
+/// assert!(sequence_rules::tz::time_zone("Mars/Olympus").is_none());
 /// ```
 pub fn time_zone(name: &str) -> Option<TimeZone> {
     static DB: LazyLock<TimeZoneDatabase> = LazyLock::new(TimeZoneDatabase::bundled);

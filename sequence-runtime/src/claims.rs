@@ -16,8 +16,8 @@
 //! reads, in batches.
 //!
 //! ```no_run
-//! # async fn f(orders: mongodb::Collection<mongodb::bson::Document>) -> mongo_sequence_runtime::Result<()> {
-//! use mongo_sequence_runtime::claims::Claims;
+//! # async fn f(orders: mongodb::Collection<mongodb::bson::Document>) -> sequence_runtime::Result<()> {
+//! use sequence_runtime::claims::Claims;
 //!
 //! // The claims of `number` in `orders.claims.number`, the proxy a model names by default.
 //! let claims = Claims::with_default_proxy(&orders, "number");
@@ -33,9 +33,9 @@
 use std::future::IntoFuture;
 
 use futures_util::TryStreamExt;
-use mongo_sequence_rules::default_proxy;
 use mongodb::bson::{doc, Bson, Document};
 use mongodb::{Collection, Cursor};
+use sequence_rules::default_proxy;
 use serde::Serialize;
 
 use crate::error::{is_duplicate_key, Access, Error, Result};
@@ -54,7 +54,7 @@ const WRITE_BATCH: usize = 500;
 ///
 /// ```
 /// assert_eq!(
-///     mongo_sequence_runtime::claims::default_proxy_name("orders", "number"),
+///     sequence_runtime::claims::default_proxy_name("orders", "number"),
 ///     "orders.claims.number"
 /// );
 /// ```

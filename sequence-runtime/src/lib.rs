@@ -21,12 +21,12 @@
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-//! use mongo_sequence_runtime::{Sequence, SequenceOptions};
+//! use sequence_runtime::{Sequence, SequenceOptions};
 //!
 //! let seq = Sequence::in_memory(SequenceOptions::builder("invoice").prefix("INV-").width(4).build())?;
 //! let id: String = seq.next_id().await?;
 //! assert_eq!(id, "INV-0001");
-//! # Ok::<(), mongo_sequence_runtime::Error>(()) }).unwrap();
+//! # Ok::<(), sequence_runtime::Error>(()) }).unwrap();
 //! ```
 //!
 //! Internally the modules are layers, each using only the ones before it: errors, values,
@@ -47,9 +47,9 @@ mod values;
 
 pub use error::{Error, Result};
 pub use model::SequentialId;
-pub use mongo_sequence_rules::Strategy;
 pub use options::{Batch, SequenceOptions};
 pub use sequence::Sequence;
+pub use sequence_rules::Strategy;
 pub use values::{IdValue, Scope};
 
 /// What the operations return: each is awaited directly (it implements
@@ -57,13 +57,13 @@ pub use values::{IdValue, Scope};
 /// the write underneath first, as the driver's own actions do.
 ///
 /// ```no_run
-/// # use mongo_sequence_runtime::SequentialId;
-/// # async fn f<T: SequentialId>(mut doc: T, coll: mongodb::Collection<T>, client: mongodb::Client) -> mongo_sequence_runtime::Result<()> {
-/// let mut session = client.start_session().await.map_err(mongo_sequence_runtime::Error::from_driver)?;
-/// session.start_transaction().await.map_err(mongo_sequence_runtime::Error::from_driver)?;
+/// # use sequence_runtime::SequentialId;
+/// # async fn f<T: SequentialId>(mut doc: T, coll: mongodb::Collection<T>, client: mongodb::Client) -> sequence_runtime::Result<()> {
+/// let mut session = client.start_session().await.map_err(sequence_runtime::Error::from_driver)?;
+/// session.start_transaction().await.map_err(sequence_runtime::Error::from_driver)?;
 /// // With the `counter` strategy the number is taken in the transaction: an abort gives it back.
 /// let id = doc.insert_with_id(&coll).session(&mut session).await?;
-/// session.commit_transaction().await.map_err(mongo_sequence_runtime::Error::from_driver)?;
+/// session.commit_transaction().await.map_err(sequence_runtime::Error::from_driver)?;
 /// # let _ = id; Ok(()) }
 /// ```
 pub mod action {
@@ -82,7 +82,7 @@ pub mod action {
 /// counter's values.
 ///
 /// ```
-/// use mongo_sequence_runtime::id::{Bounds, IdRange};
+/// use sequence_runtime::id::{Bounds, IdRange};
 /// let twelve_digits = Bounds::digits(12).unwrap();
 /// assert_eq!(twelve_digits.start, 100_000_000_000);
 /// let range = IdRange::new(5, 9).unwrap();
@@ -97,8 +97,8 @@ pub mod id {
 /// [`Sequence::override_clock`]).
 ///
 /// ```
-/// use mongo_sequence_runtime::clock::{Clock, ManualClock};
-/// use mongo_sequence_runtime::jiff::SignedDuration;
+/// use sequence_runtime::clock::{Clock, ManualClock};
+/// use sequence_runtime::jiff::SignedDuration;
 /// let clock = ManualClock::new("2025-11-22T22:59:00Z".parse().unwrap());
 /// clock.advance(SignedDuration::from_secs(120));
 /// assert_eq!(clock.now().to_string(), "2025-11-22T23:01:00Z");
@@ -113,13 +113,13 @@ pub mod clock {
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-/// use mongo_sequence_runtime::{Sequence, SequenceOptions};
+/// use sequence_runtime::{Sequence, SequenceOptions};
 /// let seq = Sequence::in_memory(SequenceOptions::builder("order").build())?;
 /// seq.next().await?;
 /// seq.reserve(5).await?;
 /// let stats = seq.stats();
 /// assert_eq!((stats.issued, stats.reserved, stats.reservations), (6, 6, 2));
-/// # Ok::<(), mongo_sequence_runtime::Error>(()) }).unwrap();
+/// # Ok::<(), sequence_runtime::Error>(()) }).unwrap();
 /// ```
 pub mod stats {
     pub use crate::engine::{snapshot, CacheSnapshot, SequenceSnapshot, Snapshot, Stats};
@@ -130,7 +130,7 @@ pub mod stats {
 /// counter.
 ///
 /// ```no_run
-/// # async fn f(seq: mongo_sequence_runtime::Sequence, orders: mongodb::Collection<mongodb::bson::Document>) -> mongo_sequence_runtime::Result<()> {
+/// # async fn f(seq: sequence_runtime::Sequence, orders: mongodb::Collection<mongodb::bson::Document>) -> sequence_runtime::Result<()> {
 /// let report = seq.sync_counters(&orders, "_id").dry_run(true).await?;
 /// for counter in report.counters.iter().filter(|c| c.moved()) {
 ///     println!("{} would move from {:?} to {}", counter.key, counter.old, counter.new);
@@ -153,9 +153,9 @@ pub mod __private {
     pub use crate::options::SequenceConfig;
     pub use crate::values::{Generated, IdValue, Rendering};
     pub use crate::{Error, Result, Sequence, SequentialId, Strategy};
-    pub use mongo_sequence_rules::{AdaptiveBatch, Batch, Layout, Stores, Unique};
-    pub use mongo_sequence_rules::{IdKind, IdNeeds, IdProblems};
     pub use mongodb;
+    pub use sequence_rules::{AdaptiveBatch, Batch, Layout, Stores, Unique};
+    pub use sequence_rules::{IdKind, IdNeeds, IdProblems};
     pub use serde;
 
     pub use crate::engine::SyncReport;

@@ -19,7 +19,7 @@
 //! use tracing_subscriber::filter::{LevelFilter, Targets};
 //! use tracing_subscriber::prelude::*;
 //!
-//! use mongo_sequence_runtime::{Sequence, SequenceOptions};
+//! use sequence_runtime::{Sequence, SequenceOptions};
 //!
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 //! let filter = Targets::new()
@@ -32,7 +32,7 @@
 //!
 //! let seq = Sequence::in_memory(SequenceOptions::builder("order").batch(10).build())?;
 //! seq.next().await?; // logs `Refill started`, inside a `reserve` span
-//! # Ok::<(), mongo_sequence_runtime::Error>(()) }).unwrap();
+//! # Ok::<(), sequence_runtime::Error>(()) }).unwrap();
 //! ```
 //!
 //! ## The reservation span

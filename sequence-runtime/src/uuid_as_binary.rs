@@ -11,7 +11,7 @@
 //!
 //! #[derive(Serialize, Deserialize)]
 //! struct Event {
-//!     #[serde(rename = "_id", with = "mongo_sequence_runtime::uuid_as_binary")]
+//!     #[serde(rename = "_id", with = "sequence_runtime::uuid_as_binary")]
 //!     id: uuid::Uuid,
 //! }
 //!

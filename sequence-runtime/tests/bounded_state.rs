@@ -11,9 +11,9 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering::Relaxed};
 use std::sync::Arc;
 
-use mongo_sequence_runtime::clock::ManualClock;
-use mongo_sequence_runtime::store::{CounterStore, MemoryStore};
-use mongo_sequence_runtime::{Scope, Sequence, SequenceOptions};
+use sequence_runtime::clock::ManualClock;
+use sequence_runtime::store::{CounterStore, MemoryStore};
+use sequence_runtime::{Scope, Sequence, SequenceOptions};
 
 /// The system allocator, counting the bytes allocated and not yet freed.
 struct Counting;
@@ -121,8 +121,8 @@ async fn a_hundred_thousand_scopes_leave_bounded_state() {
     let after = LIVE.load(Relaxed);
 
     // The sequence's handle is still alive: what it shares with its clones stays in memory.
-    let queues = mongo_sequence_runtime::__private::coalescer_queues(&seq);
-    let entries = mongo_sequence_runtime::__private::registry_entries(&counters);
+    let queues = sequence_runtime::__private::coalescer_queues(&seq);
+    let entries = sequence_runtime::__private::registry_entries(&counters);
     let (issued, from_cache) = (seq.stats().issued, cached.stats());
     let growth = after - before;
     eprintln!(

@@ -5,13 +5,13 @@
 //! `Cargo.toml`.)
 //!
 //! After an intended change of a message, regenerate the expected output with
-//! `TRYBUILD=overwrite cargo test -p mongo-sequence-ui --test ui` and review the `.stderr` diff.
+//! `TRYBUILD=overwrite cargo test -p sequence-ui --test ui` and review the `.stderr` diff.
 
 use std::time::Duration;
 
 use mongo_sequence::options::{Layout, SequenceOptionsBuilder, Stores, Unique};
 use mongo_sequence::{Batch, Error, SequenceOptions, Strategy};
-use mongo_sequence_rules::defaults;
+use sequence_rules::{defaults, Key};
 
 #[test]
 fn ui() {
@@ -177,46 +177,45 @@ macro_rules! written_names {
 
 written_names!(Strategy, Layout, Stores, Unique);
 
-/// The runtime's option of a form of the table of keys, from the value written.
-macro_rules! option_value {
-    (text, $value:expr, [], [$($default:tt)*]) => {
-        String::read($value).filter(|v| v != $($default)*)
-    };
-    (opt_text, $value:expr, [], []) => {
-        String::read($value)
-    };
-    (names, $value:expr, [], []) => {
-        <Vec<String>>::read($value)
-    };
-    (opt, $value:expr, [$($ty:tt)*], []) => {
-        <$($ty)*>::read($value)
-    };
-    ($form:ident, $value:expr, [$($ty:tt)*], [$($default:tt)*]) => {
-        <$($ty)*>::read($value).filter(|v| *v != $($default)*)
-    };
+/// A value written for a key whose runtime option has a default, unless it is the default
+/// (which the runtime cannot tell from leaving it out).
+fn not_default<T: Written + PartialEq>(value: &Option<syn::Expr>, default: T) -> Option<T> {
+    T::read(value).filter(|v| *v != default)
 }
 
-/// Declares [`set_option`] from the table of keys.
-macro_rules! option_setters {
-    (
-        name { $(#[doc = $ndoc:literal])* $nv:ident $nf:ident $nname:literal; }
-        keys { $($(#[doc = $doc:literal])* $v:ident $f:ident $name:literal: $form:ident [$($ty:tt)*] = [$($default:tt)*] => $strategies:ident;)* }
-        derive_only { $($(#[doc = $ddoc:literal])* $dv:ident $df:ident $dname:literal;)* }
-    ) => {
-        /// The builder with the option of `key` set as written, or `None` if the runtime cannot
-        /// say it: a key only the derive has, a value of another type than the option's, or
-        /// the default value (which the runtime cannot tell from leaving it out).
-        fn set_option(b: SequenceOptionsBuilder, key: &str, value: &Option<syn::Expr>) -> Option<SequenceOptionsBuilder> {
-            match key {
-                $nname => Some(b),
-                $($name => Some(b.$f(option_value!($form, value, [$($ty)*], [$($default)*])?)),)*
-                _ => None,
-            }
+/// The builder with the option of `key` set as written, or `None` if the runtime cannot say it:
+/// a key only the derive has, a value of another type than the option's, or the default value.
+fn set_option(
+    b: SequenceOptionsBuilder,
+    key: &str,
+    value: &Option<syn::Expr>,
+) -> Option<SequenceOptionsBuilder> {
+    Some(match Key::from_name(key)? {
+        Key::Name => b,
+        Key::Batch => b.batch(not_default(value, Batch::DEFAULT)?),
+        Key::Prefix => b.prefix(String::read(value)?),
+        Key::Tz => b.tz(String::read(value)?),
+        Key::Width => b.width(u8::read(value)?),
+        Key::Digits => b.digits(u8::read(value)?),
+        Key::Start => b.start(not_default(value, defaults::START)?),
+        Key::Max => b.max(not_default(value, defaults::MAX)?),
+        Key::Strategy => b.strategy(not_default(value, Strategy::Counter)?),
+        Key::Shards => b.shards(not_default(value, defaults::SHARDS)?),
+        Key::Retries => b.retries(not_default(value, defaults::RETRIES)?),
+        Key::Scope => b.scope(<Vec<String>>::read(value)?),
+        Key::Counters => b.counters(not_default(value, defaults::COUNTERS.to_owned())?),
+        Key::Layout => b.layout(not_default(value, Layout::Default)?),
+        Key::Field => b.field(not_default(value, defaults::COUNTER_FIELD.to_owned())?),
+        Key::Stores => b.stores(not_default(value, Stores::LastIssued)?),
+        Key::Unique => b.unique(not_default(value, Unique::Index)?),
+        Key::Proxy => b.proxy(String::read(value)?),
+        Key::Gapless => b.gapless(not_default(value, false)?),
+        Key::TransactionTimeout => {
+            b.transaction_timeout(not_default(value, defaults::TRANSACTION_TIMEOUT)?)
         }
-    };
+        Key::Crate => return None,
+    })
 }
-
-mongo_sequence_rules::for_each_key!(option_setters);
 
 /// The runtime options that say what `keys` say, or `None` if runtime options cannot.
 fn runtime_options(name: &str, keys: &[WrittenKey]) -> Option<SequenceOptions> {

@@ -13,7 +13,7 @@ use super::telemetry::{reserving, Mode};
 use crate::error::Result;
 use crate::store::{CounterStore, Reservation};
 use crate::values::{Bounds, CounterKey, IdRange, Slot};
-use mongo_sequence_rules::limits::pow10;
+use sequence_rules::limits::pow10;
 
 /// Where a sequence's numbers come from.
 #[derive(Clone, Debug)]

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use mongo_sequence_rules::Strategy;
+use sequence_rules::Strategy;
 
 use super::counters::Counters;
 use super::ranges::Shards;

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use mongodb::bson::doc;
 use mongodb::ClientSession;
 
-use mongo_sequence_rules::SHARD_BOUND_FIELDS;
+use sequence_rules::SHARD_BOUND_FIELDS;
 
 use super::random;
 use crate::error::{Error, Result};
@@ -333,7 +333,7 @@ mod tests {
         assert_eq!(shard_of(space, 1000, 549_100_000_000), Some(499));
         assert_eq!(shard_of(space, 1000, 549_099_999_999), Some(498));
         let all = Bounds::new(i64::MIN + 1, i64::MAX).unwrap();
-        let most = mongo_sequence_rules::limits::MAX_SHARDS;
+        let most = sequence_rules::limits::MAX_SHARDS;
         let last = slice(all, most, most - 1);
         assert_eq!(last.max, i64::MAX);
         assert_eq!(shard_of(all, most, i64::MAX), Some(most - 1));

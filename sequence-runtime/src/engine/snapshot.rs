@@ -58,7 +58,7 @@ pub struct SequenceSnapshot {
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-/// use mongo_sequence_runtime::{stats, Sequence, SequenceOptions};
+/// use sequence_runtime::{stats, Sequence, SequenceOptions};
 /// let seq = Sequence::in_memory(SequenceOptions::builder("snapshot-doc").batch(25).build())?;
 /// for _ in 0..5 {
 ///     seq.next().await?;
@@ -69,7 +69,7 @@ pub struct SequenceSnapshot {
 /// assert_eq!(entry.cache.values_left, 20);
 /// assert_eq!(entry.cache.batch, Some(25));
 /// println!("{}", serde_json::to_string(&snapshot).unwrap());
-/// # Ok::<(), mongo_sequence_runtime::Error>(()) }).unwrap();
+/// # Ok::<(), sequence_runtime::Error>(()) }).unwrap();
 /// ```
 pub fn snapshot() -> Snapshot {
     let mut sequences: Vec<SequenceSnapshot> = registry::states()

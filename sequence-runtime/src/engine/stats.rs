@@ -14,7 +14,7 @@ use super::series::{Labels, Series};
 /// It serializes (with `serde`) as an object of these fields, named as here.
 ///
 /// ```
-/// use mongo_sequence_runtime::{Sequence, SequenceOptions};
+/// use sequence_runtime::{Sequence, SequenceOptions};
 ///
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let seq = Sequence::in_memory(SequenceOptions::builder("ticket").batch(10).build())?;
@@ -28,7 +28,7 @@ use super::series::{Labels, Series};
 /// // Only the first call waited for a round trip: more waits than `issued / batch` would say
 /// // that the batch is too small for the load.
 /// assert_eq!(stats.waits, 1);
-/// # Ok::<(), mongo_sequence_runtime::Error>(()) }).unwrap();
+/// # Ok::<(), sequence_runtime::Error>(()) }).unwrap();
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]

@@ -7,10 +7,10 @@
 //! every matching ID.
 
 use futures_util::TryStreamExt;
-use mongo_sequence_rules::limits::pow10;
-use mongo_sequence_rules::pattern::escape_regex;
 use mongodb::bson::{doc, Bson, Document};
 use mongodb::Collection;
+use sequence_rules::limits::pow10;
+use sequence_rules::pattern::escape_regex;
 
 use crate::error::{Access, Error, Result};
 use crate::values::{bson_integer, Bounds, Rendering};

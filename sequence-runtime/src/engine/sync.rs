@@ -13,10 +13,10 @@ use std::sync::Arc;
 
 use futures_util::TryStreamExt;
 use jiff::Timestamp;
-use mongo_sequence_rules::limits::MAX_EXACT_DOUBLE;
-use mongo_sequence_rules::pattern::Pattern;
 use mongodb::bson::{doc, Bson, Document};
 use mongodb::Collection;
+use sequence_rules::limits::MAX_EXACT_DOUBLE;
+use sequence_rules::pattern::Pattern;
 
 use super::ranges::Shards;
 use crate::error::{Access, Error, Result};

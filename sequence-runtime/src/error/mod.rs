@@ -3,7 +3,7 @@
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-//! use mongo_sequence_runtime::{Error, Sequence, SequenceOptions};
+//! use sequence_runtime::{Error, Sequence, SequenceOptions};
 //!
 //! let seq = Sequence::in_memory(SequenceOptions::builder("t").max(2).build())?;
 //! seq.reserve(2).await?;
@@ -22,9 +22,9 @@ pub(crate) use driver::{
 };
 pub use driver::{is_duplicate_key, DUPLICATE_KEY_CODES};
 
-use mongo_sequence_rules::names::{self, NameError};
-use mongo_sequence_rules::{At, Key, Problem, Violation};
 use mongodb::bson::Bson;
+use sequence_rules::names::{self, NameError};
+use sequence_rules::{At, Key, Problem, Violation};
 
 /// Result alias used throughout the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -36,7 +36,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// [`source`](std::error::Error::source).
 ///
 /// ```
-/// use mongo_sequence_runtime::{Error, Sequence, SequenceOptions};
+/// use sequence_runtime::{Error, Sequence, SequenceOptions};
 ///
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let options = SequenceOptions::builder("seat").start(1).max(2).build();
@@ -669,11 +669,11 @@ mod tests {
 
     #[test]
     fn violations_carry_their_key() {
-        let spec = mongo_sequence_rules::Spec {
-            batch: Some(mongo_sequence_rules::Batch::Fixed(0)),
-            ..mongo_sequence_rules::Spec::new("order")
+        let spec = sequence_rules::Spec {
+            batch: Some(sequence_rules::Batch::Fixed(0)),
+            ..sequence_rules::Spec::new("order")
         };
-        let v = mongo_sequence_rules::check(&spec).unwrap_err().remove(0);
+        let v = sequence_rules::check(&spec).unwrap_err().remove(0);
         match Error::from(v) {
             Error::InvalidConfig { key, message } => {
                 assert_eq!(key, "batch");

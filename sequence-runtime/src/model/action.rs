@@ -21,7 +21,7 @@ use super::{cached, counted, generated, group, proxy, random, scope, upsert, Seq
 use crate::error::{Error, Result};
 use crate::store::BoxFuture;
 use crate::values::{Generated, IdValue};
-use mongo_sequence_rules::{Strategy, Unique};
+use sequence_rules::{Strategy, Unique};
 
 /// The refusal of a write concern on a gapless insert outside the caller's session.
 fn gapless_write_concern() -> Error {
@@ -383,7 +383,7 @@ mod in_session {
     use super::super::{proxy, random, scope, skip_ahead, SequentialId};
     use crate::error::{Access, Error, Result};
     use crate::sequence::Issued;
-    use mongo_sequence_rules::{Strategy, Unique};
+    use sequence_rules::{Strategy, Unique};
 
     /// The error of a write in `coll`: a duplicate on the ID field of a value the counter gave
     /// is [`Error::IdTaken`] (the caller's session is not retried), anything else as mapped.

@@ -5,8 +5,8 @@
 
 use std::any::TypeId;
 
-use mongo_sequence_rules::{defaults, Strategy};
 use mongodb::Collection;
+use sequence_rules::{defaults, Strategy};
 
 use super::doc::Doc;
 use crate::engine;

@@ -6,10 +6,10 @@
 //! conflicts between callers racing for the counter, network errors, elections) retry the whole
 //! transaction.
 
-use mongo_sequence_rules::Unique;
 use mongodb::bson::Document;
 use mongodb::options::{InsertManyOptions, InsertOneOptions};
 use mongodb::{ClientSession, Collection};
+use sequence_rules::Unique;
 
 use super::doc::Doc;
 use super::insert::{document, fixed_document};

@@ -1,8 +1,8 @@
 //! Inserts of the `uuid`, `uuid_v7` and `object_id` strategies.
 
-use mongo_sequence_rules::Strategy;
 use mongodb::options::InsertManyOptions;
 use mongodb::{ClientSession, Collection};
+use sequence_rules::Strategy;
 
 use super::doc::Doc;
 use crate::error::{Access, Error, Result};

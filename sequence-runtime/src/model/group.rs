@@ -16,11 +16,11 @@ use std::any::TypeId;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use mongo_sequence_rules::Unique;
 use mongodb::bson::oid::ObjectId;
 use mongodb::bson::{Bson, Document};
 use mongodb::options::InsertOneOptions;
 use mongodb::{ClientSession, Collection};
+use sequence_rules::Unique;
 use tokio::sync::oneshot;
 
 use super::doc::Doc;

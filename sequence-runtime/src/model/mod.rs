@@ -59,7 +59,7 @@ use crate::values::IdValue;
 /// unique only once inserted.
 ///
 /// ```no_run
-/// use mongo_sequence_runtime::{Result, SequentialId};
+/// use sequence_runtime::{Result, SequentialId};
 ///
 /// /// Stores a batch of any model, numbered, and returns the first and last IDs.
 /// async fn store_all<T: SequentialId>(
@@ -153,8 +153,8 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
     /// one, two concurrent upserts of the same key can both insert.
     ///
     /// ```no_run
-    /// # use mongo_sequence_runtime::SequentialId;
-    /// # async fn f<C: SequentialId>(mut customer: C, coll: mongodb::Collection<C>) -> mongo_sequence_runtime::Result<()> {
+    /// # use sequence_runtime::SequentialId;
+    /// # async fn f<C: SequentialId>(mut customer: C, coll: mongodb::Collection<C>) -> sequence_runtime::Result<()> {
     /// let filter = mongodb::bson::doc! { "email": "ada@example.com" };
     /// let id = customer.upsert_with_id(&coll, filter).await?;
     /// # Ok(()) }
@@ -178,7 +178,7 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
         async move {
             let config = &Self::SEQUENCE;
             let stored: Vec<&str> = config.stored_scope().map(|(_, stored)| stored).collect();
-            let (docs, field, stored) = if config.unique == mongo_sequence_rules::Unique::Proxy {
+            let (docs, field, stored) = if config.unique == sequence_rules::Unique::Proxy {
                 let (field, stored) = proxy::claim_fields::<Self>();
                 (proxy::collection(coll), field, stored)
             } else {

@@ -16,10 +16,10 @@
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
-use mongo_sequence_rules::{default_proxy, Strategy};
 use mongodb::bson::{doc, Bson, Document};
 use mongodb::options::{InsertManyOptions, InsertOneOptions};
 use mongodb::{ClientSession, Collection, IndexModel};
+use sequence_rules::{default_proxy, Strategy};
 use tokio::sync::OnceCell;
 
 use super::doc::Doc;

@@ -8,10 +8,10 @@
 //! counted as wasted). Upserts stay unique only with a unique index on the filter's fields:
 //! without one, two concurrent upserts can both insert.
 
-use mongo_sequence_rules::Unique;
 use mongodb::bson::Document;
 use mongodb::options::WriteConcern;
 use mongodb::{ClientSession, Collection};
+use sequence_rules::Unique;
 
 use super::cached;
 use super::doc::Doc;
@@ -52,7 +52,7 @@ async fn number<T: Doc>(
         }
     }
     let (id, issued) = match session {
-        Some(s) if strategy == mongo_sequence_rules::Strategy::Counter => {
+        Some(s) if strategy == sequence_rules::Strategy::Counter => {
             seq.issue_id_in::<T::Id>(s).await?
         }
         _ => seq.issue_id::<T::Id>().await?,
@@ -136,8 +136,7 @@ pub(crate) async fn upsert<T: Doc>(
                 tokio::time::sleep(insert::backoff(attempt + 1)).await;
             }
             Err(e)
-                if collided_on_id(&e)
-                    && T::CONFIG.strategy == mongo_sequence_rules::Strategy::Random =>
+                if collided_on_id(&e) && T::CONFIG.strategy == sequence_rules::Strategy::Random =>
             {
                 redraws += 1;
                 let seq = T::sequence_of(coll);

@@ -1,12 +1,12 @@
 //! The parts of an upsert of one document (`upsert_with_id`): its filter, the fields every
 //! write sets and those only an insert sets, and the two writes made of them.
 
-use mongo_sequence_rules::Unique;
 use mongodb::action::Action;
 use mongodb::bson::oid::ObjectId;
 use mongodb::bson::{doc, Bson, Document};
 use mongodb::options::{ReturnDocument, WriteConcern};
 use mongodb::{ClientSession, Collection};
+use sequence_rules::Unique;
 
 use super::doc::Doc;
 use super::insert;

@@ -1,11 +1,11 @@
 //! The options of a sequence: what users choose, with a builder in the driver's fluent style,
 //! and the `const` form a derived model carries ([`SequenceConfig`]). Both follow from one
 //! table of keys, shared with `#[derive(SequentialId)]`, and every default and every rule comes
-//! from `mongo-sequence-rules`, which the derive checks at compile time too.
+//! from `sequence-rules`, which the derive checks at compile time too.
 //!
 //! ```
-//! use mongo_sequence_runtime::options::Stores;
-//! use mongo_sequence_runtime::{Batch, SequenceOptions};
+//! use sequence_runtime::options::Stores;
+//! use sequence_runtime::{Batch, SequenceOptions};
 //!
 //! // Counters written by other code: `{ _id: "invoice", COUNT: 1042 }`, 1042 being next.
 //! let options = SequenceOptions::builder("invoice")
@@ -19,10 +19,9 @@
 //! assert!(options.validate().is_ok());
 //! ```
 
-mod config;
-mod forms;
+mod sequence_config;
 mod sequence_options;
 
-pub use config::SequenceConfig;
-pub use mongo_sequence_rules::{AdaptiveBatch, Batch, Layout, Stores, Unique};
+pub use sequence_config::SequenceConfig;
 pub use sequence_options::{SequenceOptions, SequenceOptionsBuilder};
+pub use sequence_rules::{AdaptiveBatch, Batch, Layout, Stores, Unique};

@@ -1,83 +1,170 @@
-//! [`SequenceOptions`] and its builder, declared from the table of keys
-//! (`mongo_sequence_rules::for_each_key!`) plus the options only the runtime has.
+//! [`SequenceOptions`] and its builder: the keys of `#[seq(...)]` under the same names, and the
+//! options only the runtime has.
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use mongo_sequence_rules::{self as rules, defaults, Spec};
 use mongodb::options::WriteConcern;
+use sequence_rules::{self as rules, defaults, Batch, Layout, Spec, Stores, Strategy, Unique};
 
-use super::forms::{builder_setter, owned_type, to_spec};
 use crate::error::Result;
 use crate::values::{Bounds, Clock, Format, SystemClock};
 
-/// Declares [`SequenceOptions`], its builder and its `Spec` from the rows of the table.
-macro_rules! declare_options {
-    (
-        name { $(#[doc = $ndoc:literal])* $nv:ident $nf:ident $nname:literal; }
-        keys { $($(#[doc = $doc:literal])* $v:ident $f:ident $name:literal: $form:ident [$($ty:tt)*] = [$($default:tt)*] => $strategies:ident;)* }
-        derive_only { $($(#[doc = $ddoc:literal])* $dv:ident $df:ident $dname:literal;)* }
-    ) => {
-        /// Options of one sequence (one counter): the keys of `#[seq(...)]` under the same
-        /// names, each at its default until set, and the options only the runtime has.
-        ///
-        /// ```
-        /// # use mongo_sequence_runtime::{SequenceOptions, Batch};
-        /// let opts = SequenceOptions::builder("userid").batch(25).start(1000).build();
-        /// assert_eq!(opts.batch, Batch::Fixed(25));
-        /// assert_eq!(opts.counters, "counters");
-        /// ```
-        #[derive(Clone, Debug)]
-        #[non_exhaustive]
-        pub struct SequenceOptions {
-            $(#[doc = $ndoc])*
-            pub $nf: String,
-            $($(#[doc = $doc])* pub $f: owned_type!($form, [$($ty)*]),)*
-            /// Share of the current range after which the next range is reserved in the
-            /// background (0.0 to 1.0; default 0.1). Only used when more than one value is
-            /// reserved at a time.
-            pub prefetch_at: f64,
-            /// Write concern of counter updates (default `majority`; `None` uses the
-            /// collection's).
-            pub write_concern: Option<WriteConcern>,
-            /// Where the current time comes from, for periods (default [`SystemClock`]).
-            pub clock: Arc<dyn Clock>,
-        }
-
-        impl SequenceOptions {
-            /// A builder for a sequence named `name`, with every other option at its default.
-            pub fn builder($nf: impl Into<String>) -> SequenceOptionsBuilder {
-                SequenceOptionsBuilder {
-                    options: SequenceOptions {
-                        $nf: $nf.into(),
-                        $($f: super::forms::to_owned!(
-                            $form,
-                            super::forms::static_default!($form, [$($default)*])
-                        ),)*
-                        prefetch_at: defaults::PREFETCH_AT,
-                        write_concern: Some(WriteConcern::majority()),
-                        clock: Arc::new(SystemClock),
-                    },
-                }
-            }
-
-            /// The options as the rules see them: an option counts as given when it differs
-            /// from its default.
-            fn spec(&self) -> Spec<'_> {
-                Spec {
-                    $($f: to_spec!($form, self.$f, [$($default)*]),)*
-                    prefetch_at: Some(self.prefetch_at),
-                    ..Spec::new(&self.$nf)
-                }
-            }
-        }
-
-        impl SequenceOptionsBuilder {
-            $(builder_setter!($(#[doc = $doc])* $f: $form [$($ty)*]);)*
-        }
-    };
+/// Options of one sequence (one counter): the keys of `#[seq(...)]` under the same names, each
+/// at its default until set, and the options only the runtime has.
+///
+/// ```
+/// # use sequence_runtime::{SequenceOptions, Batch};
+/// let opts = SequenceOptions::builder("userid").batch(25).start(1000).build();
+/// assert_eq!(opts.batch, Batch::Fixed(25));
+/// assert_eq!(opts.counters, "counters");
+/// ```
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct SequenceOptions {
+    /// The counter's name: the `_id` of its counter document.
+    pub name: String,
+    /// Values reserved per round trip and handed out from memory: `25`, or `10..=1000` to
+    /// adapt between those bounds to the rate of use (default 1).
+    pub batch: Batch,
+    /// Period prefix pattern (`"YYMMDD"`, `"INV-YYYYMM-"`): date tokens `YYYY`, `YY`, `MM`,
+    /// `DD`, `HH`, other characters (or text in single quotes) literal; each period of the
+    /// finest date token has a counter of its own.
+    pub prefix: Option<String>,
+    /// IANA time zone in which periods begin and end (default UTC).
+    pub tz: Option<String>,
+    /// Digits of the zero-padded counter part of an ID (default 6 with a `prefix`).
+    pub width: Option<u8>,
+    /// Exact number of digits of every ID, without a prefix.
+    pub digits: Option<u8>,
+    /// The first value a new counter issues (default 1).
+    pub start: i64,
+    /// The largest value ever issued (default `i64::MAX`).
+    pub max: i64,
+    /// How IDs are made (default [`Strategy::Counter`]).
+    pub strategy: Strategy,
+    /// Counter documents of the ranges strategy, each owning a slice of the IDs (default 16).
+    pub shards: u32,
+    /// Draws of the random strategy after a collision, before giving up (default 10).
+    pub retries: u32,
+    /// Fields of the document whose values each get a counter of their own.
+    pub scope: Vec<String>,
+    /// The collection holding the counters, in the target collection's database (default
+    /// `counters`).
+    pub counters: String,
+    /// How counter documents are found: by `_id`, or mongoose-sequence's way.
+    pub layout: Layout,
+    /// The name of the counter field (default `seq`).
+    pub field: String,
+    /// What the counter field holds: the last value issued, or the next free one.
+    pub stores: Stores,
+    /// What keeps two documents from holding one ID: a unique index on the target collection,
+    /// or a proxy collection of claims written in the insert's transaction (for collections
+    /// that cannot have that index, such as sharded ones).
+    pub unique: Unique,
+    /// The proxy collection of `unique = "proxy"`, in the target collection's database
+    /// (default `<collection>.claims.<ID field>`).
+    pub proxy: Option<String>,
+    /// Whether the counter update and the insert share one transaction, so that an insert
+    /// that fails consumes no number.
+    pub gapless: bool,
+    /// How long a gapless insert retries transient transaction errors (default 30 s).
+    pub transaction_timeout: Duration,
+    /// Share of the current range after which the next range is reserved in the background
+    /// (0.0 to 1.0; default 0.1). Only used when more than one value is reserved at a time.
+    pub prefetch_at: f64,
+    /// Write concern of counter updates (default `majority`; `None` uses the collection's).
+    pub write_concern: Option<WriteConcern>,
+    /// Where the current time comes from, for periods (default [`SystemClock`]).
+    pub clock: Arc<dyn Clock>,
 }
 
-rules::for_each_key!(declare_options);
+impl SequenceOptions {
+    /// A builder for a sequence named `name`, with every other option at its default.
+    pub fn builder(name: impl Into<String>) -> SequenceOptionsBuilder {
+        SequenceOptionsBuilder {
+            options: SequenceOptions {
+                name: name.into(),
+                batch: Batch::DEFAULT,
+                prefix: None,
+                tz: None,
+                width: None,
+                digits: None,
+                start: defaults::START,
+                max: defaults::MAX,
+                strategy: Strategy::Counter,
+                shards: defaults::SHARDS,
+                retries: defaults::RETRIES,
+                scope: Vec::new(),
+                counters: defaults::COUNTERS.to_owned(),
+                layout: Layout::Default,
+                field: defaults::COUNTER_FIELD.to_owned(),
+                stores: Stores::LastIssued,
+                unique: Unique::Index,
+                proxy: None,
+                gapless: false,
+                transaction_timeout: defaults::TRANSACTION_TIMEOUT,
+                prefetch_at: defaults::PREFETCH_AT,
+                write_concern: Some(WriteConcern::majority()),
+                clock: Arc::new(SystemClock),
+            },
+        }
+    }
+
+    /// The options as the rules see them: an option counts as given when it differs from its
+    /// default.
+    fn spec(&self) -> Spec<'_> {
+        let SequenceOptions {
+            name,
+            batch,
+            prefix,
+            tz,
+            width,
+            digits,
+            start,
+            max,
+            strategy,
+            shards,
+            retries,
+            scope,
+            counters,
+            layout,
+            field,
+            stores,
+            unique,
+            proxy,
+            gapless,
+            transaction_timeout,
+            prefetch_at,
+            write_concern: _,
+            clock: _,
+        } = self;
+        Spec {
+            name,
+            batch: given(*batch, Batch::DEFAULT),
+            prefix: prefix.as_deref(),
+            tz: tz.as_deref(),
+            width: *width,
+            digits: *digits,
+            start: given(*start, defaults::START),
+            max: given(*max, defaults::MAX),
+            strategy: given(*strategy, Strategy::Counter),
+            shards: given(*shards, defaults::SHARDS),
+            retries: given(*retries, defaults::RETRIES),
+            scope: scope.iter().map(String::as_str).collect(),
+            counters: given(counters.as_str(), defaults::COUNTERS),
+            layout: given(*layout, Layout::Default),
+            field: given(field.as_str(), defaults::COUNTER_FIELD),
+            stores: given(*stores, Stores::LastIssued),
+            unique: given(*unique, Unique::Index),
+            proxy: proxy.as_deref(),
+            gapless: given(*gapless, false),
+            transaction_timeout: given(*transaction_timeout, defaults::TRANSACTION_TIMEOUT),
+            prefetch_at: Some(*prefetch_at),
+            id: None,
+        }
+    }
+}
 
 impl SequenceOptions {
     /// Checks every option with the rules `#[derive(SequentialId)]` checks at compile time;
@@ -110,6 +197,120 @@ pub struct SequenceOptionsBuilder {
 }
 
 impl SequenceOptionsBuilder {
+    /// Sets the values reserved per round trip: `25`, or `10..=1000` for an adaptive batch.
+    pub fn batch(mut self, batch: impl Into<Batch>) -> Self {
+        self.options.batch = batch.into();
+        self
+    }
+
+    /// Sets the period prefix pattern (`"YYMMDD"`, `"INV-YYYYMM-"`).
+    pub fn prefix(mut self, pattern: impl Into<String>) -> Self {
+        self.options.prefix = Some(pattern.into());
+        self
+    }
+
+    /// Sets the IANA time zone in which periods begin and end.
+    pub fn tz(mut self, zone: impl Into<String>) -> Self {
+        self.options.tz = Some(zone.into());
+        self
+    }
+
+    /// Sets the digits of the zero-padded counter part of an ID.
+    pub fn width(mut self, digits: u8) -> Self {
+        self.options.width = Some(digits);
+        self
+    }
+
+    /// Sets the exact number of digits of every ID, without a prefix.
+    pub fn digits(mut self, digits: u8) -> Self {
+        self.options.digits = Some(digits);
+        self
+    }
+
+    /// Sets the first value a new counter issues.
+    pub fn start(mut self, start: i64) -> Self {
+        self.options.start = start;
+        self
+    }
+
+    /// Sets the largest value ever issued.
+    pub fn max(mut self, max: i64) -> Self {
+        self.options.max = max;
+        self
+    }
+
+    /// Sets how IDs are made.
+    pub fn strategy(mut self, strategy: Strategy) -> Self {
+        self.options.strategy = strategy;
+        self
+    }
+
+    /// Sets the number of counter documents of the ranges strategy.
+    pub fn shards(mut self, shards: u32) -> Self {
+        self.options.shards = shards;
+        self
+    }
+
+    /// Sets the draws of the random strategy after a collision, before giving up.
+    pub fn retries(mut self, retries: u32) -> Self {
+        self.options.retries = retries;
+        self
+    }
+
+    /// Sets the fields of the document whose values each get a counter of their own.
+    pub fn scope<S: Into<String>>(mut self, fields: impl IntoIterator<Item = S>) -> Self {
+        self.options.scope = fields.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets the collection holding the counters.
+    pub fn counters(mut self, collection: impl Into<String>) -> Self {
+        self.options.counters = collection.into();
+        self
+    }
+
+    /// Sets how counter documents are found.
+    pub fn layout(mut self, layout: Layout) -> Self {
+        self.options.layout = layout;
+        self
+    }
+
+    /// Sets the name of the counter field.
+    pub fn field(mut self, field: impl Into<String>) -> Self {
+        self.options.field = field.into();
+        self
+    }
+
+    /// Sets what the counter field holds.
+    pub fn stores(mut self, stores: Stores) -> Self {
+        self.options.stores = stores;
+        self
+    }
+
+    /// Sets what keeps two documents from holding one ID.
+    pub fn unique(mut self, unique: Unique) -> Self {
+        self.options.unique = unique;
+        self
+    }
+
+    /// Sets the proxy collection of `unique = "proxy"`.
+    pub fn proxy(mut self, collection: impl Into<String>) -> Self {
+        self.options.proxy = Some(collection.into());
+        self
+    }
+
+    /// Sets whether the counter update and the insert share one transaction.
+    pub fn gapless(mut self, gapless: bool) -> Self {
+        self.options.gapless = gapless;
+        self
+    }
+
+    /// Sets how long a gapless insert retries transient transaction errors.
+    pub fn transaction_timeout(mut self, timeout: Duration) -> Self {
+        self.options.transaction_timeout = timeout;
+        self
+    }
+
     /// Sets the share of a range after which the next one is prefetched.
     pub fn prefetch_at(mut self, share: f64) -> Self {
         self.options.prefetch_at = share;
@@ -132,7 +333,7 @@ impl SequenceOptionsBuilder {
     /// the space, one picked at random per reservation.
     ///
     /// ```
-    /// # use mongo_sequence_runtime::{SequenceOptions, Strategy};
+    /// # use sequence_runtime::{SequenceOptions, Strategy};
     /// let opts = SequenceOptions::builder("account").ranges(1000).digits(12).build();
     /// assert_eq!((opts.strategy, opts.shards), (Strategy::Ranges, 1000));
     /// ```
@@ -152,7 +353,7 @@ mod tests {
 
     use super::*;
     use crate::error::Error;
-    use mongo_sequence_rules::{Batch, Layout};
+    use sequence_rules::{Batch, Layout};
 
     #[test]
     fn validation_says_what_is_wrong() {
@@ -169,7 +370,7 @@ mod tests {
         let bad = SequenceOptions::builder("x").prefetch_at(1.5).build();
         assert!(bad.validate().is_err());
         let bad = SequenceOptions::builder("x")
-            .batch(mongo_sequence_rules::AdaptiveBatch::new(10, 5))
+            .batch(sequence_rules::AdaptiveBatch::new(10, 5))
             .build();
         assert!(bad.validate().is_err());
         assert!(SequenceOptions::builder("x").build().validate().is_ok());

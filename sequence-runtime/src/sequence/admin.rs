@@ -34,7 +34,7 @@ impl Sequence {
     /// in this process.
     ///
     /// ```no_run
-    /// # async fn f(seq: mongo_sequence_runtime::Sequence) -> mongo_sequence_runtime::Result<()> {
+    /// # async fn f(seq: sequence_runtime::Sequence) -> sequence_runtime::Result<()> {
     /// seq.set_next(10_000).await?;            // after importing documents 1..9_999
     /// seq.set_next(1).force(true).await?;     // back to the start, knowingly
     /// # Ok(()) }
@@ -228,7 +228,7 @@ impl Sequence {
     /// Counter and ranges strategies only.
     ///
     /// ```no_run
-    /// # async fn f(seq: mongo_sequence_runtime::Sequence, orders: mongodb::Collection<mongodb::bson::Document>) -> mongo_sequence_runtime::Result<()> {
+    /// # async fn f(seq: sequence_runtime::Sequence, orders: mongodb::Collection<mongodb::bson::Document>) -> sequence_runtime::Result<()> {
     /// let report = seq.sync_counters(&orders, "number").await?;
     /// for counter in &report.counters {
     ///     println!("{}: {:?} -> {}", counter.key, counter.old, counter.new);

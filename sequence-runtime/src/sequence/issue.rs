@@ -53,11 +53,11 @@ impl Sequence {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-    /// use mongo_sequence_runtime::{Sequence, SequenceOptions};
+    /// use sequence_runtime::{Sequence, SequenceOptions};
     /// let seq = Sequence::in_memory(SequenceOptions::builder("order").build())?;
     /// let range = seq.reserve(10).await?;
     /// assert_eq!((range.first(), range.last()), (1, 10));
-    /// # Ok::<(), mongo_sequence_runtime::Error>(()) }).unwrap();
+    /// # Ok::<(), sequence_runtime::Error>(()) }).unwrap();
     /// ```
     pub fn reserve(&self, n: u64) -> Reserve<'_> {
         Reserve::new(self, n)

@@ -43,7 +43,7 @@ use crate::values::{Bounds, Clock, CounterKey, Format, Scope, Slot};
 /// the server.
 ///
 /// ```
-/// use mongo_sequence_runtime::{Sequence, SequenceOptions};
+/// use sequence_runtime::{Sequence, SequenceOptions};
 ///
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// // `Sequence::new(&db, options)` keeps the counter in MongoDB; in memory for this example.
@@ -55,7 +55,7 @@ use crate::values::{Bounds, Clock, CounterKey, Format, Scope, Slot};
 /// assert_eq!(ids.len(), 2);
 /// assert_eq!(orders.stats().issued, 13);
 /// orders.release().await?; // at shutdown: give back what this process holds
-/// # Ok::<(), mongo_sequence_runtime::Error>(()) }).unwrap();
+/// # Ok::<(), sequence_runtime::Error>(()) }).unwrap();
 /// ```
 #[derive(Clone, Debug)]
 pub struct Sequence {
@@ -102,8 +102,8 @@ impl Sequence {
     /// to the server.
     ///
     /// ```no_run
-    /// # async fn f(client: mongodb::Client) -> mongo_sequence_runtime::Result<()> {
-    /// use mongo_sequence_runtime::{Sequence, SequenceOptions};
+    /// # async fn f(client: mongodb::Client) -> sequence_runtime::Result<()> {
+    /// use sequence_runtime::{Sequence, SequenceOptions};
     ///
     /// let db = client.database("shop");
     /// let orders = Sequence::new(&db, SequenceOptions::builder("order").batch(25).build())?;
@@ -279,14 +279,14 @@ impl Sequence {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-    /// use mongo_sequence_runtime::{Scope, Sequence, SequenceOptions};
+    /// use sequence_runtime::{Scope, Sequence, SequenceOptions};
     /// let seq = Sequence::in_memory(SequenceOptions::builder("order").scope(["tenant"]).build())?;
     /// let acme = seq.in_scope(Scope::new().with("tenant", "acme"))?;
     /// let globex = seq.in_scope(Scope::new().with("tenant", "globex"))?;
     /// assert_eq!(acme.next().await?, 1);
     /// assert_eq!(acme.next().await?, 2);
     /// assert_eq!(globex.next().await?, 1);
-    /// # Ok::<(), mongo_sequence_runtime::Error>(()) }).unwrap();
+    /// # Ok::<(), sequence_runtime::Error>(()) }).unwrap();
     /// ```
     pub fn in_scope(&self, scope: Scope) -> Result<Sequence> {
         let engine = self.engine()?;
@@ -314,7 +314,7 @@ impl Sequence {
     ///
     /// ```no_run
     /// # use std::sync::Arc;
-    /// # use mongo_sequence_runtime::{clock::ManualClock, Sequence};
+    /// # use sequence_runtime::{clock::ManualClock, Sequence};
     /// # fn f(seq: Sequence) {
     /// // seq = Invoice::sequence(&invoices)
     /// let clock = Arc::new(ManualClock::new("2025-11-22T22:59:00Z".parse().unwrap()));

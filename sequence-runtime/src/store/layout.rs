@@ -1,8 +1,8 @@
 //! How the stores address and read the counter documents of a sequence (its `layout`, `field`
 //! and `stores`), and how a counter document of any layout is decoded ([`StoredCounter`]).
 
-use mongo_sequence_rules::defaults;
 use mongodb::bson::{doc, Bson, Document};
+use sequence_rules::defaults;
 
 use crate::options::{Layout, SequenceOptions, Stores};
 use crate::values::{bson_integer, CounterKey};
@@ -165,7 +165,7 @@ impl StoredCounter {
     /// `"COUNT"` and [`Stores::NextFree`] has 41 as its last issued value.
     ///
     /// ```
-    /// use mongo_sequence_runtime::{options::Stores, store::StoredCounter};
+    /// use sequence_runtime::{options::Stores, store::StoredCounter};
     /// use mongodb::bson::doc;
     /// let found = doc! { "_id": "invoice", "COUNT": 42 };
     /// let counter = StoredCounter::decode_with(&found, "COUNT", Stores::NextFree).unwrap();

@@ -18,7 +18,7 @@ use crate::values::{Bounds, CounterKey};
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-/// use mongo_sequence_runtime::{Sequence, SequenceOptions};
+/// use sequence_runtime::{Sequence, SequenceOptions};
 /// let seq = Sequence::in_memory(SequenceOptions::builder("invoice").start(1000).build()).unwrap();
 /// assert_eq!(seq.next().await.unwrap(), 1000);
 /// assert_eq!(seq.next().await.unwrap(), 1001);

@@ -8,14 +8,14 @@
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 //! use std::sync::Arc;
-//! use mongo_sequence_runtime::store::MemoryStore;
-//! use mongo_sequence_runtime::{Sequence, SequenceOptions};
+//! use sequence_runtime::store::MemoryStore;
+//! use sequence_runtime::{Sequence, SequenceOptions};
 //!
 //! let store = Arc::new(MemoryStore::new());
 //! let a = Sequence::with_store(store.clone(), SequenceOptions::builder("a").build())?;
 //! let range = a.reserve(3).await?;
 //! assert_eq!((range.first(), range.last()), (1, 3));
-//! # Ok::<(), mongo_sequence_runtime::Error>(()) }).unwrap();
+//! # Ok::<(), sequence_runtime::Error>(()) }).unwrap();
 //! ```
 
 mod counter_store;

@@ -9,8 +9,8 @@ use mongodb::options::{CollectionOptions, IndexOptions, ReturnDocument, WriteCon
 use mongodb::{ClientSession, Collection, Database, IndexModel};
 use tokio::sync::OnceCell;
 
-use mongo_sequence_rules::limits::MAX_EXACT_DOUBLE;
-use mongo_sequence_rules::names::{self, NameKind};
+use sequence_rules::limits::MAX_EXACT_DOUBLE;
+use sequence_rules::names::{self, NameKind};
 
 use super::counter_store::{BoxFuture, CounterStore, Reservation};
 use super::deployment::Deployment;
@@ -38,8 +38,8 @@ const UPSERT_RETRIES: u32 = 5;
 /// ```no_run
 /// use std::sync::Arc;
 ///
-/// use mongo_sequence_runtime::store::MongoStore;
-/// use mongo_sequence_runtime::{Result, Sequence, SequenceOptions};
+/// use sequence_runtime::store::MongoStore;
+/// use sequence_runtime::{Result, Sequence, SequenceOptions};
 ///
 /// fn sequence(db: &mongodb::Database) -> Result<Sequence> {
 ///     let options = SequenceOptions::builder("invoice").counters("billing_counters").build();

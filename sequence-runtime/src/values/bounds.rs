@@ -1,7 +1,7 @@
 //! The arithmetic every counter store shares: which stored values are valid, and which
 //! range a reservation of `n` values yields.
 
-use mongo_sequence_rules::limits;
+use sequence_rules::limits;
 
 use super::range::IdRange;
 use crate::error::{Error, Result};
@@ -31,7 +31,7 @@ impl Bounds {
     /// `digits` from 1 to 18 (`digits = 12` is `100_000_000_000..=999_999_999_999`).
     ///
     /// ```
-    /// # use mongo_sequence_runtime::id::Bounds;
+    /// # use sequence_runtime::id::Bounds;
     /// let b = Bounds::digits(2).unwrap();
     /// assert_eq!((b.start, b.max), (10, 99));
     /// assert!(Bounds::digits(19).is_err());

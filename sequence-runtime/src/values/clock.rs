@@ -30,8 +30,8 @@ impl Clock for SystemClock {
 /// A clock that only moves when told to, for tests.
 ///
 /// ```
-/// use mongo_sequence_runtime::{clock::Clock, clock::ManualClock};
-/// use mongo_sequence_runtime::jiff::{SignedDuration, Timestamp};
+/// use sequence_runtime::{clock::Clock, clock::ManualClock};
+/// use sequence_runtime::jiff::{SignedDuration, Timestamp};
 ///
 /// let clock = ManualClock::new("2025-11-22T22:59:59Z".parse::<Timestamp>().unwrap());
 /// clock.advance(SignedDuration::from_secs(1));

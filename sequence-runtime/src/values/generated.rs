@@ -1,8 +1,8 @@
 //! The values of the `uuid`, `uuid_v7` and `object_id` strategies: made in the process, without
 //! a counter and without a round trip.
 
-use mongo_sequence_rules::Strategy;
 use mongodb::bson::oid::ObjectId;
+use sequence_rules::Strategy;
 
 use crate::error::Error;
 

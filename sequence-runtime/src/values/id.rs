@@ -1,8 +1,8 @@
 //! The Rust types an ID field may have, and how a counter value becomes one.
 
-use mongo_sequence_rules::IdKind;
 use mongodb::bson::oid::ObjectId;
 use mongodb::bson::Bson;
+use sequence_rules::IdKind;
 use serde::de::DeserializeOwned;
 
 use super::generated::Generated;
@@ -226,8 +226,8 @@ mod tests {
 
     #[test]
     fn conversions_check_the_kind() {
-        let u = Generated::new(mongo_sequence_rules::Strategy::Uuid).unwrap();
-        let oid = Generated::new(mongo_sequence_rules::Strategy::ObjectId).unwrap();
+        let u = Generated::new(sequence_rules::Strategy::Uuid).unwrap();
+        let oid = Generated::new(sequence_rules::Strategy::ObjectId).unwrap();
         let Generated::Uuid(bson) = u else {
             unreachable!()
         };

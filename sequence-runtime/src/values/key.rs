@@ -4,7 +4,7 @@ use std::fmt;
 
 use mongodb::bson::{doc, Bson, Document};
 
-use mongo_sequence_rules::limits::exact_integer;
+use sequence_rules::limits::exact_integer;
 
 use super::scope::Scope;
 

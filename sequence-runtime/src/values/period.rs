@@ -9,7 +9,7 @@ use std::sync::Arc;
 use jiff::civil::DateTime;
 use jiff::tz::TimeZone;
 use jiff::Timestamp;
-use mongo_sequence_rules::pattern::{Pattern, Resolution};
+use sequence_rules::pattern::{Pattern, Resolution};
 
 use super::key::CounterKey;
 use super::render::Rendering;
@@ -217,7 +217,7 @@ mod tests {
 
     fn format(prefix: &str, tz: Option<&str>) -> Format {
         let pattern = Pattern::parse(prefix).unwrap();
-        let tz = tz.map(|name| mongo_sequence_rules::tz::time_zone(name).unwrap());
+        let tz = tz.map(|name| sequence_rules::tz::time_zone(name).unwrap());
         Format::new("inv", Some(pattern), tz, Some(6))
     }
 

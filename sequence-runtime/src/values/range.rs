@@ -5,7 +5,7 @@ use std::fmt;
 /// A non-empty, contiguous, inclusive range of IDs reserved in one round trip.
 ///
 /// ```
-/// # use mongo_sequence_runtime::id::IdRange;
+/// # use sequence_runtime::id::IdRange;
 /// let range = IdRange::new(41, 43).unwrap();
 /// assert_eq!(range.len(), 3);
 /// assert_eq!(range.iter().collect::<Vec<_>>(), vec![41, 42, 43]);

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use mongo_sequence_rules::defaults;
+use sequence_rules::defaults;
 
 use crate::error::{Error, Result};
 
@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 /// text, or the same digits as a number.
 ///
 /// ```
-/// # use mongo_sequence_runtime::{IdValue, id::Rendering};
+/// # use sequence_runtime::{IdValue, id::Rendering};
 /// let r = Rendering::new("INV-251122-", Some(4));
 /// assert_eq!(String::render(7, &r).unwrap(), "INV-251122-0007");
 /// let r = Rendering::new("251122", Some(6));

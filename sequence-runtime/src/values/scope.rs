@@ -3,9 +3,9 @@
 
 use std::cmp::Ordering;
 
-use mongo_sequence_rules::limits::exact_integer;
-use mongo_sequence_rules::names::{self, NameKind};
 use mongodb::bson::{Bson, Document};
+use sequence_rules::limits::exact_integer;
+use sequence_rules::names::{self, NameKind};
 
 use crate::error::{Error, Result};
 
@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 /// operator. Fields are kept sorted by name, so the order they are given in does not matter.
 ///
 /// ```
-/// # use mongo_sequence_runtime::Scope;
+/// # use sequence_runtime::Scope;
 /// let a = Scope::new().with("tenant", "acme").with("year", 2025);
 /// let b = Scope::new().with("year", 2025).with("tenant", "acme");
 /// assert_eq!(a, b);

@@ -1,0 +1,320 @@
+//! The compile-time configuration a `#[derive(SequentialId)]` model carries.
+
+use std::time::Duration;
+
+use sequence_rules::{self as rules, defaults, Batch, Layout, Stores, Strategy, Unique};
+
+use super::sequence_options::SequenceOptions;
+
+/// The configuration of a model's sequence, as written in its `#[seq(...)]` attributes: the
+/// keys of [`SequenceOptions`] under the same names, each at its default unless written, and
+/// where the documents store the ID and the scope fields.
+///
+/// It is a constant ([`SequentialId::SEQUENCE`](crate::SequentialId::SEQUENCE)), built with
+/// `const` setters, so generic code can read it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SequenceConfig {
+    /// The counter's name: the `_id` of its counter document.
+    pub name: &'static str,
+    /// Values reserved per round trip and handed out from memory.
+    pub batch: Batch,
+    /// Period prefix pattern.
+    pub prefix: Option<&'static str>,
+    /// IANA time zone in which periods begin and end.
+    pub tz: Option<&'static str>,
+    /// Digits of the zero-padded counter part of an ID.
+    pub width: Option<u8>,
+    /// Exact number of digits of every ID, without a prefix.
+    pub digits: Option<u8>,
+    /// The first value a new counter issues.
+    pub start: i64,
+    /// The largest value ever issued.
+    pub max: i64,
+    /// How IDs are made.
+    pub strategy: Strategy,
+    /// Counter documents of the ranges strategy.
+    pub shards: u32,
+    /// Draws of the random strategy after a collision, before giving up.
+    pub retries: u32,
+    /// Fields of the document whose values each get a counter of their own.
+    pub scope: &'static [&'static str],
+    /// The collection holding the counters.
+    pub counters: &'static str,
+    /// How counter documents are found.
+    pub layout: Layout,
+    /// The name of the counter field.
+    pub field: &'static str,
+    /// What the counter field holds.
+    pub stores: Stores,
+    /// What keeps two documents from holding one ID.
+    pub unique: Unique,
+    /// The proxy collection of `unique = "proxy"`.
+    pub proxy: Option<&'static str>,
+    /// Whether the counter update and the insert share one transaction.
+    pub gapless: bool,
+    /// How long a gapless insert retries transient transaction errors.
+    pub transaction_timeout: Duration,
+    /// The name the documents store the ID under (default `_id`): where inserts that meet
+    /// stored IDs, and `sync_counters`, look for them.
+    pub id_field: &'static str,
+    /// The names the documents store the `scope` fields under, in `scope` order (empty: the
+    /// `scope` names themselves).
+    pub scope_fields: &'static [&'static str],
+}
+
+impl SequenceConfig {
+    /// A configuration named `name` with every other key at its default.
+    pub const fn new(name: &'static str) -> Self {
+        SequenceConfig {
+            name,
+            batch: Batch::DEFAULT,
+            prefix: None,
+            tz: None,
+            width: None,
+            digits: None,
+            start: defaults::START,
+            max: defaults::MAX,
+            strategy: Strategy::Counter,
+            shards: defaults::SHARDS,
+            retries: defaults::RETRIES,
+            scope: &[],
+            counters: defaults::COUNTERS,
+            layout: Layout::Default,
+            field: defaults::COUNTER_FIELD,
+            stores: Stores::LastIssued,
+            unique: Unique::Index,
+            proxy: None,
+            gapless: false,
+            transaction_timeout: defaults::TRANSACTION_TIMEOUT,
+            id_field: "_id",
+            scope_fields: &[],
+        }
+    }
+
+    /// Sets the values reserved per round trip.
+    pub const fn batch(mut self, batch: Batch) -> Self {
+        self.batch = batch;
+        self
+    }
+
+    /// Sets the period prefix pattern.
+    pub const fn prefix(mut self, pattern: &'static str) -> Self {
+        self.prefix = Some(pattern);
+        self
+    }
+
+    /// Sets the IANA time zone of periods.
+    pub const fn tz(mut self, zone: &'static str) -> Self {
+        self.tz = Some(zone);
+        self
+    }
+
+    /// Sets the digits of the zero-padded counter part of an ID.
+    pub const fn width(mut self, digits: u8) -> Self {
+        self.width = Some(digits);
+        self
+    }
+
+    /// Sets the exact number of digits of every ID.
+    pub const fn digits(mut self, digits: u8) -> Self {
+        self.digits = Some(digits);
+        self
+    }
+
+    /// Sets the first value a new counter issues.
+    pub const fn start(mut self, start: i64) -> Self {
+        self.start = start;
+        self
+    }
+
+    /// Sets the largest value ever issued.
+    pub const fn max(mut self, max: i64) -> Self {
+        self.max = max;
+        self
+    }
+
+    /// Sets how IDs are made.
+    pub const fn strategy(mut self, strategy: Strategy) -> Self {
+        self.strategy = strategy;
+        self
+    }
+
+    /// Sets the number of counter documents of the ranges strategy.
+    pub const fn shards(mut self, shards: u32) -> Self {
+        self.shards = shards;
+        self
+    }
+
+    /// Sets the draws of the random strategy after a collision.
+    pub const fn retries(mut self, retries: u32) -> Self {
+        self.retries = retries;
+        self
+    }
+
+    /// Sets the fields of the document whose values each get a counter of their own.
+    pub const fn scope(mut self, fields: &'static [&'static str]) -> Self {
+        self.scope = fields;
+        self
+    }
+
+    /// Sets the collection holding the counters.
+    pub const fn counters(mut self, collection: &'static str) -> Self {
+        self.counters = collection;
+        self
+    }
+
+    /// Sets how counter documents are found.
+    pub const fn layout(mut self, layout: Layout) -> Self {
+        self.layout = layout;
+        self
+    }
+
+    /// Sets the name of the counter field.
+    pub const fn field(mut self, field: &'static str) -> Self {
+        self.field = field;
+        self
+    }
+
+    /// Sets what the counter field holds.
+    pub const fn stores(mut self, stores: Stores) -> Self {
+        self.stores = stores;
+        self
+    }
+
+    /// Sets what keeps two documents from holding one ID.
+    pub const fn unique(mut self, unique: Unique) -> Self {
+        self.unique = unique;
+        self
+    }
+
+    /// Sets the proxy collection of `unique = "proxy"`.
+    pub const fn proxy(mut self, collection: &'static str) -> Self {
+        self.proxy = Some(collection);
+        self
+    }
+
+    /// Sets whether the counter update and the insert share one transaction.
+    pub const fn gapless(mut self, gapless: bool) -> Self {
+        self.gapless = gapless;
+        self
+    }
+
+    /// Sets how long a gapless insert retries transient transaction errors.
+    pub const fn transaction_timeout(mut self, timeout: Duration) -> Self {
+        self.transaction_timeout = timeout;
+        self
+    }
+
+    /// The runtime options this configuration describes.
+    pub fn options(&self) -> SequenceOptions {
+        let SequenceConfig {
+            name,
+            batch,
+            prefix,
+            tz,
+            width,
+            digits,
+            start,
+            max,
+            strategy,
+            shards,
+            retries,
+            scope,
+            counters,
+            layout,
+            field,
+            stores,
+            unique,
+            proxy,
+            gapless,
+            transaction_timeout,
+            id_field: _,
+            scope_fields: _,
+        } = *self;
+        let mut options = SequenceOptions::builder(name).build();
+        // Every option, so that a key added to one struct and not the other does not compile.
+        let SequenceOptions {
+            name: _,
+            batch: o_batch,
+            prefix: o_prefix,
+            tz: o_tz,
+            width: o_width,
+            digits: o_digits,
+            start: o_start,
+            max: o_max,
+            strategy: o_strategy,
+            shards: o_shards,
+            retries: o_retries,
+            scope: o_scope,
+            counters: o_counters,
+            layout: o_layout,
+            field: o_field,
+            stores: o_stores,
+            unique: o_unique,
+            proxy: o_proxy,
+            gapless: o_gapless,
+            transaction_timeout: o_transaction_timeout,
+            prefetch_at: _,
+            write_concern: _,
+            clock: _,
+        } = &mut options;
+        *o_batch = batch;
+        *o_prefix = prefix.map(str::to_owned);
+        *o_tz = tz.map(str::to_owned);
+        *o_width = width;
+        *o_digits = digits;
+        *o_start = start;
+        *o_max = max;
+        *o_strategy = strategy;
+        *o_shards = shards;
+        *o_retries = retries;
+        *o_scope = scope.iter().map(|s| (*s).to_owned()).collect();
+        *o_counters = counters.to_owned();
+        *o_layout = layout;
+        *o_field = field.to_owned();
+        *o_stores = stores;
+        *o_unique = unique;
+        *o_proxy = proxy.map(str::to_owned);
+        *o_gapless = gapless;
+        *o_transaction_timeout = transaction_timeout;
+        options
+    }
+}
+
+impl SequenceConfig {
+    /// Sets the name the documents store the ID under.
+    pub const fn id_field(mut self, field: &'static str) -> Self {
+        self.id_field = field;
+        self
+    }
+
+    /// Sets the names the documents store the `scope` fields under, in `scope` order.
+    pub const fn scope_fields(mut self, fields: &'static [&'static str]) -> Self {
+        self.scope_fields = fields;
+        self
+    }
+
+    /// The names the documents store the `scope` fields under, with the `scope` names they
+    /// stand for.
+    pub(crate) fn stored_scope(&self) -> impl Iterator<Item = (&'static str, &'static str)> {
+        let stored = if self.scope_fields.len() == self.scope.len() {
+            self.scope_fields
+        } else {
+            self.scope
+        };
+        self.scope.iter().copied().zip(stored.iter().copied())
+    }
+
+    /// The batch of a sequence whose values [`options`](Self::options) makes a plain counter
+    /// keyed by its name alone (no period, scope, padding or shard) and cached in the process:
+    /// derived models take such values straight from the process's cache of the counter.
+    pub(crate) fn cached_batch(&self) -> Option<rules::Batch> {
+        let plain = self.strategy == rules::Strategy::Counter
+            && self.scope.is_empty()
+            && self.prefix.is_none()
+            && self.width.is_none()
+            && !self.gapless;
+        (plain && self.batch.is_cached()).then_some(self.batch)
+    }
+}
