@@ -13,7 +13,7 @@
 use std::collections::BTreeSet;
 use std::time::Instant;
 
-use mongo_sequence::{stats::Stats, SequentialId};
+use mongo_sequence::{observability::Stats, SequentialId};
 use mongodb::bson::{doc, Document};
 use mongodb::{Collection, Database};
 use sequence_testkit::{unique_db_name, TestServer};

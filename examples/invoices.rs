@@ -57,7 +57,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let clock = Arc::new(ManualClock::new(
         "2025-11-22T20:00:00Z".parse::<Timestamp>()?,
     ));
-    Invoice::sequence(&invoices).override_clock(clock.clone());
+    Invoice::sequence(&invoices).set_clock(clock.clone());
 
     println!("1. four clerks invoice at the same time, one of them twice for the same order");
     let clerks: Vec<_> = (1..=4)
@@ -129,7 +129,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "the invoices themselves stay",
     )?;
 
-    Invoice::sequence(&invoices).clear_clock_override();
+    Invoice::sequence(&invoices).use_system_clock();
     db.drop().await?;
     println!("done: every claim held");
     Ok(())

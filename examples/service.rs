@@ -1,9 +1,9 @@
 //! A small HTTP service that numbers orders: `POST /orders` with `{ "customer", "total_cents" }`
 //! stores the order with the next number and answers `{ "id": … }`; `GET /sequences` shows
-//! every sequence of the process as JSON (`mongo_sequence::stats::snapshot`). The example starts
-//! the service on a free loopback port, sends it 100 requests at once, checks the answers, shows
-//! the sequence's `stats()` and its entry in `/sequences`, and on shutdown gives the unused
-//! cached numbers back.
+//! every sequence of the process as JSON (`mongo_sequence::observability::snapshot`). The
+//! example starts the service on a free loopback port, sends it 100 requests at once, checks the
+//! answers, shows the sequence's `stats()` and its entry in `/sequences`, and on shutdown gives
+//! the unused cached numbers back.
 //!
 //! With `--features metrics` (`cargo run --example service --features metrics`) it also
 //! installs a Prometheus recorder (`metrics-exporter-prometheus`) before the first ID, serves
@@ -24,7 +24,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
-use mongo_sequence::{stats, SequentialId};
+use mongo_sequence::{observability, SequentialId};
 use mongodb::Collection;
 use sequence_testkit::{unique_db_name, TestServer};
 use serde::{Deserialize, Serialize};
@@ -66,8 +66,8 @@ async fn create_order(
 }
 
 /// `GET /sequences`: every sequence of this process, what it did and what its cache holds.
-async fn sequences() -> Json<stats::Snapshot> {
-    Json(stats::snapshot())
+async fn sequences() -> Json<observability::Snapshot> {
+    Json(observability::snapshot())
 }
 
 /// An HTTP client of the example's service.
@@ -283,7 +283,7 @@ fn sample(scrape: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
 #[cfg(feature = "metrics")]
 fn check_scrape(
     scrape: &str,
-    stats: &stats::Stats,
+    stats: &observability::Stats,
     cache: &Value,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let order = [("sequence", "order"), ("strategy", "counter")];

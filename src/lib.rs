@@ -55,11 +55,10 @@
 //! | [`id`] | ID values, scopes, ranges and bounds of counter values |
 //! | [`store`] | where counters live: MongoDB, or process memory for unit tests |
 //! | [`clock`] | the clock that chooses the period of dated IDs, and a manual one for tests |
-//! | [`stats`] | what a sequence did in this process, and the snapshot of every sequence of the process |
-//! | [`sync`] | the report of moving counters up to the IDs already stored |
+//! | [`observability`] | what a sequence did in this process, the snapshot of every sequence of the process, the `tracing` spans and events, and the metrics of the feature `metrics` |
+//! | [`sync`] | moving counters up to the IDs already stored, and its report |
 //! | [`claims`] | checking and repairing the claims of a proxy collection (`unique = "proxy"`) |
-//! | [`observability`] | the `tracing` spans and events, and the metrics of the feature `metrics` |
-//! | [`error`] | [`Error`], and the duplicate-key test for the driver's errors |
+//! | [`error`] | [`Error`], the one error type, into which every driver error is mapped |
 //! | [`uuid_as_binary`] | serde for `uuid::Uuid` ID fields, stored as BSON UUIDs |
 //! | [`jiff`] | the date and time crate of `prefix` periods and time zones, re-exported |
 //!
@@ -95,9 +94,8 @@ pub use sequence_derive::IdValue;
 #[doc = include_str!("derive.md")]
 pub use sequence_derive::SequentialId;
 pub use sequence_runtime::{
-    action, claims, clock, error, id, jiff, observability, options, stats, store, sync,
-    uuid_as_binary, Batch, Error, IdValue, Result, Scope, Sequence, SequenceOptions, SequentialId,
-    Strategy,
+    action, claims, clock, error, id, jiff, observability, options, store, sync, uuid_as_binary,
+    Batch, Error, IdValue, Result, Scope, Sequence, SequenceOptions, SequentialId, Strategy,
 };
 
 #[doc(hidden)]

@@ -286,7 +286,7 @@ fn no_intra_doc_links_outside_rustdoc() {
 
 #[test]
 fn the_operations_chapter_lists_the_metrics_of_the_api_docs() {
-    let module = read(&root().join("sequence-runtime/src/observability.rs"));
+    let module = read(&root().join("sequence-runtime/src/observability/mod.rs"));
     let chapter = read(&root().join("docs/operations.md"));
     let rows: Vec<&str> = module
         .lines()

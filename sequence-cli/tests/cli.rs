@@ -67,12 +67,10 @@ async fn counters(name: &str) -> (String, mongodb::Database) {
     let clock = std::sync::Arc::new(ManualClock::new("2025-11-20T12:00:00Z".parse().unwrap()));
     let inv = Sequence::new(
         &db,
-        SequenceOptions::builder("inv")
-            .prefix("YYMMDD")
-            .clock(clock.clone())
-            .build(),
+        SequenceOptions::builder("inv").prefix("YYMMDD").build(),
     )
     .unwrap();
+    inv.set_clock(clock.clone());
     for _ in 0..3 {
         for _ in 0..2 {
             inv.next().await.unwrap();

@@ -282,10 +282,11 @@ fn inherent_methods(model: &Model, p: &TokenStream) -> TokenStream {
         quote! {
             /// Moves every counter of this model up to the highest ID stored for it in
             /// `collection` (after an import, a restore, or another writer), never down.
-            pub async fn sync_counters(
+            /// Returns an action that takes `.dry_run(true)` and `.session(..)`.
+            pub fn sync_counters<'a>(
                 collection: &#p::mongodb::Collection<Self>,
-            ) -> #p::Result<#p::SyncReport> {
-                <Self as #p::SequentialId>::sync_counters(collection).await
+            ) -> #p::SyncCounters<'a> {
+                <Self as #p::SequentialId>::sync_counters(collection)
             }
         }
     });
@@ -307,8 +308,8 @@ fn inherent_methods(model: &Model, p: &TokenStream) -> TokenStream {
             /// Updates the document `filter` matches with this document's fields, keeping its
             /// stored ID, or inserts this document with a new ID; returns the stored ID. A
             /// number is taken only for an insert. Needs a unique index on the filter's fields
-            /// for upserts to stay unique. Returns an action that takes `.session(..)` and
-            /// `.write_concern(..)`.
+            /// for upserts to stay unique. Returns an action that takes `.session(..)` and the
+            /// options of its writes (`.with_options(..)`, `.write_concern(..)`).
             pub fn upsert_with_id<'a>(
                 &'a mut self,
                 collection: &'a #p::mongodb::Collection<Self>,
@@ -456,8 +457,8 @@ fn stub(ident: &Ident, krate: &TokenStream) -> TokenStream {
             pub fn upsert_with_id<C, F>(&mut self, collection: &C, filter: F) -> #p::Stub<i64> {
                 #p::Stub::new(0)
             }
-            pub async fn sync_counters<C>(collection: &C) -> #p::Result<#p::SyncReport> {
-                #p::Result::Ok(::core::default::Default::default())
+            pub fn sync_counters<C>(collection: &C) -> #p::Stub<#p::SyncReport> {
+                #p::Stub::new(::core::default::Default::default())
             }
         }
     }

@@ -82,7 +82,6 @@ async fn a_hundred_thousand_scopes_leave_bounded_state() {
         .scope(["tenant"])
         .prefix("YYMMDD-")
         .width(4)
-        .clock(clock.clone())
         .build();
     let counters = options.counters.clone();
     let seq = Sequence::with_store(store.clone(), options).unwrap();
@@ -92,9 +91,10 @@ async fn a_hundred_thousand_scopes_leave_bounded_state() {
         .batch(50)
         .prefix("YYMMDD-")
         .width(6)
-        .clock(clock)
         .build();
     let cached = Sequence::with_store(store.clone(), cached).unwrap();
+    seq.set_clock(clock.clone());
+    cached.set_clock(clock);
 
     // One ID in the scope of each tenant of `tenants`, each the first of its counter, and one
     // from the cache.

@@ -124,7 +124,10 @@ impl Sent {
 
 /// 8 tasks insert over documents 1..=500 imported without a counter; returns the statistics
 /// and the commands the inserts sent.
-async fn over_imported<T>(name: &str, make: fn(u32) -> T) -> (mongo_sequence::stats::Stats, Sent)
+async fn over_imported<T>(
+    name: &str,
+    make: fn(u32) -> T,
+) -> (mongo_sequence::observability::Stats, Sent)
 where
     T: SequentialId<Id = i64> + Clone,
 {
@@ -304,7 +307,7 @@ async fn period_prefixes_skip_ahead_within_their_period() {
     )
     .await;
     let invoices = db.collection::<Invoice>("invoices");
-    Invoice::sequence(&invoices).override_clock(clock.clone());
+    Invoice::sequence(&invoices).set_clock(clock.clone());
     let mut invoice = Invoice { id: String::new() };
     let id = invoice.insert_with_id(&invoices).await.unwrap();
     assert_eq!(
@@ -320,7 +323,7 @@ async fn period_prefixes_skip_ahead_within_their_period() {
     )
     .await;
     let daily = db.collection::<Daily>("daily");
-    Daily::sequence(&daily).override_clock(clock.clone());
+    Daily::sequence(&daily).set_clock(clock.clone());
     assert_eq!(
         Daily { id: 0 }.insert_with_id(&daily).await.unwrap(),
         251_122_000_011
@@ -662,6 +665,65 @@ async fn sync_refuses_a_stored_value_beyond_max_and_writes_nothing() {
         other => panic!("expected StoredBeyondMax, got {other:?}"),
     }
     assert_eq!(Small::sequence(&smalls).current().await.unwrap(), None);
+}
+
+/// A voucher numbered by a plain counter, for the forms of a model's `sync_counters`.
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(name = "voucher")]
+struct Voucher {
+    #[serde(rename = "_id")]
+    id: i64,
+}
+
+/// A model's `sync_counters` is an action: a dry run says where the counter would move and
+/// moves nothing, and in the caller's transaction the counter moves only if it commits.
+#[tokio::test]
+async fn a_models_sync_takes_a_dry_run_and_the_callers_session() {
+    let db = common::database("sync_action").await;
+    let raw = db.collection::<Document>("vouchers");
+    import(&raw, (1..=40_i64).map(|n| doc! { "_id": n })).await;
+    let vouchers = db.collection::<Voucher>("vouchers");
+    let seq = Voucher::sequence(&vouchers);
+
+    let dry = Voucher::sync_counters(&vouchers)
+        .dry_run(true)
+        .await
+        .unwrap();
+    assert!(dry.dry_run, "{dry:?}");
+    assert_eq!(
+        (dry.counters.len(), dry.counters[0].new),
+        (1, 40),
+        "{dry:?}"
+    );
+    assert_eq!(
+        seq.current().await.unwrap(),
+        None,
+        "a dry run moves nothing"
+    );
+
+    let mut session = db.client().start_session().await.unwrap();
+    session.start_transaction().await.unwrap();
+    let report = Voucher::sync_counters(&vouchers)
+        .session(&mut session)
+        .await
+        .unwrap();
+    assert_eq!(report.counters[0].new, 40, "{report:?}");
+    session.abort_transaction().await.unwrap();
+    assert_eq!(
+        seq.current().await.unwrap(),
+        None,
+        "undone with the transaction"
+    );
+
+    session.start_transaction().await.unwrap();
+    Voucher::sync_counters(&vouchers)
+        .session(&mut session)
+        .await
+        .unwrap();
+    session.commit_transaction().await.unwrap();
+    assert_eq!(seq.current().await.unwrap(), Some(40));
+    let mut next = Voucher { id: 0 };
+    assert_eq!(next.insert_with_id(&vouchers).await.unwrap(), 41);
 }
 
 #[tokio::test]

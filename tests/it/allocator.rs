@@ -442,13 +442,14 @@ impl CounterStore for CountingStore {
         key: &'a CounterKey,
         n: u64,
         bounds: Bounds,
+        session: Option<&'a mut mongodb::ClientSession>,
     ) -> BoxFuture<'a, mongo_sequence::Result<Reservation>> {
         self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         Box::pin(async move {
             if !self.delay.is_zero() {
                 tokio::time::sleep(self.delay).await;
             }
-            self.inner.reserve(key, n, bounds).await
+            self.inner.reserve(key, n, bounds, session).await
         })
     }
 
@@ -478,8 +479,9 @@ impl CounterStore for CountingStore {
         key: &'a CounterKey,
         expected: i64,
         new: i64,
+        session: Option<&'a mut mongodb::ClientSession>,
     ) -> BoxFuture<'a, mongo_sequence::Result<bool>> {
-        self.inner.compare_and_set(key, expected, new)
+        self.inner.compare_and_set(key, expected, new, session)
     }
 
     fn delete<'a>(
@@ -624,7 +626,7 @@ async fn callers_waiting_together_share_one_reservation_in_arrival_order() {
 /// to back: a range of 100 lasts microseconds.
 #[tokio::test(flavor = "current_thread")]
 async fn busy_caches_reserve_batches_ahead() {
-    async fn take(batch: u64, n: i64) -> (Vec<i64>, mongo_sequence::stats::Stats) {
+    async fn take(batch: u64, n: i64) -> (Vec<i64>, mongo_sequence::observability::Stats) {
         let store = Arc::new(CountingStore {
             delay: Duration::from_millis(5),
             ..CountingStore::default()
@@ -700,13 +702,13 @@ async fn an_invalid_configuration_fails_every_operation_with_its_error() {
             .map(drop),
     );
     assert_eq!(
-        seq.key().to_string(),
+        seq.options().name,
         "bad",
         "the name it was given, not another"
     );
     assert_eq!(
         seq.stats(),
-        mongo_sequence::stats::Stats::default(),
+        mongo_sequence::observability::Stats::default(),
         "nothing happened"
     );
     let names = db.list_collection_names().await.unwrap();

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use mongo_sequence::clock::Clock;
 use mongo_sequence::{store::MemoryStore, store::MongoStore, Sequence, SequenceOptions};
 use mongodb::Database;
 
@@ -32,6 +33,13 @@ impl Backend {
             }
             Backend::Memory(store) => Sequence::with_store(store.clone(), opts).unwrap(),
         }
+    }
+
+    /// A handle with a cache of its own that reads the time from `clock`.
+    pub fn sequence_at(&self, opts: SequenceOptions, clock: Arc<dyn Clock>) -> Sequence {
+        let seq = self.sequence(opts);
+        seq.set_clock(clock);
+        seq
     }
 
     /// The database, for checks that only apply to the real server.

@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use mongo_sequence::jiff::Timestamp;
 use mongo_sequence::{
-    clock::ManualClock, options::SequenceOptionsBuilder, Error, SequenceOptions, SequentialId,
+    clock::ManualClock, options::SequenceOptionsBuilder, Error, Sequence, SequenceOptions,
+    SequentialId,
 };
 use mongodb::bson::doc;
 use serde::{Deserialize, Serialize};
@@ -26,7 +27,12 @@ fn noon() -> Arc<ManualClock> {
 }
 
 fn opts(name: &str) -> SequenceOptionsBuilder {
-    common::opts(name).clock(noon())
+    common::opts(name)
+}
+
+/// The sequence of `opts` on `b`, at noon.
+fn at_noon(b: &Backend, opts: SequenceOptions) -> Sequence {
+    b.sequence_at(opts, noon())
 }
 
 fn is_exhausted<T: std::fmt::Debug>(result: Result<T, Error>, max: i64) {
@@ -43,7 +49,10 @@ both!(
 );
 
 async fn prefixes_and_padding_render_as_text_and_digits(b: Backend) {
-    let inv = b.sequence(opts("inv").prefix("INV-YYMMDD-").width(4).start(7).build());
+    let inv = at_noon(
+        &b,
+        opts("inv").prefix("INV-YYMMDD-").width(4).start(7).build(),
+    );
     assert_eq!(inv.next_id::<String>().await.unwrap(), "INV-251122-0007");
     assert_eq!(inv.next_id::<String>().await.unwrap(), "INV-251122-0008");
     match inv.next_id::<i64>().await {
@@ -55,7 +64,7 @@ async fn prefixes_and_padding_render_as_text_and_digits(b: Backend) {
         other => panic!("an integer cannot hold a literal prefix: {other:?}"),
     }
 
-    let daily = b.sequence(opts("daily").prefix("YYMMDD").start(7).build());
+    let daily = at_noon(&b, opts("daily").prefix("YYMMDD").start(7).build());
     assert_eq!(daily.next_id::<i64>().await.unwrap(), 251_122_000_007);
     assert_eq!(daily.next_id::<u64>().await.unwrap(), 251_122_000_008);
     assert_eq!(daily.next_id::<String>().await.unwrap(), "251122000009");
@@ -71,7 +80,8 @@ async fn prefixes_and_padding_render_as_text_and_digits(b: Backend) {
     let ids = daily.reserve_ids::<i64>(3).await.unwrap();
     assert_eq!(ids, [251_122_000_012, 251_122_000_013, 251_122_000_014]);
 
-    let hourly = b.sequence(
+    let hourly = at_noon(
+        &b,
         opts("hourly")
             .prefix("YYYYMMDDHH'h'")
             .tz("Asia/Tokyo")
@@ -80,14 +90,14 @@ async fn prefixes_and_padding_render_as_text_and_digits(b: Backend) {
     );
     assert_eq!(hourly.next_id::<String>().await.unwrap(), "2025112221h001");
 
-    let padded = b.sequence(opts("padded").width(6).build());
+    let padded = at_noon(&b, opts("padded").width(6).build());
     assert_eq!(padded.next_id::<String>().await.unwrap(), "000001");
     assert_eq!(padded.next_id::<i64>().await.unwrap(), 2);
 }
 
 async fn width_exhaustion_never_changes_the_length(b: Backend) {
     // One round trip per ID.
-    let text = b.sequence(opts("text").prefix("YYMMDD").width(2).start(97).build());
+    let text = at_noon(&b, opts("text").prefix("YYMMDD").width(2).start(97).build());
     for want in ["25112297", "25112298", "25112299"] {
         assert_eq!(text.next_id::<String>().await.unwrap(), want);
     }
@@ -101,7 +111,8 @@ async fn width_exhaustion_never_changes_the_length(b: Backend) {
     );
 
     // Cached batches stop at the same place, with a partial last batch.
-    let batched = b.sequence(
+    let batched = at_noon(
+        &b,
         opts("batched")
             .prefix("YYMMDD")
             .width(2)
@@ -122,13 +133,16 @@ async fn width_exhaustion_never_changes_the_length(b: Backend) {
     is_exhausted(batched.reserve(1).await, 99);
 
     // Integers: the same digits, the same stop.
-    let number = b.sequence(opts("number").prefix("YYMMDD").width(3).start(998).build());
+    let number = at_noon(
+        &b,
+        opts("number").prefix("YYMMDD").width(3).start(998).build(),
+    );
     assert_eq!(number.next_id::<i64>().await.unwrap(), 251_122_998);
     assert_eq!(number.next_id::<i64>().await.unwrap(), 251_122_999);
     is_exhausted(number.next_id::<i64>().await, 999);
 
     // A bulk reservation that does not fit takes nothing.
-    let bulk = b.sequence(opts("bulk").prefix("YYMMDD").width(1).build());
+    let bulk = at_noon(&b, opts("bulk").prefix("YYMMDD").width(1).build());
     is_exhausted(bulk.reserve_ids::<i64>(10).await, 9);
     assert_eq!(
         bulk.reserve_ids::<i64>(9).await.unwrap().last(),
@@ -137,13 +151,13 @@ async fn width_exhaustion_never_changes_the_length(b: Backend) {
 
     // A new day restarts at `start`.
     let c = Arc::new(ManualClock::new(at("2025-11-22T12:00:00Z")));
-    let daily = b.sequence(
+    let daily = b.sequence_at(
         SequenceOptions::builder("daily_width")
             .prefix("YYMMDD")
             .width(1)
             .start(9)
-            .clock(c.clone())
             .build(),
+        c.clone(),
     );
     assert_eq!(daily.next_id::<String>().await.unwrap(), "2511229");
     is_exhausted(daily.next_id::<String>().await, 9);
@@ -152,14 +166,14 @@ async fn width_exhaustion_never_changes_the_length(b: Backend) {
 }
 
 async fn digits_fix_the_length(b: Backend) {
-    let twelve = b.sequence(opts("twelve").digits(12).build());
+    let twelve = at_noon(&b, opts("twelve").digits(12).build());
     assert_eq!(twelve.next_id::<i64>().await.unwrap(), 100_000_000_000);
     assert_eq!(twelve.next_id::<String>().await.unwrap(), "100000000001");
     twelve.set_next(999_999_999_999).await.unwrap();
     assert_eq!(twelve.next().await.unwrap(), 999_999_999_999);
     is_exhausted(twelve.next().await, 999_999_999_999);
 
-    let batched = b.sequence(opts("batched").digits(3).start(995).batch(4).build());
+    let batched = at_noon(&b, opts("batched").digits(3).start(995).batch(4).build());
     let got: Vec<String> = {
         let mut got = Vec::new();
         loop {
@@ -172,7 +186,7 @@ async fn digits_fix_the_length(b: Backend) {
     };
     assert_eq!(got, ["995", "996", "997", "998", "999"]);
 
-    let eight = b.sequence(opts("eight").digits(8).build());
+    let eight = at_noon(&b, opts("eight").digits(8).build());
     assert_eq!(eight.next_id::<String>().await.unwrap(), "10000000");
     assert!(matches!(
         eight.set_next(5).await,
@@ -256,7 +270,7 @@ async fn models_store_formatted_ids() {
     let db = common::database("models_formats").await;
 
     let invoices = db.collection::<Invoice>("invoices");
-    Invoice::sequence(&invoices).override_clock(noon());
+    Invoice::sequence(&invoices).set_clock(noon());
     let mut inv = Invoice { id: String::new() };
     assert_eq!(
         inv.insert_with_id(&invoices).await.unwrap(),
@@ -269,7 +283,7 @@ async fn models_store_formatted_ids() {
     assert!(stored.is_some());
 
     let tickets = db.collection::<Ticket>("tickets");
-    Ticket::sequence(&tickets).override_clock(noon());
+    Ticket::sequence(&tickets).set_clock(noon());
     let mut t = Ticket { id: 0 };
     assert_eq!(t.insert_with_id(&tickets).await.unwrap(), 251_122_000_001);
     let mut more: Vec<Ticket> = (0..3).map(|_| Ticket { id: 0 }).collect();
@@ -284,7 +298,7 @@ async fn models_store_formatted_ids() {
     assert_eq!(stored[3].id, 251_122_000_004);
 
     let tiny = db.collection::<Tiny>("tiny");
-    Tiny::sequence(&tiny).override_clock(noon());
+    Tiny::sequence(&tiny).set_clock(noon());
     let mut a = Tiny { id: None };
     let mut b = Tiny { id: None };
     let mut c = Tiny { id: None };

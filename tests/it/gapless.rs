@@ -378,7 +378,7 @@ async fn gapless_with_prefix_and_scope() {
     let coll = db.collection::<Receipt>("receipts");
     unique_code_index(&coll).await;
     let clock = Arc::new(ManualClock::new("2025-06-01T12:00:00Z".parse().unwrap()));
-    Receipt::sequence(&coll).override_clock(clock.clone());
+    Receipt::sequence(&coll).set_clock(clock.clone());
     let receipt = |shop: &str, code: &str| Receipt {
         oid: None,
         number: None,
@@ -414,7 +414,7 @@ async fn gapless_with_prefix_and_scope() {
         receipt("a", "5").insert_with_id(&coll).await.unwrap(),
         "R-2026-00001"
     );
-    Receipt::sequence(&coll).clear_clock_override();
+    Receipt::sequence(&coll).use_system_clock();
 }
 
 /// A counter model with a batch: outside a session its numbers come from this process's cache.

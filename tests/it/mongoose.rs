@@ -10,9 +10,7 @@ use crate::common::counters;
 use std::collections::HashSet;
 
 use futures_util::TryStreamExt;
-use mongo_sequence::{
-    error::is_duplicate_key, options::Layout, Scope, Sequence, SequenceOptions, SequentialId,
-};
+use mongo_sequence::{options::Layout, Scope, Sequence, SequenceOptions, SequentialId};
 use mongodb::bson::{doc, Bson, Document};
 use mongodb::options::{IndexOptions, ReturnDocument};
 use mongodb::{Database, IndexModel};
@@ -43,7 +41,7 @@ async fn mongoose_next(db: &Database, id: &str, reference: Bson) -> i64 {
     match created {
         Ok(None) => return 1, // inserted: the document gets `start_seq`
         Ok(Some(_)) => {}
-        Err(e) if is_duplicate_key(&e) => {}
+        Err(e) if mongo_sequence::Error::from(e.clone()).is_duplicate_key() => {}
         Err(e) => panic!("{e}"),
     }
     // `_setNextCounter`: `findOneAndUpdate(filter, { $inc: { seq: 1 } }, { new: true })`.

@@ -37,13 +37,13 @@ both!(
 async fn ids_restart_at_start_each_day_in_the_zone(b: Backend) {
     // 23:58 on Nov 22 in Tokyo (UTC+9).
     let c = clock("2025-11-22T14:58:00Z");
-    let seq = b.sequence(
+    let seq = b.sequence_at(
         opts("ticket")
             .prefix("YYMMDD")
             .tz("Asia/Tokyo")
             .start(5)
-            .clock(c.clone())
             .build(),
+        c.clone(),
     );
     assert_eq!(seq.next_id::<String>().await.unwrap(), "251122000005");
     assert_eq!(seq.next_id::<i64>().await.unwrap(), 251_122_000_006);
@@ -58,7 +58,7 @@ async fn ids_restart_at_start_each_day_in_the_zone(b: Backend) {
     assert_eq!(seq.current().await.unwrap(), Some(6));
 
     // The same instant is still Nov 22 in UTC (the default zone).
-    let utc = b.sequence(opts("utc").prefix("YYMMDD").clock(c.clone()).build());
+    let utc = b.sequence_at(opts("utc").prefix("YYMMDD").build(), c.clone());
     assert_eq!(utc.next_id::<String>().await.unwrap(), "251122000001");
 
     if let Some(db) = b.database() {
@@ -77,15 +77,15 @@ async fn ids_restart_at_start_each_day_in_the_zone(b: Backend) {
 async fn a_batch_belongs_to_the_period_it_was_reserved_in(b: Backend) {
     // 23:59 on Nov 22 in Berlin (UTC+1 in November).
     let c = clock("2025-11-22T22:59:00Z");
-    let seq = b.sequence(
+    let seq = b.sequence_at(
         opts("invoice")
             .prefix("'INV-'YYYYMMDD-")
             .width(4)
             .tz("Europe/Berlin")
             .batch(10)
             .prefetch_at(1.0)
-            .clock(c.clone())
             .build(),
+        c.clone(),
     );
     for want in [
         "INV-20251122-0001",
@@ -131,13 +131,13 @@ async fn a_clock_going_back_never_reissues_an_id(b: Backend) {
     for batch in [1, 5] {
         let name = format!("back{batch}");
         let c = clock("2025-11-22T12:00:00Z");
-        let seq = b.sequence(
+        let seq = b.sequence_at(
             opts(&name)
                 .prefix("YYMMDD")
                 .batch(batch)
                 .prefetch_at(1.0)
-                .clock(c.clone())
                 .build(),
+            c.clone(),
         );
         let mut seen = HashSet::new();
         let mut take = |id: String| assert!(seen.insert(id.clone()), "{id} issued twice");
@@ -168,13 +168,13 @@ async fn many_tasks_across_midnight(b: Backend) {
     const TASKS: usize = 32;
     // 23:59:59 on Nov 22 in Tokyo.
     let c = clock("2025-11-22T14:59:59Z");
-    let seq = b.sequence(
+    let seq = b.sequence_at(
         opts("load")
             .prefix("YYMMDD")
             .tz("Asia/Tokyo")
             .batch(8)
-            .clock(c.clone())
             .build(),
+        c.clone(),
     );
     let switched = Arc::new(AtomicBool::new(false));
     let issued = Arc::new(AtomicUsize::new(0));
@@ -239,13 +239,13 @@ async fn many_tasks_across_midnight(b: Backend) {
 
 async fn purge_removes_exactly_the_old_periods(b: Backend) {
     let c = clock("2025-11-20T12:00:00Z");
-    let daily = |name: &str| opts(name).prefix("YYMMDD").clock(c.clone());
-    let inv = b.sequence(daily("inv").build());
+    let daily = |name: &str| opts(name).prefix("YYMMDD");
+    let inv = b.sequence_at(daily("inv").build(), c.clone());
     let scoped = b
-        .sequence(daily("inv").scope(["tenant"]).build())
+        .sequence_at(daily("inv").scope(["tenant"]).build(), c.clone())
         .in_scope(mongo_sequence::Scope::new().with("tenant", "acme"))
         .unwrap();
-    let other = b.sequence(daily("other").build());
+    let other = b.sequence_at(daily("other").build(), c.clone());
     let plain = b.sequence(opts("inv").build()); // `_id: "inv"`, no period
     assert_eq!(plain.next().await.unwrap(), 1);
     for day in [
@@ -344,7 +344,7 @@ async fn a_model_restarts_its_numbering_after_midnight() {
     let db = common::database("model_midnight").await;
     let invoices = db.collection::<Invoice>("invoices");
     let c = clock("2025-11-22T22:58:00Z"); // 23:58 in Berlin
-    Invoice::sequence(&invoices).override_clock(c.clone());
+    Invoice::sequence(&invoices).set_clock(c.clone());
 
     let mut ids = Vec::new();
     for amount in 0..3 {
@@ -377,5 +377,5 @@ async fn a_model_restarts_its_numbering_after_midnight() {
     let stored: Vec<Invoice> = common::all(&invoices).await;
     let distinct: HashSet<&str> = stored.iter().map(|i| i.id.as_str()).collect();
     assert_eq!((stored.len(), distinct.len()), (7, 7));
-    Invoice::sequence(&invoices).clear_clock_override();
+    Invoice::sequence(&invoices).use_system_clock();
 }

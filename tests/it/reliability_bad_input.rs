@@ -465,7 +465,7 @@ async fn a_clock_moving_backwards_never_reissues() {
     let db = common::database("bad_input_clock_back").await;
     let coll = db.collection::<Daily>("daily");
     let clock = Arc::new(ManualClock::new("2025-11-22T23:59:00Z".parse().unwrap()));
-    Daily::sequence(&coll).override_clock(clock.clone());
+    Daily::sequence(&coll).set_clock(clock.clone());
     let mut seen = std::collections::BTreeSet::new();
     let mut insert = |ids: &mut Vec<i64>, id: i64| {
         assert!(seen.insert(id), "ID {id} issued twice");
@@ -484,7 +484,7 @@ async fn a_clock_moving_backwards_never_reissues() {
             insert(&mut ids, id);
         }
     }
-    Daily::sequence(&coll).clear_clock_override();
+    Daily::sequence(&coll).use_system_clock();
     assert_eq!(
         &ids[..6],
         &[

@@ -144,13 +144,13 @@ async fn scopes_and_periods_combine(b: Backend) {
     let c = Arc::new(ManualClock::new(
         "2025-11-30T12:00:00Z".parse::<Timestamp>().unwrap(),
     ));
-    let seq = b.sequence(
+    let seq = b.sequence_at(
         SequenceOptions::builder("monthly")
             .prefix("YYMM-")
             .width(3)
             .scope(["tenant"])
-            .clock(c.clone())
             .build(),
+        c.clone(),
     );
     let acme = seq.in_scope(tenant("acme")).unwrap();
     let globex = seq.in_scope(tenant("globex")).unwrap();

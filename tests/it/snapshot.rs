@@ -1,11 +1,11 @@
-//! The process-wide snapshot (`stats::snapshot`) against a real server: each sequence listed
+//! The process-wide snapshot (`observability::snapshot`) against a real server: each sequence listed
 //! once per deployment and counters collection, with the values its inserts and its cache
 //! really hold.
 
 use crate::common;
 use crate::common::models::Item;
 
-use mongo_sequence::{id::IdRange, stats, Sequence, SequenceOptions, SequentialId};
+use mongo_sequence::{id::IdRange, observability, Sequence, SequenceOptions, SequentialId};
 use serde::{Deserialize, Serialize};
 
 /// Counter `ticket` with a batch of 25, the ID in `_id`.
@@ -17,9 +17,9 @@ struct Ticket {
 }
 
 /// The one entry of `sequence` at `location`, once no refill of its cache is in flight.
-async fn settled(location: &str, sequence: &str) -> stats::SequenceSnapshot {
+async fn settled(location: &str, sequence: &str) -> observability::SequenceSnapshot {
     for _ in 0..500 {
-        let snapshot = stats::snapshot();
+        let snapshot = observability::snapshot();
         let found: Vec<_> = snapshot
             .named(sequence)
             .filter(|s| s.location == location)
@@ -84,7 +84,7 @@ async fn the_snapshot_lists_each_sequence_with_its_real_values() {
     assert_eq!(again.stats.issued, n + 1);
     assert_eq!(again.cache.values_left, 19);
 
-    let json = serde_json::to_value(stats::snapshot()).unwrap();
+    let json = serde_json::to_value(observability::snapshot()).unwrap();
     let listed: Vec<_> = json["sequences"]
         .as_array()
         .unwrap()

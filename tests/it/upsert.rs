@@ -254,3 +254,48 @@ async fn an_upsert_of_unknown_outcome_is_sent_again_with_the_same_number() {
     let stats = Tag::sequence(&tags).stats();
     assert_eq!(stats.issued, 2, "one number per stored document: {stats:?}");
 }
+
+/// The options given to an upsert reach both of its writes, but for what the upsert decides
+/// itself: a caller's `upsert(false)` does not stop the insert of a new document.
+#[tokio::test]
+async fn the_options_of_an_upsert_reach_its_writes() {
+    use mongodb::options::FindOneAndUpdateOptions;
+    let name = sequence_testkit::unique_db_name("upsert_options");
+    let (client, commands) = common::monitored_client(&name).await;
+    let coll = client.database(&name).collection::<Customer>("customers");
+    let options = || {
+        FindOneAndUpdateOptions::builder()
+            .comment(mongodb::bson::Bson::String("from the caller".into()))
+            .upsert(false)
+            .build()
+    };
+    let mut ada = customer("ada@example.com", "Ada");
+    let id = ada
+        .upsert_with_id(&coll, doc! { "email": "ada@example.com" })
+        .with_options(options())
+        .await
+        .unwrap();
+    let mut again = customer("ada@example.com", "Ada L.");
+    let same = again
+        .upsert_with_id(&coll, doc! { "email": "ada@example.com" })
+        .with_options(options())
+        .await
+        .unwrap();
+    assert_eq!(same, id, "the stored document keeps its ID");
+    let stored = common::all(&coll).await;
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    assert_eq!(stored[0].name, "Ada L.");
+    let writes: Vec<Document> = commands
+        .sent("findAndModify")
+        .into_iter()
+        .filter(|c| c.get_str("findAndModify") == Ok("customers"))
+        .collect();
+    assert_eq!(
+        writes.len(),
+        3,
+        "an update, an upsert, an update: {writes:?}"
+    );
+    for write in &writes {
+        assert_eq!(write.get_str("comment"), Ok("from the caller"), "{write:?}");
+    }
+}

@@ -19,7 +19,7 @@ use super::Error;
 
 /// Duplicate-key error codes the server uses (11000, its legacy twin 11001, and 12582 from
 /// older `mongos` versions).
-pub const DUPLICATE_KEY_CODES: [i32; 3] = [11000, 11001, 12582];
+pub(crate) const DUPLICATE_KEY_CODES: [i32; 3] = [11000, 11001, 12582];
 
 /// The server's error code for a missing privilege (`Unauthorized`).
 const UNAUTHORIZED: i32 = 13;
@@ -91,21 +91,10 @@ impl Error {
         }
     }
 
-    /// Turns a driver error into [`Error::DuplicateKey`] when it is one, else [`Error::Mongo`].
-    pub fn from_driver(err: mongodb::error::Error) -> Self {
-        match duplicate_key_message(&err) {
-            Some(message) => Error::DuplicateKey {
-                message,
-                source: err,
-            },
-            None => Error::Mongo(err),
-        }
-    }
-
     /// The error of an operation on `namespace` that needed `access`: the server's
     /// `Unauthorized` becomes [`Error::Unauthorized`] naming the collection and the
     /// privileges, its refusal of a transaction [`Error::TransactionsUnsupported`], and the
-    /// rest is as [`from_driver`](Self::from_driver) makes it.
+    /// rest as [`From`] makes it.
     pub(crate) fn from_driver_on(
         err: mongodb::error::Error,
         namespace: impl Display,
@@ -121,7 +110,29 @@ impl Error {
                 needed_by: "gapless numbering",
                 detail: err.to_string(),
             },
-            _ => Error::from_driver(err),
+            _ => Error::from(err),
+        }
+    }
+}
+
+/// A driver error becomes [`Error::DuplicateKey`] when it is a duplicate key, else
+/// [`Error::Mongo`], so that `?` on a driver call in code that returns this crate's
+/// [`Result`](crate::Result) keeps the one mapping:
+///
+/// ```no_run
+/// # async fn f(client: mongodb::Client) -> sequence_runtime::Result<()> {
+/// let mut session = client.start_session().await?;
+/// session.start_transaction().await?;
+/// # Ok(()) }
+/// ```
+impl From<mongodb::error::Error> for Error {
+    fn from(err: mongodb::error::Error) -> Self {
+        match duplicate_key_message(&err) {
+            Some(message) => Error::DuplicateKey {
+                message,
+                source: err,
+            },
+            None => Error::Mongo(err),
         }
     }
 }
@@ -138,7 +149,7 @@ fn code(err: &mongodb::error::Error) -> Option<i32> {
 /// Whether a driver error is a duplicate-key error (codes 11000, 11001, 12582), in any of the
 /// forms the driver reports it: a write error, a command error (`findAndModify`), or inside the
 /// errors of `insert_many` and `bulk_write`.
-pub fn is_duplicate_key(err: &mongodb::error::Error) -> bool {
+pub(crate) fn is_duplicate_key(err: &mongodb::error::Error) -> bool {
     duplicate_key_message(err).is_some()
 }
 

@@ -1,5 +1,6 @@
 //! The one error type of the crate, [`Error`]; every error of the driver passes one mapping
-//! ([`Error::from_driver`]) on its way into it.
+//! (`From<mongodb::error::Error>`) on its way into it, and [`Error::is_duplicate_key`] tells a
+//! duplicate key whatever path it came by.
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
@@ -14,13 +15,7 @@
 //! # Ok::<(), Error>(()) }).unwrap();
 //! ```
 
-mod driver;
-
-pub(crate) use driver::{
-    collided_on_id, collisions_on_id, commit_unknown, duplicate_key_fields, insert_many_duplicate,
-    insert_many_failed_at, outcome_unknown, statement_transient, transaction_transient, Access,
-};
-pub use driver::{is_duplicate_key, DUPLICATE_KEY_CODES};
+pub(crate) mod driver;
 
 use mongodb::bson::Bson;
 use sequence_rules::names::{self, NameError};
@@ -370,7 +365,7 @@ pub enum Error {
         count: u64,
     },
 
-    /// Any other error from the MongoDB driver (see [`Error::from_driver`]).
+    /// Any other error from the MongoDB driver (mapped by `From<mongodb::error::Error>`).
     #[error(transparent)]
     Mongo(mongodb::error::Error),
 }
@@ -643,7 +638,7 @@ mod tests {
                     "an ID of its own",
                 ],
             ),
-            (Error::from_driver(driver_error()), &["boom"]),
+            (Error::from(driver_error()), &["boom"]),
         ];
         for (error, names) in cases {
             let text = error.to_string();
@@ -664,7 +659,7 @@ mod tests {
             source: driver_error(),
         };
         assert!(e.source().is_some());
-        assert!(!Error::from_driver(driver_error()).is_duplicate_key());
+        assert!(!Error::from(driver_error()).is_duplicate_key());
     }
 
     #[test]

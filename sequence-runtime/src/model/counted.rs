@@ -5,18 +5,18 @@ use mongodb::options::{InsertManyOptions, InsertOneOptions};
 use mongodb::Collection;
 
 use super::cached;
-use super::doc::Doc;
+use super::document_scope;
 use super::insert;
-use super::scope;
+use super::sequential_id::SequentialId;
 use super::skip_ahead;
 use crate::error::Result;
+use crate::id::IdValue;
 use crate::sequence::{Issued, Sequence};
-use crate::values::IdValue;
 
 /// Takes the next number for `doc` (from this process's cache of a plain counter when it has
 /// one), stores it in the ID field and inserts `doc`; skips ahead if a stored document has
 /// that ID.
-pub(crate) async fn insert_one<T: Doc>(
+pub(crate) async fn insert_one<T: SequentialId>(
     doc: &mut T,
     coll: &Collection<T>,
     options: Option<&InsertOneOptions>,
@@ -24,19 +24,19 @@ pub(crate) async fn insert_one<T: Doc>(
     let (id, taken) = match cached::cached_id(coll) {
         Some(value) => (T::Id::from_counter(value)?, Taken::Cached(value)),
         None => {
-            let seq = scope::for_document(T::sequence_of(coll), doc)?;
+            let seq = document_scope::for_document(T::sequence(coll), doc)?;
             let (id, issued) = seq.issue_id::<T::Id>().await?;
             (id, Taken::Issued(seq, issued))
         }
     };
-    doc.put_id(id.clone());
+    doc.set_id(id.clone());
     match insert::insert_one(coll, &*doc, options).await {
         Ok(()) => Ok(id),
         Err(e) if skip_ahead::on_id_field::<T>(&e) => {
             let (seq, issued) = match taken {
                 Taken::Issued(seq, issued) => (seq, issued),
                 Taken::Cached(value) => {
-                    let seq = scope::for_document(T::sequence_of(coll), doc)?;
+                    let seq = document_scope::for_document(T::sequence(coll), doc)?;
                     let issued = seq.issued(value)?;
                     (seq, issued)
                 }
@@ -57,15 +57,15 @@ enum Taken {
 
 /// Gives `docs` one contiguous range of numbers (one per scope), stores them in the ID fields
 /// and inserts the documents with one `insert_many`; skips ahead past stored IDs.
-pub(crate) async fn insert_many<T: Doc>(
+pub(crate) async fn insert_many<T: SequentialId>(
     docs: &mut [T],
     coll: &Collection<T>,
     options: Option<&InsertManyOptions>,
 ) -> Result<Vec<T::Id>> {
-    let seq = T::sequence_of(coll);
-    let issued = scope::issue_all(&seq, docs, None).await?;
+    let seq = T::sequence(coll);
+    let issued = document_scope::issue_all(&seq, docs, None).await?;
     for (doc, (id, _)) in docs.iter_mut().zip(&issued) {
-        doc.put_id(id.clone());
+        doc.set_id(id.clone());
     }
     skip_ahead::insert_many(docs, coll, &seq, issued, options).await
 }

@@ -11,13 +11,14 @@ use mongodb::options::{InsertManyOptions, InsertOneOptions};
 use mongodb::{ClientSession, Collection};
 use sequence_rules::Unique;
 
-use super::doc::Doc;
+use super::document_scope;
 use super::insert::{document, fixed_document};
 use super::proxy;
-use super::scope;
+use super::sequential_id::SequentialId;
 use super::skip_ahead;
 use super::transaction::{counter_failure, in_transactions, taken, Done, Failure, TransactionBody};
-use crate::error::{statement_transient, Access, Error, Result};
+use crate::error::driver::{statement_transient, Access};
+use crate::error::{Error, Result};
 use crate::sequence::{Issued, Sequence};
 use crate::store::BoxFuture;
 
@@ -45,7 +46,7 @@ impl<T> Docs<'_, T> {
 
 /// Inserts `docs` with IDs taken from `seq` inside one transaction, retried until the
 /// sequence's transaction timeout.
-pub(crate) async fn insert<T: Doc>(
+pub(crate) async fn insert<T: SequentialId>(
     mut docs: Docs<'_, T>,
     coll: &Collection<T>,
     seq: &Sequence,
@@ -53,7 +54,7 @@ pub(crate) async fn insert<T: Doc>(
     if docs.len() == 0 {
         return Ok(Vec::new());
     }
-    if T::CONFIG.unique == Unique::Proxy {
+    if T::SEQUENCE.unique == Unique::Proxy {
         proxy::ensure_index(coll).await?;
     }
     in_transactions(
@@ -78,7 +79,7 @@ struct Inserts<'b, 'd, T: Send + Sync> {
     claimed: Vec<Document>,
 }
 
-impl<T: Doc> TransactionBody<Vec<T::Id>> for Inserts<'_, '_, T> {
+impl<T: SequentialId> TransactionBody<Vec<T::Id>> for Inserts<'_, '_, T> {
     fn run<'s>(
         &'s mut self,
         session: &'s mut ClientSession,
@@ -102,7 +103,7 @@ impl<T: Doc> TransactionBody<Vec<T::Id>> for Inserts<'_, '_, T> {
 
 /// One transaction body: reserve the numbers, set them, (with `unique = "proxy"` claim them,)
 /// insert.
-async fn attempt<T: Doc>(
+async fn attempt<T: SequentialId>(
     docs: &mut Docs<'_, T>,
     coll: &Collection<T>,
     seq: &Sequence,
@@ -110,11 +111,11 @@ async fn attempt<T: Doc>(
     claimed: &mut Vec<Document>,
 ) -> std::result::Result<Vec<T::Id>, Failure> {
     let issued = match docs {
-        Docs::One(doc, _) => match scope::for_document(seq.clone(), &**doc) {
+        Docs::One(doc, _) => match document_scope::for_document(seq.clone(), &**doc) {
             Ok(seq) => seq.issue_ids::<T::Id>(1, Some(session)).await,
             Err(e) => Err(e),
         },
-        Docs::Many(..) if T::CONFIG.scope.is_empty() => {
+        Docs::Many(..) if T::SEQUENCE.scope.is_empty() => {
             seq.issue_ids::<T::Id>(docs.len() as u64, Some(session))
                 .await
         }
@@ -122,7 +123,8 @@ async fn attempt<T: Doc>(
         Docs::Many(many, _) => {
             let mut issued = Vec::with_capacity(many.len());
             for doc in many.iter() {
-                let scoped = scope::for_document(seq.clone(), doc).map_err(Failure::Fatal)?;
+                let scoped =
+                    document_scope::for_document(seq.clone(), doc).map_err(Failure::Fatal)?;
                 match scoped.issue_ids::<T::Id>(1, Some(&mut *session)).await {
                     Ok(mut one) => issued.append(&mut one),
                     Err(e) => return Err(counter_failure(e)),
@@ -133,12 +135,12 @@ async fn attempt<T: Doc>(
     };
     let issued = issued.map_err(counter_failure)?;
     let (ids, issued): (Vec<T::Id>, Vec<Issued>) = issued.into_iter().unzip();
-    if T::CONFIG.unique == Unique::Proxy {
+    if T::SEQUENCE.unique == Unique::Proxy {
         return claimed_inserts(docs, &ids, &issued, coll, seq, session, claimed).await;
     }
     let inserted = match docs {
         Docs::One(doc, options) => {
-            doc.put_id(ids[0].clone());
+            doc.set_id(ids[0].clone());
             let insert = coll.insert_one(&**doc).with_options(options.cloned());
             match insert.session(&mut *session).await {
                 Ok(_) => Ok(()),
@@ -147,7 +149,7 @@ async fn attempt<T: Doc>(
         }
         Docs::Many(many, options) => {
             for (doc, id) in many.iter_mut().zip(&ids) {
-                doc.put_id(id.clone());
+                doc.set_id(id.clone());
             }
             let mut options = options.cloned().unwrap_or_default();
             options.ordered = Some(true);
@@ -179,7 +181,7 @@ async fn attempt<T: Doc>(
 /// The rest of a transaction body with `unique = "proxy"`: sets the IDs, claims them, inserts
 /// the documents as claimed (their `_id`s fixed, which `claimed` keeps for a commit of unknown
 /// outcome).
-async fn claimed_inserts<T: Doc>(
+async fn claimed_inserts<T: SequentialId>(
     docs: &mut Docs<'_, T>,
     ids: &[T::Id],
     issued: &[Issued],
@@ -191,8 +193,8 @@ async fn claimed_inserts<T: Doc>(
     let mut documents = Vec::with_capacity(ids.len());
     for (i, id) in ids.iter().enumerate() {
         match docs {
-            Docs::One(doc, _) => doc.put_id(id.clone()),
-            Docs::Many(many, _) => many[i].put_id(id.clone()),
+            Docs::One(doc, _) => doc.set_id(id.clone()),
+            Docs::Many(many, _) => many[i].set_id(id.clone()),
         }
         documents.push(fixed_document(docs.get(i)).map_err(Failure::Fatal)?);
     }

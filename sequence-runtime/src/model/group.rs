@@ -23,16 +23,17 @@ use mongodb::{ClientSession, Collection};
 use sequence_rules::Unique;
 use tokio::sync::oneshot;
 
-use super::doc::Doc;
 use super::gapless::{self, Docs};
+use super::sequential_id::SequentialId;
 use super::transaction::{self, counter_failure, Done, Failure, TransactionBody};
 use super::{proxy, skip_ahead};
-use crate::engine::{self, GroupOf};
-use crate::error::{insert_many_failed_at, statement_transient, Access, Error, Result};
+use crate::error::driver::{insert_many_failed_at, statement_transient, Access};
+use crate::error::{Error, Result};
+use crate::id::{IdValue, Rendering};
 use crate::observability::GAPLESS;
+use crate::process::{self, GroupOf};
 use crate::sequence::Sequence;
 use crate::store::{BoxFuture, Deployment};
-use crate::values::{IdValue, Rendering};
 
 /// The most documents one round commits.
 pub(crate) const MAX_DOCS: usize = 256;
@@ -89,7 +90,7 @@ impl<I: Send + 'static> Queue<I> {
         }
         state.active = false;
         drop(state);
-        engine::remove_group(&self.id, self);
+        process::remove_group(&self.id, self);
         true
     }
 }
@@ -130,13 +131,13 @@ impl Shape {
 
 /// Inserts `doc` with the next number of `seq`, in a transaction of its own or committed with
 /// the inserts of the same counter and collection waiting at the same time.
-pub(crate) async fn insert_one<T: Doc>(
+pub(crate) async fn insert_one<T: SequentialId>(
     doc: &mut T,
     coll: &Collection<T>,
     seq: &Sequence,
     options: Option<&InsertOneOptions>,
 ) -> Result<T::Id> {
-    if T::CONFIG.unique == Unique::Proxy {
+    if T::SEQUENCE.unique == Unique::Proxy {
         // Before any transaction of the group.
         proxy::ensure_index(coll).await?;
     }
@@ -147,7 +148,7 @@ pub(crate) async fn insert_one<T: Doc>(
         // A group commits its members with one `insert_many`: options of one insert go alone.
         return single(doc, coll, seq, options).await;
     }
-    let scoped = super::scope::for_document(seq.clone(), &*doc)?;
+    let scoped = super::document_scope::for_document(seq.clone(), &*doc)?;
     let Some((member, rx, shape)) = prepare(doc, &scoped)? else {
         return single(doc, coll, seq, None).await; // an ID field this module cannot write: alone
     };
@@ -163,7 +164,7 @@ pub(crate) async fn insert_one<T: Doc>(
         namespace: coll.namespace().to_string(),
         scope: scoped.scope().map(|s| s.canonical()).unwrap_or_default(),
     };
-    let queue = engine::group(&id, || Queue::<T::Id>::new(id.clone()));
+    let queue = process::group(&id, || Queue::<T::Id>::new(id.clone()));
     let leads = {
         let mut state = queue.lock();
         if state.active {
@@ -178,7 +179,7 @@ pub(crate) async fn insert_one<T: Doc>(
         return match rx.await {
             Ok(result) => {
                 let id = result?;
-                doc.put_id(id.clone());
+                doc.set_id(id.clone());
                 Ok(id)
             }
             // The round task ended without an answer (its runtime shut down) before it
@@ -195,7 +196,7 @@ pub(crate) async fn insert_one<T: Doc>(
 }
 
 /// Inserts `doc` in a transaction of its own.
-async fn single<T: Doc>(
+async fn single<T: SequentialId>(
     doc: &mut T,
     coll: &Collection<T>,
     seq: &Sequence,
@@ -208,18 +209,18 @@ async fn single<T: Doc>(
 /// `doc` serialized as a member of a group, with a placeholder ID; `None` if the model stores
 /// its ID field in a way this module cannot reproduce (its own serializer).
 #[allow(clippy::type_complexity)]
-fn prepare<T: Doc>(
+fn prepare<T: SequentialId>(
     doc: &mut T,
     seq: &Sequence,
 ) -> Result<Option<(Member<T::Id>, oneshot::Receiver<Result<T::Id>>, Shape)>> {
     let start = seq.start()?;
     let rendering = seq.issued(start)?.slot.rendering.clone();
-    doc.put_id(T::Id::render(start, &rendering)?);
+    doc.set_id(T::Id::render(start, &rendering)?);
     let mut serialized = mongodb::bson::to_document(&*doc).map_err(|e| Error::Serialization {
         what: "the document",
         source: e.into(),
     })?;
-    let field = T::CONFIG.id_field;
+    let field = T::SEQUENCE.id_field;
     let Some(shape) = serialized
         .get(field)
         .and_then(|stored| Shape::of(stored, start, &rendering))
@@ -242,7 +243,7 @@ fn prepare<T: Doc>(
 
 /// What a round task needs: the collection, the sequence (in the group's scope), the filter of
 /// the group's scope among stored documents, and how IDs are stored.
-struct Round<T: Doc> {
+struct Round<T: SequentialId> {
     coll: Collection<T>,
     seq: Sequence,
     scope: Document,
@@ -251,14 +252,14 @@ struct Round<T: Doc> {
 
 /// Ends the insert of the caller that went alone, however it ends: the inserts that queued
 /// meanwhile get a round task, or the group goes idle if none did.
-struct NextRound<T: Doc> {
+struct NextRound<T: SequentialId> {
     queue: Arc<Queue<T::Id>>,
     /// Taken by the round task, if one is needed.
     round: Option<Round<T>>,
     runtime: tokio::runtime::Handle,
 }
 
-impl<T: Doc> Drop for NextRound<T> {
+impl<T: SequentialId> Drop for NextRound<T> {
     fn drop(&mut self) {
         if self.queue.go_idle_if_empty(self.queue.lock()) {
             return;
@@ -270,7 +271,7 @@ impl<T: Doc> Drop for NextRound<T> {
 }
 
 /// Commits the queued inserts round after round, until none is left.
-async fn rounds<T: Doc>(queue: Arc<Queue<T::Id>>, round: Round<T>) {
+async fn rounds<T: SequentialId>(queue: Arc<Queue<T::Id>>, round: Round<T>) {
     loop {
         let members = {
             let mut state = queue.lock();
@@ -285,7 +286,7 @@ async fn rounds<T: Doc>(queue: Arc<Queue<T::Id>>, round: Round<T>) {
         tracing::debug!(
             target: GAPLESS,
             sequence = %round.seq.options().name,
-            counter = %round.seq.key(),
+            counter = %round.seq.base_key(),
             inserts = members.len(),
             "Gapless group committing"
         );
@@ -305,7 +306,7 @@ fn next_round<I>(waiting: &mut VecDeque<Member<I>>) -> Vec<Member<I>> {
     waiting.drain(..n).collect()
 }
 
-impl<T: Doc> Round<T> {
+impl<T: SequentialId> Round<T> {
     /// Commits `members` in transactions (see [`transaction::in_transactions`]) until each has its
     /// ID or its error.
     async fn commit_all(&self, mut members: Vec<Member<T::Id>>) {
@@ -334,7 +335,7 @@ impl<T: Doc> Round<T> {
             .issue_ids::<T::Id>(members.len() as u64, Some(&mut *session))
             .await
             .map_err(counter_failure)?;
-        let field = T::CONFIG.id_field;
+        let field = T::SEQUENCE.id_field;
         let mut docs = Vec::with_capacity(members.len());
         for (member, (_, issued)) in members.iter().zip(&issued) {
             let stored = self
@@ -345,7 +346,7 @@ impl<T: Doc> Round<T> {
             doc.insert(field, stored);
             docs.push(doc);
         }
-        if T::CONFIG.unique == Unique::Proxy {
+        if T::SEQUENCE.unique == Unique::Proxy {
             proxy::claim_all(&self.coll, &self.seq, &docs, |at| &issued[at].1, session).await?;
         }
         let docs_coll = self.coll.clone_with_type::<Document>();
@@ -381,13 +382,13 @@ impl<T: Doc> Round<T> {
 
 /// The transaction body of a round: its members still waiting, and the documents its last
 /// run inserted.
-struct Group<'r, T: Doc> {
+struct Group<'r, T: SequentialId> {
     round: &'r Round<T>,
     members: &'r mut Vec<Member<T::Id>>,
     sent: Vec<Document>,
 }
 
-impl<T: Doc> TransactionBody<Vec<T::Id>> for Group<'_, T> {
+impl<T: SequentialId> TransactionBody<Vec<T::Id>> for Group<'_, T> {
     fn run<'s>(
         &'s mut self,
         session: &'s mut ClientSession,
@@ -607,8 +608,8 @@ mod tests {
     }
 
     /// `doc` prepared as a member of a group of its model's sequence (in memory).
-    fn prepared<T: Doc>(doc: &mut T) -> Option<(Member<T::Id>, Shape)> {
-        let seq = Sequence::in_memory(T::CONFIG.options()).unwrap();
+    fn prepared<T: SequentialId>(doc: &mut T) -> Option<(Member<T::Id>, Shape)> {
+        let seq = Sequence::in_memory(T::SEQUENCE.options()).unwrap();
         prepare(doc, &seq)
             .unwrap()
             .map(|(member, _, shape)| (member, shape))

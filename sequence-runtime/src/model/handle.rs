@@ -8,19 +8,24 @@ use std::cell::RefCell;
 
 use mongodb::Collection;
 
-use super::SequentialId;
-use crate::engine::HandleMemo;
+use crate::options::SequenceConfig;
+use crate::process::HandleMemo;
 use crate::sequence::Sequence;
 
 thread_local! {
     static SEQUENCES: RefCell<HandleMemo<Sequence>> = const { RefCell::new(HandleMemo::new()) };
 }
 
-/// The sequence of `M` for `coll`, built on first use in this thread.
-pub(crate) fn sequence<M: SequentialId>(coll: &Collection<M>) -> Sequence {
+/// The sequence of the model `model` (its type), whose configuration is `config`, for `coll`,
+/// built on first use in this thread.
+pub(crate) fn sequence<T: Send + Sync + 'static>(
+    model: TypeId,
+    coll: &Collection<T>,
+    config: &SequenceConfig,
+) -> Sequence {
     SEQUENCES.with(|memo| {
         memo.borrow_mut()
-            .get(TypeId::of::<M>(), coll, || M::SEQUENCE.sequence_for(coll))
+            .get(model, coll, || config.sequence_for(coll))
             .clone()
     })
 }

@@ -18,7 +18,8 @@ use mongodb::Collection;
 use serde::ser::Error as _;
 use serde::Serialize;
 
-use crate::error::{is_duplicate_key, outcome_unknown, Access, Error, Result};
+use crate::error::driver::{is_duplicate_key, outcome_unknown, Access};
+use crate::error::{Error, Result};
 
 /// Attempts of one insert by this crate; the driver may retry each of them once on its own.
 pub(crate) const INSERT_ATTEMPTS: u32 = 4;

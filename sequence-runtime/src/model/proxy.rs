@@ -19,21 +19,20 @@ use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 use mongodb::bson::{doc, Bson, Document};
 use mongodb::options::{InsertManyOptions, InsertOneOptions};
 use mongodb::{ClientSession, Collection, IndexModel};
-use sequence_rules::{default_proxy, Strategy};
+use sequence_rules::Strategy;
 use tokio::sync::OnceCell;
 
-use super::doc::Doc;
+use super::sequential_id::SequentialId;
 use super::transaction::{self, Done, Failure, TransactionBody};
 use super::upsert_parts::{self, Upsert};
-use super::{generated, insert, scope, skip_ahead};
-use crate::engine::StoredIds;
-use crate::error::{
-    insert_many_duplicate, is_duplicate_key, statement_transient, Access, Error, Result,
-};
+use super::{document_scope, generated_ids, insert, skip_ahead};
+use crate::error::driver::{insert_many_duplicate, is_duplicate_key, statement_transient, Access};
+use crate::error::{Error, Result};
+use crate::id::IdValue;
 use crate::observability::PROXY;
 use crate::sequence::{Issued, Sequence};
 use crate::store::{BoxFuture, Deployment};
-use crate::values::IdValue;
+use crate::sync::StoredIds;
 
 /// What needs transactions here, as [`Error::TransactionsUnsupported`] names it.
 const NEEDED_BY: &str = "`unique = \"proxy\"`";
@@ -44,11 +43,8 @@ const GENERATED_DRAWS: u32 = 10;
 
 /// The proxy collection of `T`'s documents in `coll`: `proxy`, or
 /// `<collection>.claims.<ID field>`.
-pub(crate) fn collection<T: Doc>(coll: &Collection<T>) -> Collection<Document> {
-    let name = match T::CONFIG.proxy {
-        Some(name) => name.to_owned(),
-        None => default_proxy(coll.name(), T::CONFIG.id_field),
-    };
+fn collection<T: SequentialId>(coll: &Collection<T>) -> Collection<Document> {
+    let name = T::SEQUENCE.proxy_collection(coll.name());
     coll.client()
         .database(&coll.namespace().db)
         .collection(&name)
@@ -67,13 +63,13 @@ fn stored(document: &Document, field: &str) -> Result<Bson> {
 
 /// The claim of `document` (serialized as it is inserted, its `_id` fixed): its key is the ID,
 /// or with a scope, the scope values and the ID, all read from the document as stored.
-fn claim<T: Doc>(document: &Document) -> Result<Document> {
-    let id = stored(document, T::CONFIG.id_field)?;
-    let key = if T::CONFIG.scope.is_empty() {
+fn claim<T: SequentialId>(document: &Document) -> Result<Document> {
+    let id = stored(document, T::SEQUENCE.id_field)?;
+    let key = if T::SEQUENCE.scope.is_empty() {
         id
     } else {
         let mut key = Document::new();
-        for (_, field) in T::CONFIG.stored_scope() {
+        for (_, field) in T::SEQUENCE.stored_scope() {
             key.insert(field, stored(document, field)?);
         }
         key.insert("id", id);
@@ -87,7 +83,7 @@ fn claim<T: Doc>(document: &Document) -> Result<Document> {
 /// fixed), in order, with one ordered `insert_many`. The ID of document `i` was issued as
 /// `issued(i)`: when it was claimed already, the failure moves its counter past the highest ID
 /// claimed in its scope (the transaction is then run again).
-pub(crate) async fn claim_all<'i, T: Doc>(
+pub(crate) async fn claim_all<'i, T: SequentialId>(
     coll: &Collection<T>,
     seq: &Sequence,
     documents: &[Document],
@@ -127,7 +123,7 @@ pub(crate) async fn claim_all<'i, T: Doc>(
 
 /// The highest value claimed in `proxy` for the counter `issued` came from, in the scope of
 /// `document` (as it is inserted): at least `issued.value`.
-async fn claimed_floor<T: Doc>(
+async fn claimed_floor<T: SequentialId>(
     proxy: &Collection<Document>,
     document: &Document,
     seq: &Sequence,
@@ -137,28 +133,15 @@ async fn claimed_floor<T: Doc>(
     skip_ahead::floor_among(&ids, seq, issued).await
 }
 
-/// Where a claim holds the ID and the scope values: `_id` (or `_id.id` with a scope), and
-/// `_id.<stored scope field>` in `scope` order.
-pub(crate) fn claim_fields<T: Doc>() -> (&'static str, Vec<String>) {
-    if T::CONFIG.scope.is_empty() {
-        return ("_id", Vec::new());
-    }
-    let scope = T::CONFIG
-        .stored_scope()
-        .map(|(_, stored)| format!("_id.{stored}"))
-        .collect();
-    ("_id.id", scope)
-}
-
 /// The claims of the counter of `document` (as it is inserted), as [`StoredIds`] (for the
 /// highest one claimed).
-fn claims_in<'a, T: Doc>(
+fn claims_in<'a, T: SequentialId>(
     proxy: &'a Collection<Document>,
     document: &Document,
 ) -> Result<StoredIds<'a>> {
-    let (field, scope_fields) = claim_fields::<T>();
+    let (field, scope_fields) = T::SEQUENCE.claim_fields();
     let mut scope = Document::new();
-    for ((_, stored_as), claimed_as) in T::CONFIG.stored_scope().zip(scope_fields) {
+    for ((_, stored_as), claimed_as) in T::SEQUENCE.stored_scope().zip(scope_fields) {
         let value = stored(document, stored_as)?;
         scope.insert(claimed_as, doc! { "$eq": value });
     }
@@ -172,7 +155,7 @@ fn claims_in<'a, T: Doc>(
 
 /// `insert_with_id` with a proxy collection: takes an ID, claims it and inserts `doc` in one
 /// transaction of a session of its own.
-pub(crate) async fn insert_one<T: Doc>(
+pub(crate) async fn insert_one<T: SequentialId>(
     doc: &mut T,
     coll: &Collection<T>,
     options: Option<&InsertOneOptions>,
@@ -183,7 +166,7 @@ pub(crate) async fn insert_one<T: Doc>(
 /// The insert half of `upsert_with_id` with a proxy collection, once no document matched: the
 /// claim and the upsert in one transaction, committed only if the upsert inserted (a
 /// concurrent insert of the same key that won keeps its ID, and the claim is dropped).
-pub(crate) async fn upsert_one<T: Doc>(
+pub(crate) async fn upsert_one<T: SequentialId>(
     doc: &mut T,
     coll: &Collection<T>,
     upsert: &Upsert<'_, T>,
@@ -194,8 +177,8 @@ pub(crate) async fn upsert_one<T: Doc>(
 /// With a scope, makes sure the claims are indexed on their scope values and ID (`{
 /// "_id.<scope field>": 1, …, "_id.id": 1 }`), so that the highest ID claimed in a scope is one
 /// index-backed query. Done once per proxy collection per process, outside any transaction.
-pub(crate) async fn ensure_index<T: Doc>(coll: &Collection<T>) -> Result<()> {
-    if T::CONFIG.scope.is_empty() {
+pub(crate) async fn ensure_index<T: SequentialId>(coll: &Collection<T>) -> Result<()> {
+    if T::SEQUENCE.scope.is_empty() {
         return Ok(());
     }
     static DONE: LazyLock<Mutex<HashMap<String, Arc<OnceCell<()>>>>> =
@@ -209,7 +192,7 @@ pub(crate) async fn ensure_index<T: Doc>(coll: &Collection<T>) -> Result<()> {
         .or_default()
         .clone();
     cell.get_or_try_init(|| async {
-        let (field, scope) = claim_fields::<T>();
+        let (field, scope) = T::SEQUENCE.claim_fields();
         let mut keys = Document::new();
         for f in scope {
             keys.insert(f, 1);
@@ -226,13 +209,13 @@ pub(crate) async fn ensure_index<T: Doc>(coll: &Collection<T>) -> Result<()> {
 }
 
 /// Runs a claimed write of `doc` in transactions of a session of its own.
-async fn claimed<T: Doc>(
+async fn claimed<T: SequentialId>(
     doc: &mut T,
     coll: &Collection<T>,
     write: Write<'_, '_, T>,
 ) -> Result<T::Id> {
     ensure_index(coll).await?;
-    let seq = T::sequence_of(coll);
+    let seq = T::sequence(coll);
     let mut body = Claimed {
         doc,
         coll,
@@ -251,7 +234,7 @@ async fn claimed<T: Doc>(
 
 /// Claims the ID `stored` of the document `upsert` would insert, in the caller's `session`;
 /// returns the claim, which [`drop_claim_in`] drops if the upsert updated a document instead.
-pub(crate) async fn claim_upsert_in<T: Doc>(
+pub(crate) async fn claim_upsert_in<T: SequentialId>(
     coll: &Collection<T>,
     upsert: &Upsert<'_, T>,
     stored: Bson,
@@ -264,7 +247,7 @@ pub(crate) async fn claim_upsert_in<T: Doc>(
 
 /// Drops `claim` in the caller's `session`: the upsert it was made for updated a document
 /// that a concurrent insert stored.
-pub(crate) async fn drop_claim_in<T: Doc>(
+pub(crate) async fn drop_claim_in<T: SequentialId>(
     coll: &Collection<T>,
     claim: &Document,
     session: &mut ClientSession,
@@ -282,7 +265,7 @@ pub(crate) async fn drop_claim_in<T: Doc>(
 /// Claims the ID of `doc` in the caller's `session`, and returns the document to insert (with
 /// the `_id` the claim refers to). Nothing is retried: a refused claim aborts the caller's
 /// transaction.
-pub(crate) async fn claim_in<T: Doc>(
+pub(crate) async fn claim_in<T: SequentialId>(
     doc: &T,
     coll: &Collection<T>,
     session: &mut ClientSession,
@@ -293,7 +276,7 @@ pub(crate) async fn claim_in<T: Doc>(
 }
 
 /// Writes `claim` in the caller's `session`, once the claims are indexed as they need to be.
-async fn write_claim_in<T: Doc>(
+async fn write_claim_in<T: SequentialId>(
     coll: &Collection<T>,
     claim: &Document,
     session: &mut ClientSession,
@@ -339,7 +322,7 @@ enum Write<'b, 'a, T: Send + Sync> {
 }
 
 /// One claimed write: the body of its transaction.
-struct Claimed<'b, 'a, T: Doc> {
+struct Claimed<'b, 'a, T: SequentialId> {
     doc: &'b mut T,
     coll: &'b Collection<T>,
     proxy: Collection<Document>,
@@ -355,7 +338,7 @@ struct Claimed<'b, 'a, T: Doc> {
     sent: Option<Document>,
 }
 
-impl<T: Doc> TransactionBody<T::Id> for Claimed<'_, '_, T> {
+impl<T: SequentialId> TransactionBody<T::Id> for Claimed<'_, '_, T> {
     fn run<'s>(
         &'s mut self,
         session: &'s mut ClientSession,
@@ -368,14 +351,14 @@ impl<T: Doc> TransactionBody<T::Id> for Claimed<'_, '_, T> {
     }
 }
 
-impl<T: Doc> Claimed<'_, '_, T> {
+impl<T: SequentialId> Claimed<'_, '_, T> {
     /// Takes an ID, claims it, writes the document.
     async fn attempt(
         &mut self,
         session: &mut ClientSession,
     ) -> std::result::Result<Done<T::Id>, Failure> {
         let (id, issued) = self.take(session).await?;
-        self.doc.put_id(id.clone());
+        self.doc.set_id(id.clone());
         let document = match self.write {
             Write::Insert(_) => insert::fixed_document(&*self.doc),
             Write::Upsert(upsert) => {
@@ -404,7 +387,7 @@ impl<T: Doc> Claimed<'_, '_, T> {
                 .map(|_| None),
             Write::Upsert(upsert) => {
                 let ours = document
-                    .get(T::CONFIG.id_field)
+                    .get(T::SEQUENCE.id_field)
                     .cloned()
                     .unwrap_or(Bson::Null);
                 upsert
@@ -419,7 +402,7 @@ impl<T: Doc> Claimed<'_, '_, T> {
                 // A concurrent insert of the same key won: its ID stands, and aborting drops
                 // the claim (and, gapless, gives the number back).
                 let id = T::Id::from_stored(stored).map_err(Failure::Fatal)?;
-                self.doc.put_id(id.clone());
+                self.doc.set_id(id.clone());
                 Ok(Done::Abort(id))
             }
             Err(e) => {
@@ -447,11 +430,11 @@ impl<T: Doc> Claimed<'_, '_, T> {
             let id = T::Id::render(issued.value, &issued.slot.rendering).map_err(Failure::Fatal)?;
             return Ok((id, Some(issued)));
         }
-        let taken = match T::CONFIG.strategy {
+        let taken = match T::SEQUENCE.strategy {
             s if s.uses_counters() => {
-                let seq =
-                    scope::for_document(self.seq.clone(), &*self.doc).map_err(Failure::Fatal)?;
-                let (id, issued) = if T::CONFIG.gapless {
+                let seq = document_scope::for_document(self.seq.clone(), &*self.doc)
+                    .map_err(Failure::Fatal)?;
+                let (id, issued) = if T::SEQUENCE.gapless {
                     seq.issue_id_in::<T::Id>(session)
                         .await
                         .map_err(transaction::counter_failure)?
@@ -465,7 +448,7 @@ impl<T: Doc> Claimed<'_, '_, T> {
                 (T::Id::from_counter(value).map_err(Failure::Fatal)?, None)
             }
             s => {
-                let value = generated::value(s).and_then(T::Id::from_generated);
+                let value = generated_ids::value(s).and_then(T::Id::from_generated);
                 (value.map_err(Failure::Fatal)?, None)
             }
         };
@@ -484,7 +467,7 @@ impl<T: Doc> Claimed<'_, '_, T> {
         match issued {
             // A gapless number was taken in the aborted transaction: the counter moves up to
             // the highest claimed (or stored) value and the next run takes the one after it.
-            Some(issued) if T::CONFIG.gapless => match self.floor(&issued, claimed).await {
+            Some(issued) if T::SEQUENCE.gapless => match self.floor(&issued, claimed).await {
                 Ok(floor) => Failure::Taken(issued, floor, e),
                 Err(e) => Failure::Fatal(e),
             },
@@ -516,7 +499,7 @@ impl<T: Doc> Claimed<'_, '_, T> {
                     draws = self.draws,
                     "ID already claimed"
                 );
-                let attempts = match T::CONFIG.strategy {
+                let attempts = match T::SEQUENCE.strategy {
                     Strategy::Random => self.seq.options().retries.saturating_add(1),
                     _ => GENERATED_DRAWS,
                 };
@@ -530,20 +513,20 @@ impl<T: Doc> Claimed<'_, '_, T> {
     }
 }
 
-impl<T: Doc> Claimed<'_, '_, T> {
+impl<T: SequentialId> Claimed<'_, '_, T> {
     /// Moves the counter `issued` came from past the highest value claimed (in the scope of
     /// `claimed`, the document the ID was claimed for) or else stored; returns the next value
     /// it gives.
     async fn skip_ahead(&self, issued: &Issued, claimed: Option<&Document>) -> Result<Issued> {
         let floor = self.floor(issued, claimed).await?;
-        let seq = scope::for_document(self.seq.clone(), &*self.doc)?;
+        let seq = document_scope::for_document(self.seq.clone(), &*self.doc)?;
         seq.skip_ahead(issued, floor).await
     }
 
     /// The highest value claimed (in the scope of `claimed`, the document the ID was claimed
     /// for) or else stored for the counter `issued` came from.
     async fn floor(&self, issued: &Issued, claimed: Option<&Document>) -> Result<i64> {
-        let seq = scope::for_document(self.seq.clone(), &*self.doc)?;
+        let seq = document_scope::for_document(self.seq.clone(), &*self.doc)?;
         match claimed {
             Some(document) => claimed_floor::<T>(&self.proxy, document, &seq, issued).await,
             None => skip_ahead::stored_floor(&*self.doc, self.coll, &seq, issued).await,

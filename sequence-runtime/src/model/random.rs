@@ -6,11 +6,12 @@ use std::collections::HashSet;
 use mongodb::options::{InsertManyOptions, InsertOneOptions};
 use mongodb::{ClientSession, Collection};
 
-use super::doc::Doc;
-use crate::error::{collided_on_id, collisions_on_id, Access, Error, Result};
+use super::sequential_id::SequentialId;
+use crate::error::driver::{collided_on_id, collisions_on_id, Access};
+use crate::error::{Error, Result};
+use crate::id::IdValue;
 use crate::observability::RANDOM;
 use crate::sequence::Sequence;
-use crate::values::IdValue;
 
 /// The error of an insert whose `attempts` draws all collided.
 pub(crate) fn exhausted<T>(coll: &Collection<T>, seq: &Sequence, attempts: u32) -> Error
@@ -30,17 +31,17 @@ where
 
 /// Draws, stores and inserts until the insert does not collide on `_id`, at most `retries + 1`
 /// times.
-pub(crate) async fn insert_one<T: Doc>(
+pub(crate) async fn insert_one<T: SequentialId>(
     doc: &mut T,
     coll: &Collection<T>,
     mut session: Option<&mut ClientSession>,
     options: Option<&InsertOneOptions>,
 ) -> Result<T::Id> {
-    let seq = T::sequence_of(coll);
+    let seq = T::sequence(coll);
     let attempts = seq.options().retries.saturating_add(1);
     for _ in 0..attempts {
         let id = T::Id::from_counter(seq.next().await?)?;
-        doc.put_id(id.clone());
+        doc.set_id(id.clone());
         let insert = coll.insert_one(&*doc).with_options(options.cloned());
         let result = match session.as_deref_mut() {
             Some(session) => insert.session(session).await,
@@ -66,7 +67,7 @@ pub(crate) async fn insert_one<T: Doc>(
 
 /// Draws distinct IDs for all `docs`, inserts them with one unordered `insert_many`, then draws
 /// again and re-inserts only the documents that collided on `_id`, at most `retries` times.
-pub(crate) async fn insert_many<T: Doc>(
+pub(crate) async fn insert_many<T: SequentialId>(
     docs: &mut [T],
     coll: &Collection<T>,
     mut session: Option<&mut ClientSession>,
@@ -75,7 +76,7 @@ pub(crate) async fn insert_many<T: Doc>(
     if docs.is_empty() {
         return Ok(Vec::new());
     }
-    let seq = T::sequence_of(coll);
+    let seq = T::sequence(coll);
     let attempts = seq.options().retries.saturating_add(1);
     let mut ids: Vec<Option<T::Id>> = vec![None; docs.len()];
     let mut pending: Vec<usize> = (0..docs.len()).collect();
@@ -98,7 +99,7 @@ pub(crate) async fn insert_many<T: Doc>(
                 }
             };
             let id = T::Id::from_counter(value)?;
-            docs[i].put_id(id.clone());
+            docs[i].set_id(id.clone());
             ids[i] = Some(id);
         }
         let insert = coll

@@ -11,13 +11,14 @@ use mongodb::bson::{doc, Bson, Document};
 use mongodb::options::{InsertManyOptions, InsertOneOptions};
 use mongodb::Collection;
 
-use super::doc::Doc;
+use super::document_scope;
 use super::insert;
-use super::scope;
-use crate::engine::{IdForm, StoredIds};
-use crate::error::{duplicate_key_fields, insert_many_duplicate, Access, Error, Result};
+use super::sequential_id::SequentialId;
+use crate::error::driver::{duplicate_key_fields, insert_many_duplicate, Access};
+use crate::error::{Error, Result};
+use crate::id::IdValue;
 use crate::sequence::{Issued, Sequence};
-use crate::values::IdValue;
+use crate::sync::{IdForm, StoredIds};
 
 /// Rounds of skipping ahead for one insert before it gives up.
 pub(crate) const ROUNDS: u32 = 5;
@@ -34,17 +35,17 @@ pub(crate) const IN_SESSION: &str = "; the insert ran in your session, which the
      IDs, then retry";
 
 /// Whether `e` is a duplicate key on the ID field of `T`: the only duplicates that skip ahead.
-pub(crate) fn on_id_field<T: Doc>(e: &Error) -> bool {
+pub(crate) fn on_id_field<T: SequentialId>(e: &Error) -> bool {
     matches!(e, Error::DuplicateKey { message, .. } if id_duplicate::<T>(message))
 }
 
 /// Whether a duplicate-key message names `T`'s ID field (with its scope fields, for a scoped
 /// model) as the key: `_id_` for `_id`, else a unique index on exactly those fields.
-fn id_duplicate<T: Doc>(message: &str) -> bool {
+fn id_duplicate<T: SequentialId>(message: &str) -> bool {
     let Some((index, mut fields)) = duplicate_key_fields(message) else {
         return false;
     };
-    let config = &T::CONFIG;
+    let config = &T::SEQUENCE;
     if config.id_field == "_id" {
         return index == "_id_";
     }
@@ -57,14 +58,14 @@ fn id_duplicate<T: Doc>(message: &str) -> bool {
 
 /// The position of the document of an ordered `insert_many` whose ID met a stored document,
 /// if that is what stopped it.
-pub(crate) fn duplicate_at<T: Doc>(e: &mongodb::error::Error) -> Option<usize> {
+pub(crate) fn duplicate_at<T: SequentialId>(e: &mongodb::error::Error) -> Option<usize> {
     insert_many_duplicate(e)
         .filter(|(_, message)| id_duplicate::<T>(message))
         .map(|(at, _)| at)
 }
 
 /// `Error::IdTaken` for the duplicate `e` of `id`, which `issued` gave.
-pub(crate) fn taken<T: Doc>(
+pub(crate) fn taken<T: SequentialId>(
     coll: &Collection<T>,
     id: &T::Id,
     issued: &Issued,
@@ -84,9 +85,9 @@ pub(crate) fn taken<T: Doc>(
 }
 
 /// `{ <stored scope field>: { $eq: <value> }, … }`: the documents of `doc`'s scope.
-pub(crate) fn scope_filter<T: Doc>(doc: &T) -> Result<Document> {
-    let values = doc.scope_of()?;
-    Ok(T::CONFIG
+pub(crate) fn scope_filter<T: SequentialId>(doc: &T) -> Result<Document> {
+    let values = doc.scope_values()?;
+    Ok(T::SEQUENCE
         .stored_scope()
         .zip(values)
         .map(|((_, stored), (_, value))| (stored.to_owned(), Bson::Document(doc! { "$eq": value })))
@@ -95,7 +96,7 @@ pub(crate) fn scope_filter<T: Doc>(doc: &T) -> Result<Document> {
 
 /// The highest value stored for the counter `issued` came from, in the documents of `doc`'s
 /// scope: at least `issued.value`, which a stored document takes.
-pub(crate) async fn stored_floor<T: Doc>(
+pub(crate) async fn stored_floor<T: SequentialId>(
     doc: &T,
     coll: &Collection<T>,
     seq: &Sequence,
@@ -105,7 +106,7 @@ pub(crate) async fn stored_floor<T: Doc>(
 }
 
 /// Like [`stored_floor`], in the documents `scope` selects (see [`scope_filter`]).
-pub(crate) async fn stored_floor_in<T: Doc>(
+pub(crate) async fn stored_floor_in<T: SequentialId>(
     scope: Document,
     coll: &Collection<T>,
     seq: &Sequence,
@@ -114,7 +115,7 @@ pub(crate) async fn stored_floor_in<T: Doc>(
     let docs = coll.clone_with_type::<Document>();
     let ids = StoredIds {
         coll: &docs,
-        field: T::CONFIG.id_field,
+        field: T::SEQUENCE.id_field,
         form: id_form::<T>(),
         scope,
     };
@@ -122,7 +123,7 @@ pub(crate) async fn stored_floor_in<T: Doc>(
 }
 
 /// How `T`'s IDs are stored: as text or as numbers.
-pub(crate) fn id_form<T: Doc>() -> IdForm {
+pub(crate) fn id_form<T: SequentialId>() -> IdForm {
     if T::Id::STORED_AS_TEXT {
         IdForm::Text
     } else {
@@ -153,7 +154,7 @@ pub(crate) async fn floor_among(
 /// Inserts `doc` again after its ID, which `issued` gave, met a stored document (`taken` is
 /// that duplicate key): each round moves the counter past the highest stored ID and tries a
 /// new ID.
-pub(crate) async fn insert_one<T: Doc>(
+pub(crate) async fn insert_one<T: SequentialId>(
     doc: &mut T,
     coll: &Collection<T>,
     seq: &Sequence,
@@ -166,7 +167,7 @@ pub(crate) async fn insert_one<T: Doc>(
         let floor = stored_floor(doc, coll, seq, &issued).await?;
         issued = seq.skip_ahead(&issued, floor).await?;
         id = T::Id::render(issued.value, &issued.slot.rendering)?;
-        doc.put_id(id.clone());
+        doc.set_id(id.clone());
         match insert::insert_one(coll, &*doc, options).await {
             Ok(()) => return Ok(id),
             Err(e) if on_id_field::<T>(&e) => taken_by = e,
@@ -179,7 +180,7 @@ pub(crate) async fn insert_one<T: Doc>(
 /// Inserts `docs` with the IDs `issued` gave them in one ordered `insert_many`; when one meets
 /// a stored document, the documents from it on get new IDs above the stored ones and are
 /// inserted again, a bounded number of rounds. Returns the stored IDs.
-pub(crate) async fn insert_many<T: Doc>(
+pub(crate) async fn insert_many<T: SequentialId>(
     docs: &mut [T],
     coll: &Collection<T>,
     seq: &Sequence,
@@ -203,20 +204,14 @@ pub(crate) async fn insert_many<T: Doc>(
         };
         let (id, at_issued) = issued[at].clone();
         if rounds == ROUNDS {
-            return Err(taken(
-                coll,
-                &id,
-                &at_issued,
-                Error::from_driver(e),
-                AFTER_ROUNDS,
-            ));
+            return Err(taken(coll, &id, &at_issued, Error::from(e), AFTER_ROUNDS));
         }
         rounds += 1;
         from = at;
         // New IDs for the documents that were not stored, one reservation per counter, above
         // the IDs stored for it.
         let rest = &mut docs[from..];
-        for (scoped, members) in scope::groups(seq, rest)? {
+        for (scoped, members) in document_scope::groups(seq, rest)? {
             let first = from + members[0];
             let collided = if members.contains(&0) {
                 &at_issued
@@ -229,7 +224,7 @@ pub(crate) async fn insert_many<T: Doc>(
                 .await?;
             for (i, value) in members.into_iter().zip(range) {
                 let id = T::Id::render(value, &slot.rendering)?;
-                rest[i].put_id(id.clone());
+                rest[i].set_id(id.clone());
                 let slot = slot.clone();
                 issued[from + i] = (id, Issued { value, slot });
             }
@@ -302,7 +297,7 @@ mod tests {
         let e: CommandError =
             from_document(doc! { "code": 11000, "codeName": "DuplicateKey", "errmsg": message })
                 .unwrap();
-        Error::from_driver(ErrorKind::Command(e).into())
+        Error::from(mongodb::error::Error::from(ErrorKind::Command(e)))
     }
 
     /// The error of an ordered `insert_many` stopped at document `index` with `code`.
@@ -388,7 +383,7 @@ mod tests {
             doc! { "code": 121, "codeName": "DocumentValidationFailure", "errmsg": ON_ID },
         )
         .unwrap();
-        let other = Error::from_driver(ErrorKind::Command(other).into());
+        let other = Error::from(mongodb::error::Error::from(ErrorKind::Command(other)));
         assert!(!on_id_field::<Order>(&other));
         assert!(!on_id_field::<Order>(&duplicate(
             "E11000 duplicate key error"
@@ -416,7 +411,7 @@ mod tests {
             "a validation error is no duplicate"
         );
         // Mapped to this crate's error, the same message skips ahead.
-        assert!(on_id_field::<Order>(&Error::from_driver(on_id)));
+        assert!(on_id_field::<Order>(&Error::from(on_id)));
     }
 
     #[test]

@@ -11,16 +11,15 @@ use mongodb::bson::{doc, Bson, Document};
 use mongodb::options::{ReadConcern, WriteConcern};
 use mongodb::{ClientSession, Collection, Namespace};
 
-use super::doc::Doc;
-use super::scope;
+use super::document_scope;
+use super::sequential_id::SequentialId;
 use super::skip_ahead;
-use crate::error::{
-    commit_unknown, statement_transient, transaction_transient, Access, Error, Result,
-};
+use crate::error::driver::{commit_unknown, statement_transient, transaction_transient, Access};
+use crate::error::{Error, Result};
+use crate::id::IdValue;
 use crate::observability::GAPLESS;
 use crate::sequence::{Issued, Sequence};
 use crate::store::BoxFuture;
-use crate::values::IdValue;
 
 /// Upper bound of the backoff between two attempts.
 const MAX_BACKOFF: Duration = Duration::from_millis(100);
@@ -84,7 +83,7 @@ pub(crate) trait TransactionBody<R> {
 /// again after transient transaction errors (with jittered backoff) until the sequence's
 /// transaction timeout, and after a document met a stored ID once its counter moved up (a
 /// bounded number of times).
-pub(crate) async fn in_transactions<T: Doc, R>(
+pub(crate) async fn in_transactions<T: SequentialId, R>(
     coll: &Collection<T>,
     seq: &Sequence,
     body: &mut impl TransactionBody<R>,
@@ -148,7 +147,7 @@ pub(crate) async fn in_transactions<T: Doc, R>(
             }
             Failure::Transient(e) if started.elapsed() >= timeout => {
                 return Err(Error::TransactionTimeout {
-                    counter: seq.key().to_string(),
+                    counter: seq.base_key().to_string(),
                     attempts,
                     elapsed_ms: started.elapsed().as_millis() as u64,
                     source: e,
@@ -158,7 +157,7 @@ pub(crate) async fn in_transactions<T: Doc, R>(
                 tracing::debug!(
                     target: GAPLESS,
                     sequence = %seq.options().name,
-                    counter = %seq.key(),
+                    counter = %seq.base_key(),
                     attempt = attempts,
                     error = %e,
                     "Gapless transaction retried"
@@ -173,14 +172,14 @@ pub(crate) async fn in_transactions<T: Doc, R>(
 /// The failure of a body whose document `doc` met a stored ID that `issued` gave: with the
 /// highest value stored for that counter (read outside the transaction, which the duplicate
 /// aborted).
-pub(crate) async fn taken<T: Doc>(
+pub(crate) async fn taken<T: SequentialId>(
     doc: &T,
     coll: &Collection<T>,
     seq: &Sequence,
     issued: Issued,
     e: Error,
 ) -> Failure {
-    let floor = match scope::for_document(seq.clone(), doc) {
+    let floor = match document_scope::for_document(seq.clone(), doc) {
         Ok(scoped) => skip_ahead::stored_floor(doc, coll, &scoped, &issued).await,
         Err(e) => Err(e),
     };

@@ -9,22 +9,23 @@
 //! without one, two concurrent upserts can both insert.
 
 use mongodb::bson::Document;
-use mongodb::options::WriteConcern;
+use mongodb::options::FindOneAndUpdateOptions;
 use mongodb::{ClientSession, Collection};
 use sequence_rules::Unique;
 
 use super::cached;
-use super::doc::Doc;
+use super::document_scope;
 use super::insert;
 use super::proxy;
-use super::scope;
+use super::sequential_id::SequentialId;
 use super::skip_ahead;
 use super::transaction::{self, Done, Failure, TransactionBody};
 use super::upsert_parts::{stored_form, Upsert};
-use crate::error::{collided_on_id, outcome_unknown, statement_transient, Error, Result};
+use crate::error::driver::{collided_on_id, outcome_unknown, statement_transient};
+use crate::error::{Error, Result};
+use crate::id::{Generated, IdValue};
 use crate::sequence::{Issued, Sequence};
 use crate::store::BoxFuture;
-use crate::values::{Generated, IdValue};
 
 /// Whether the outcome of a failed write is unknown (see `outcome_unknown`).
 fn unknown(e: &Error) -> bool {
@@ -32,16 +33,16 @@ fn unknown(e: &Error) -> bool {
 }
 
 /// A number for `doc`, and where it came from (for a counter, to skip ahead of stored IDs).
-async fn number<T: Doc>(
+async fn number<T: SequentialId>(
     doc: &T,
     coll: &Collection<T>,
     session: Option<&mut ClientSession>,
 ) -> Result<(T::Id, Option<(Sequence, Issued)>)> {
-    let strategy = T::CONFIG.strategy;
+    let strategy = T::SEQUENCE.strategy;
     if let Some(value) = Generated::new(strategy) {
         return Ok((T::Id::from_generated(value)?, None));
     }
-    let seq = scope::for_document(T::sequence_of(coll), doc)?;
+    let seq = document_scope::for_document(T::sequence(coll), doc)?;
     if !strategy.uses_counters() {
         return Ok((T::Id::from_counter(seq.next().await?)?, None));
     }
@@ -63,14 +64,14 @@ async fn number<T: Doc>(
 /// Updates the document `filter` matches with `doc`'s fields and returns its stored ID, or
 /// inserts `doc` with a new ID; in `session` if given. `doc`'s ID field holds the stored ID
 /// afterwards.
-pub(crate) async fn upsert<T: Doc>(
+pub(crate) async fn upsert<T: SequentialId>(
     doc: &mut T,
     coll: &Collection<T>,
     filter: Document,
     mut session: Option<&mut ClientSession>,
-    write_concern: Option<WriteConcern>,
+    options: Option<FindOneAndUpdateOptions>,
 ) -> Result<T::Id> {
-    let upsert = Upsert::new(doc, coll, filter, write_concern)?;
+    let upsert = Upsert::new(doc, coll, filter, options)?;
     let in_session = session.is_some();
     // The update alone, sent again while its outcome is unknown (setting the same fields twice
     // changes nothing).
@@ -86,15 +87,15 @@ pub(crate) async fn upsert<T: Doc>(
     };
     if let Some(stored) = updated {
         let id = T::Id::from_stored(stored)?;
-        doc.put_id(id.clone());
+        doc.set_id(id.clone());
         return Ok(id);
     }
-    let proxied = T::CONFIG.unique == Unique::Proxy;
+    let proxied = T::SEQUENCE.unique == Unique::Proxy;
     if proxied && session.is_none() {
         return proxy::upsert_one(doc, coll, &upsert).await;
     }
-    if T::CONFIG.gapless && session.is_none() {
-        let seq = T::sequence_of(coll);
+    if T::SEQUENCE.gapless && session.is_none() {
+        let seq = T::sequence(coll);
         let mut body = GaplessUpsert {
             doc,
             upsert: &upsert,
@@ -126,7 +127,7 @@ pub(crate) async fn upsert<T: Doc>(
                         seq.record_wasted(1);
                     }
                     id = T::Id::from_stored(stored)?;
-                    doc.put_id(id.clone());
+                    doc.set_id(id.clone());
                 }
                 return Ok(id);
             }
@@ -136,10 +137,11 @@ pub(crate) async fn upsert<T: Doc>(
                 tokio::time::sleep(insert::backoff(attempt + 1)).await;
             }
             Err(e)
-                if collided_on_id(&e) && T::CONFIG.strategy == sequence_rules::Strategy::Random =>
+                if collided_on_id(&e)
+                    && T::SEQUENCE.strategy == sequence_rules::Strategy::Random =>
             {
                 redraws += 1;
-                let seq = T::sequence_of(coll);
+                let seq = T::sequence(coll);
                 if redraws > seq.options().retries {
                     return Err(upsert.error(e));
                 }
@@ -188,14 +190,14 @@ struct GaplessUpsert<'b, 'a, T: Send + Sync> {
     seq: &'b Sequence,
 }
 
-impl<T: Doc> TransactionBody<T::Id> for GaplessUpsert<'_, '_, T> {
+impl<T: SequentialId> TransactionBody<T::Id> for GaplessUpsert<'_, '_, T> {
     fn run<'s>(
         &'s mut self,
         session: &'s mut ClientSession,
     ) -> BoxFuture<'s, std::result::Result<Done<T::Id>, Failure>> {
         Box::pin(async move {
-            let scoped =
-                scope::for_document(self.seq.clone(), &*self.doc).map_err(Failure::Fatal)?;
+            let scoped = document_scope::for_document(self.seq.clone(), &*self.doc)
+                .map_err(Failure::Fatal)?;
             let (id, issued) = scoped
                 .issue_id_in::<T::Id>(&mut *session)
                 .await
@@ -207,7 +209,7 @@ impl<T: Doc> TransactionBody<T::Id> for GaplessUpsert<'_, '_, T> {
                     // A concurrent insert of the same key won: its ID stands, and aborting
                     // gives the number back.
                     let id = T::Id::from_stored(stored).map_err(Failure::Fatal)?;
-                    self.doc.put_id(id.clone());
+                    self.doc.set_id(id.clone());
                     Ok(Done::Abort(id))
                 }
                 Err(e) if statement_transient(&e) => Err(Failure::Transient(e)),

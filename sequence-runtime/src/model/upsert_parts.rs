@@ -1,16 +1,16 @@
 //! The parts of an upsert of one document (`upsert_with_id`): its filter, the fields every
 //! write sets and those only an insert sets, and the two writes made of them.
 
-use mongodb::action::Action;
 use mongodb::bson::oid::ObjectId;
 use mongodb::bson::{doc, Bson, Document};
-use mongodb::options::{ReturnDocument, WriteConcern};
+use mongodb::options::{FindOneAndUpdateOptions, FindOneOptions, ReturnDocument};
 use mongodb::{ClientSession, Collection};
 use sequence_rules::Unique;
 
-use super::doc::Doc;
 use super::insert;
-use crate::error::{Access, Error, Result};
+use super::sequential_id::SequentialId;
+use crate::error::driver::Access;
+use crate::error::{Error, Result};
 
 /// The parts of an upsert of one document: the filter, the fields every write sets, and the
 /// fields only an insert sets (`_id`, when it is not the ID field).
@@ -20,24 +20,25 @@ pub(crate) struct Upsert<'a, T: Send + Sync> {
     pub(crate) filter: Document,
     pub(crate) set: Document,
     pub(crate) on_insert: Document,
-    /// The write concern of the update and the upsert (the collection's if `None`).
-    pub(crate) write_concern: Option<WriteConcern>,
+    /// The caller's options of the update and the upsert (`upsert`, `return_document` and
+    /// `projection` are this crate's).
+    pub(crate) options: Option<FindOneAndUpdateOptions>,
 }
 
-impl<'a, T: Doc> Upsert<'a, T> {
+impl<'a, T: SequentialId> Upsert<'a, T> {
     /// The upsert of `doc` into `coll` where `filter` matches.
     pub(crate) fn new(
         doc: &T,
         coll: &'a Collection<T>,
         filter: Document,
-        write_concern: Option<WriteConcern>,
+        options: Option<FindOneAndUpdateOptions>,
     ) -> Result<Self> {
         let mut set = insert::document(doc)?;
         let mut on_insert = Document::new();
-        set.remove(T::CONFIG.id_field);
+        set.remove(T::SEQUENCE.id_field);
         if let Some(id) = set.remove("_id") {
             on_insert.insert("_id", id);
-        } else if T::CONFIG.unique == Unique::Proxy {
+        } else if T::SEQUENCE.unique == Unique::Proxy {
             // A claim refers to the document's `_id`: it is fixed before the upsert.
             on_insert.insert("_id", ObjectId::new());
         }
@@ -47,7 +48,7 @@ impl<'a, T: Doc> Upsert<'a, T> {
             filter,
             set,
             on_insert,
-            write_concern,
+            options,
         })
     }
 
@@ -56,7 +57,7 @@ impl<'a, T: Doc> Upsert<'a, T> {
     pub(crate) fn inserted(&self, stored: Bson) -> Result<Document> {
         let mut document = self.on_insert.clone();
         document.extend(self.set.clone());
-        document.insert(T::CONFIG.id_field, stored);
+        document.insert(T::SEQUENCE.id_field, stored);
         Ok(document)
     }
 
@@ -64,15 +65,28 @@ impl<'a, T: Doc> Upsert<'a, T> {
         Error::from_driver_on(e, self.coll.namespace(), Access::Insert)
     }
 
+    /// The options of a read of the document the filter matches, where the update has no field
+    /// to set: those of the caller's that a read takes.
+    fn read_options(&self) -> Option<FindOneOptions> {
+        let options = self.options.as_ref()?;
+        let mut read = FindOneOptions::default();
+        read.collation.clone_from(&options.collation);
+        read.comment.clone_from(&options.comment);
+        read.hint.clone_from(&options.hint);
+        read.max_time = options.max_time;
+        Some(read)
+    }
+
     /// The stored ID of the document the filter matches, after giving it this document's
     /// fields; `None` if no document matches.
     pub(crate) async fn update(&self, session: Option<&mut ClientSession>) -> Result<Option<Bson>> {
-        let field = T::CONFIG.id_field;
+        let field = T::SEQUENCE.id_field;
         let projection = doc! { field: 1 };
         let found = if self.set.is_empty() {
             let action = self
                 .docs
                 .find_one(self.filter.clone())
+                .with_options(self.read_options())
                 .projection(projection);
             match session {
                 Some(s) => action.session(s).await,
@@ -82,9 +96,10 @@ impl<'a, T: Doc> Upsert<'a, T> {
             let action = self
                 .docs
                 .find_one_and_update(self.filter.clone(), doc! { "$set": self.set.clone() })
+                .with_options(self.options.clone())
+                .upsert(false)
                 .return_document(ReturnDocument::After)
-                .projection(projection)
-                .optional(self.write_concern.clone(), |a, wc| a.write_concern(wc));
+                .projection(projection);
             match session {
                 Some(s) => action.session(s).await,
                 None => action.await,
@@ -101,7 +116,7 @@ impl<'a, T: Doc> Upsert<'a, T> {
         id: Bson,
         session: Option<&mut ClientSession>,
     ) -> std::result::Result<Bson, mongodb::error::Error> {
-        let field = T::CONFIG.id_field;
+        let field = T::SEQUENCE.id_field;
         let mut on_insert = self.on_insert.clone();
         on_insert.insert(field, id);
         let mut update = doc! { "$setOnInsert": on_insert };
@@ -111,10 +126,10 @@ impl<'a, T: Doc> Upsert<'a, T> {
         let action = self
             .docs
             .find_one_and_update(self.filter.clone(), update)
+            .with_options(self.options.clone())
             .upsert(true)
             .return_document(ReturnDocument::After)
-            .projection(doc! { field: 1 })
-            .optional(self.write_concern.clone(), |a, wc| a.write_concern(wc));
+            .projection(doc! { field: 1 });
         let found = match session {
             Some(s) => action.session(s).await?,
             None => action.await?,
@@ -126,8 +141,8 @@ impl<'a, T: Doc> Upsert<'a, T> {
 }
 
 /// How `doc` stores `id`: its ID field, serialized.
-pub(crate) fn stored_form<T: Doc>(doc: &mut T, id: &T::Id) -> Result<Bson> {
-    doc.put_id(id.clone());
+pub(crate) fn stored_form<T: SequentialId>(doc: &mut T, id: &T::Id) -> Result<Bson> {
+    doc.set_id(id.clone());
     let mut fields = insert::document(&*doc)?;
-    Ok(fields.remove(T::CONFIG.id_field).unwrap_or(Bson::Null))
+    Ok(fields.remove(T::SEQUENCE.id_field).unwrap_or(Bson::Null))
 }

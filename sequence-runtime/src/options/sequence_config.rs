@@ -257,7 +257,6 @@ impl SequenceConfig {
             transaction_timeout: o_transaction_timeout,
             prefetch_at: _,
             write_concern: _,
-            clock: _,
         } = &mut options;
         *o_batch = batch;
         *o_prefix = prefix.map(str::to_owned);
@@ -304,6 +303,28 @@ impl SequenceConfig {
             self.scope
         };
         self.scope.iter().copied().zip(stored.iter().copied())
+    }
+
+    /// The proxy collection of `unique = "proxy"` for the target collection `collection`:
+    /// `proxy`, or `<collection>.claims.<ID field>`.
+    pub(crate) fn proxy_collection(&self, collection: &str) -> String {
+        match self.proxy {
+            Some(name) => name.to_owned(),
+            None => rules::default_proxy(collection, self.id_field),
+        }
+    }
+
+    /// Where a claim of the proxy collection holds the ID, and the scope values in `scope`
+    /// order: its `_id`, or with a scope `_id.id` and `_id.<stored scope field>`.
+    pub(crate) fn claim_fields(&self) -> (&'static str, Vec<String>) {
+        if self.scope.is_empty() {
+            return ("_id", Vec::new());
+        }
+        let scope = self
+            .stored_scope()
+            .map(|(_, stored)| format!("_id.{stored}"))
+            .collect();
+        ("_id.id", scope)
     }
 
     /// The batch of a sequence whose values [`options`](Self::options) makes a plain counter

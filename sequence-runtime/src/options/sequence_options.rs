@@ -1,14 +1,13 @@
 //! [`SequenceOptions`] and its builder: the keys of `#[seq(...)]` under the same names, and the
 //! options only the runtime has.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use mongodb::options::WriteConcern;
 use sequence_rules::{self as rules, defaults, Batch, Layout, Spec, Stores, Strategy, Unique};
 
 use crate::error::Result;
-use crate::values::{Bounds, Clock, Format, SystemClock};
+use crate::id::{Bounds, Format};
 
 /// Options of one sequence (one counter): the keys of `#[seq(...)]` under the same names, each
 /// at its default until set, and the options only the runtime has.
@@ -75,8 +74,6 @@ pub struct SequenceOptions {
     pub prefetch_at: f64,
     /// Write concern of counter updates (default `majority`; `None` uses the collection's).
     pub write_concern: Option<WriteConcern>,
-    /// Where the current time comes from, for periods (default [`SystemClock`]).
-    pub clock: Arc<dyn Clock>,
 }
 
 impl SequenceOptions {
@@ -106,7 +103,6 @@ impl SequenceOptions {
                 transaction_timeout: defaults::TRANSACTION_TIMEOUT,
                 prefetch_at: defaults::PREFETCH_AT,
                 write_concern: Some(WriteConcern::majority()),
-                clock: Arc::new(SystemClock),
             },
         }
     }
@@ -137,7 +133,6 @@ impl SequenceOptions {
             transaction_timeout,
             prefetch_at,
             write_concern: _,
-            clock: _,
         } = self;
         Spec {
             name,
@@ -320,12 +315,6 @@ impl SequenceOptionsBuilder {
     /// Sets the write concern of counter updates (`None`: the collection's own).
     pub fn write_concern(mut self, wc: Option<WriteConcern>) -> Self {
         self.options.write_concern = wc;
-        self
-    }
-
-    /// Sets the clock that decides the current period.
-    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
-        self.options.clock = clock;
         self
     }
 

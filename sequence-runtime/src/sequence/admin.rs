@@ -1,23 +1,20 @@
 //! The operations of an operator: read, move, reset and delete counters, give cached values
-//! back, purge old periods, and move counters up to the IDs already stored.
+//! back, purge old periods, and move counters up to the IDs already stored. Each but `release`
+//! is awaited through its action (`crate::action`), which adds the public method.
 
 use jiff::civil::DateTime;
 use mongodb::bson::Document;
 use mongodb::{ClientSession, Collection};
 
-use super::actions::{CountPeriods, Current, Delete, PurgePeriods, Reset, SetNext, SyncCounters};
 use super::Sequence;
 use crate::error::{Error, Result};
+use crate::observability::ADMIN;
+use crate::sync::{self, Source, SyncReport, SyncedCounter, Target};
 
 impl Sequence {
-    /// The last value issued according to the counter document (`None`: no counter yet).
-    /// Values cached by processes are counted as issued. Takes a session
-    /// ([`Current::session`]) for a read in the caller's transaction.
-    pub fn current(&self) -> Current<'_> {
-        Current::new(self)
-    }
-
-    pub(super) async fn current_in(
+    /// The last value issued according to the counter document, read in `session` if given
+    /// ([`current`](Self::current)).
+    pub(crate) async fn current_in(
         &self,
         session: Option<&mut ClientSession>,
     ) -> Result<Option<i64>> {
@@ -29,21 +26,8 @@ impl Sequence {
             .await
     }
 
-    /// Makes `next` the next value issued. Refuses to move the counter backwards unless
-    /// [`force`](SetNext::force)d, since that could reissue IDs. Invalidates the values cached
-    /// in this process.
-    ///
-    /// ```no_run
-    /// # async fn f(seq: sequence_runtime::Sequence) -> sequence_runtime::Result<()> {
-    /// seq.set_next(10_000).await?;            // after importing documents 1..9_999
-    /// seq.set_next(1).force(true).await?;     // back to the start, knowingly
-    /// # Ok(()) }
-    /// ```
-    pub fn set_next(&self, next: i64) -> SetNext<'_> {
-        SetNext::new(self, next)
-    }
-
-    pub(super) async fn set_next_in(
+    /// Makes `next` the next value issued, in `session` if given ([`set_next`](Self::set_next)).
+    pub(crate) async fn set_next_in(
         &self,
         next: i64,
         force: bool,
@@ -69,31 +53,19 @@ impl Sequence {
             .await
     }
 
-    /// Puts the counter back so that the next value is `start` (of a ranges sequence: every
-    /// shard back to the start of its slice, one round trip per shard). Invalidates cached
-    /// values. Takes a session ([`Reset::session`]).
-    pub fn reset(&self) -> Reset<'_> {
-        Reset::new(self)
-    }
-
-    pub(super) async fn reset_in(&self, session: Option<&mut ClientSession>) -> Result<()> {
+    /// Puts the counter back to `start`, in `session` if given ([`reset`](Self::reset)).
+    pub(crate) async fn reset_in(&self, session: Option<&mut ClientSession>) -> Result<()> {
         let engine = self.engine()?;
-        let counters = engine.kind.counters("reset")?;
+        let counters = engine.maker.counters("reset")?;
         let slot = self.slot()?;
         engine.shared.invalidate().await;
         counters.reset(&slot.key, session).await
     }
 
-    /// Deletes the counter document (of a ranges sequence: those of all its shards, one round
-    /// trip per shard); the next use starts again at `start`. Returns whether it existed.
-    /// Invalidates cached values. Takes a session ([`Delete::session`]).
-    pub fn delete(&self) -> Delete<'_> {
-        Delete::new(self)
-    }
-
-    pub(super) async fn delete_in(&self, session: Option<&mut ClientSession>) -> Result<bool> {
+    /// Deletes the counter document, in `session` if given ([`delete`](Self::delete)).
+    pub(crate) async fn delete_in(&self, session: Option<&mut ClientSession>) -> Result<bool> {
         let engine = self.engine()?;
-        let counters = engine.kind.counters("delete")?;
+        let counters = engine.maker.counters("delete")?;
         let slot = self.slot()?;
         engine.shared.invalidate().await;
         counters.delete(&slot.key, session).await
@@ -115,7 +87,7 @@ impl Sequence {
         };
         let mut given_back = 0;
         // The standby range is the later one: give it back first, then the current one.
-        let counters = engine.kind.counters("release")?;
+        let counters = engine.maker.counters("release")?;
         for range in [standby, current].into_iter().flatten() {
             let Some(key) = counters.key_of(range, &slot) else {
                 engine.shared.stats.wasted(range.len());
@@ -123,7 +95,7 @@ impl Sequence {
             };
             let back = engine
                 .store
-                .compare_and_set(&key, range.last(), range.first() - 1)
+                .compare_and_set(&key, range.last(), range.first() - 1, None)
                 .await?;
             if back {
                 counters.gave_back(range.first());
@@ -136,23 +108,9 @@ impl Sequence {
         Ok(given_back)
     }
 
-    /// Deletes the counters of the periods before the one that `before` falls in (in every
-    /// scope) and returns how many it deleted: housekeeping for sequences with a date prefix,
-    /// whose counters accumulate one per period.
-    ///
-    /// `before` is a civil date or date-time in the sequence's time zone, truncated to the
-    /// period's resolution (`2025-11-01` for a monthly prefix means November 2025). Counters of
-    /// other sequences and of `before`'s period and later are never touched. A `before` in a
-    /// period after the current one is refused with [`Error::InvalidArgument`], since that would
-    /// delete the current period's counter and make its IDs start over.
-    ///
-    /// Purge only periods the clock will not return to: a deleted period's counter would start
-    /// again at `start`. Takes a session ([`PurgePeriods::session`]).
-    pub fn purge_periods_before(&self, before: impl Into<DateTime>) -> PurgePeriods<'_> {
-        PurgePeriods::new(self, before.into())
-    }
-
-    pub(super) async fn purge_periods_in(
+    /// Deletes the counters of the periods before `before`'s, in `session` if given
+    /// ([`purge_periods_before`](Self::purge_periods_before)).
+    pub(crate) async fn purge_periods_in(
         &self,
         before: DateTime,
         session: Option<&mut ClientSession>,
@@ -162,13 +120,9 @@ impl Sequence {
         store.delete_periods_before(name, &period, session).await
     }
 
-    /// How many counters [`purge_periods_before`](Self::purge_periods_before) would delete;
-    /// nothing is deleted. Takes a session ([`CountPeriods::session`]).
-    pub fn count_periods_before(&self, before: impl Into<DateTime>) -> CountPeriods<'_> {
-        CountPeriods::new(self, before.into())
-    }
-
-    pub(super) async fn count_periods_in(
+    /// Counts the counters of the periods before `before`'s, in `session` if given
+    /// ([`count_periods_before`](Self::count_periods_before)).
+    pub(crate) async fn count_periods_in(
         &self,
         before: DateTime,
         session: Option<&mut ClientSession>,
@@ -186,7 +140,7 @@ impl Sequence {
         let format = &engine.format;
         let (Some(given), Some(current)) = (
             format.period_of(before),
-            format.period_at(engine.shared.now(&self.state.options.clock)),
+            format.period_at(engine.shared.now()),
         ) else {
             return Err(Error::InvalidArgument {
                 argument: "before",
@@ -210,44 +164,72 @@ impl Sequence {
         Ok(format.canonical(given))
     }
 
-    /// Moves every counter of this sequence up to the highest ID stored for it in `coll`, whose
-    /// documents hold their IDs in `id_field`: after an import, a restore, a migration, or
-    /// documents written by another program. One counter per period for prefixed IDs (parsed
-    /// back with the pattern and width that render them), one per scope value, one per shard.
-    /// A counter never moves down, and a missing one is created. Returns what it found and
-    /// did; IDs that belong to no counter (another BSON type, text that does not match the
-    /// pattern, values below `start`) are counted as skipped.
-    ///
-    /// The IDs are read with one aggregation over the documents that have `id_field`. Set the
-    /// names the documents store the scope fields under with
-    /// [`scope_fields`](SyncCounters::scope_fields) if they differ from the `scope` names,
-    /// and say whether the IDs are text with [`text`](SyncCounters::text) (default: numbers).
-    /// A derived model has `sync_counters(&coll)`, which sets both.
-    ///
-    /// A stored value beyond `max` is [`Error::StoredBeyondMax`], and nothing is written.
-    /// Counter and ranges strategies only.
-    ///
-    /// ```no_run
-    /// # async fn f(seq: sequence_runtime::Sequence, orders: mongodb::Collection<mongodb::bson::Document>) -> sequence_runtime::Result<()> {
-    /// let report = seq.sync_counters(&orders, "number").await?;
-    /// for counter in &report.counters {
-    ///     println!("{}: {:?} -> {}", counter.key, counter.old, counter.new);
-    /// }
-    /// # Ok(()) }
-    /// ```
-    pub fn sync_counters<'a>(
-        &'a self,
-        coll: &'a Collection<Document>,
-        id_field: &'a str,
-    ) -> SyncCounters<'a> {
-        SyncCounters {
-            seq: self,
-            coll,
-            id_field,
-            scope_fields: None,
-            text: false,
-            dry_run: false,
+    /// Moves every counter up to the highest ID stored for it in `coll` (see
+    /// [`sync_counters`](Self::sync_counters)), in `session` if given.
+    pub(crate) async fn sync_counters_in(
+        &self,
+        coll: &Collection<Document>,
+        id_field: &str,
+        stored_scope: Option<&[String]>,
+        text: bool,
+        dry_run: bool,
+        session: Option<&mut ClientSession>,
+    ) -> Result<SyncReport> {
+        let engine = self.engine()?;
+        let options = &self.state.options;
+        let counters = engine.maker.counters("sync_counters")?;
+        let shards = counters.shards().map(|shards| &**shards);
+        let scope_names: Vec<&str> = options.scope.iter().map(String::as_str).collect();
+        let stored: Vec<&str> = match stored_scope {
+            Some(fields) => fields.iter().map(String::as_str).collect(),
+            None => scope_names.clone(),
+        };
+        if stored.len() != scope_names.len() {
+            return Err(Error::InvalidArgument {
+                argument: "scope_fields",
+                reason: format!(
+                    "sequence `{}` is scoped by {} field(s), but {} stored name(s) were given",
+                    options.name,
+                    scope_names.len(),
+                    stored.len()
+                ),
+            });
         }
+        let source = Source {
+            coll,
+            field: id_field,
+            scope: scope_names
+                .iter()
+                .copied()
+                .zip(stored.iter().copied())
+                .collect(),
+            text,
+        };
+        let target = Target {
+            name: &options.name,
+            store: &engine.store,
+            bounds: engine.bounds,
+            format: &engine.format,
+            pattern: engine.format.pattern(),
+            width: engine.format.width(),
+            shards,
+            now: engine.shared.now(),
+        };
+        let report = sync::sync(&source, &target, dry_run, session).await?;
+        if report.counters.iter().any(SyncedCounter::moved) && !dry_run {
+            // Values cached below a counter's new value are taken by stored documents.
+            engine.shared.invalidate().await;
+        }
+        tracing::info!(
+            target: ADMIN,
+            sequence = %options.name,
+            counters = report.counters.len(),
+            moved = report.counters.iter().filter(|c| c.moved()).count(),
+            skipped = report.skipped,
+            dryRun = dry_run,
+            "Counters synced"
+        );
+        Ok(report)
     }
 }
 

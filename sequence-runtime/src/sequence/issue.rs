@@ -5,14 +5,14 @@ use std::sync::Arc;
 
 use mongodb::ClientSession;
 
-use super::actions::{Reserve, ReserveIds};
 use super::{Engine, Issued, Sequence};
-use crate::engine::{reserving, Mode, Request};
 use crate::error::{Error, Result};
+use crate::id::{Bounds, IdRange, IdValue, Slot};
 use crate::observability::SKIP_AHEAD;
+use crate::observability::{reserving, Mode};
 use crate::options::Batch;
+use crate::process::Request;
 use crate::store::Reservation;
-use crate::values::{Bounds, IdRange, IdValue, Slot};
 
 /// The refusal of `operation` outside a session on a gapless sequence.
 /// The refusal of `operation` outside a session on a gapless sequence.
@@ -43,32 +43,6 @@ impl Sequence {
         T::render(value, &slot.rendering)
     }
 
-    /// Reserves `n` contiguous IDs in one round trip (bypassing the cache), for bulk inserts. A
-    /// ranges sequence takes them from one shard (skipping the shards with fewer left).
-    ///
-    /// In a session ([`Reserve::session`], counter strategy): inside the session's
-    /// transaction, if one is started, so that the numbers are consumed only if it commits
-    /// (this is how gapless numbering and inserts in a session work); otherwise as a causally
-    /// consistent operation of the session.
-    ///
-    /// ```
-    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-    /// use sequence_runtime::{Sequence, SequenceOptions};
-    /// let seq = Sequence::in_memory(SequenceOptions::builder("order").build())?;
-    /// let range = seq.reserve(10).await?;
-    /// assert_eq!((range.first(), range.last()), (1, 10));
-    /// # Ok::<(), sequence_runtime::Error>(()) }).unwrap();
-    /// ```
-    pub fn reserve(&self, n: u64) -> Reserve<'_> {
-        Reserve::new(self, n)
-    }
-
-    /// Reserves `n` contiguous IDs in one round trip and renders them as `T` (see
-    /// [`next_id`](Self::next_id)); takes a session as [`reserve`](Self::reserve) does.
-    pub fn reserve_ids<T: IdValue>(&self, n: u64) -> ReserveIds<'_, T> {
-        ReserveIds::new(self, n)
-    }
-
     /// The next value and the slot it belongs to.
     async fn issue(&self) -> Result<(i64, Arc<Slot>)> {
         let engine = self.scoped_engine()?;
@@ -76,11 +50,11 @@ impl Sequence {
         if options.gapless {
             return Err(gapless_refusal("next"));
         }
-        if let Some(value) = engine.kind.draw(engine.bounds)? {
+        if let Some(value) = engine.maker.draw(engine.bounds)? {
             engine.shared.stats.issued(1);
             return Ok((value, self.slot()?));
         }
-        let counters = engine.kind.counters("next")?;
+        let counters = engine.maker.counters("next")?;
         if options.batch == Batch::Fixed(1) || self.state.scope.is_some() {
             let slot = self.slot()?;
             let origin = counters.origin(&slot);
@@ -89,7 +63,6 @@ impl Sequence {
         let req = Request {
             store: &engine.store,
             format: &engine.format,
-            clock: &options.clock,
             bounds: engine.bounds,
             batch: options.batch,
             prefetch_at: options.prefetch_at,
@@ -99,7 +72,7 @@ impl Sequence {
     }
 
     /// `n` values in one round trip, in `session` if given, and the slot they belong to.
-    pub(super) async fn reserve_range(
+    pub(crate) async fn reserve_range(
         &self,
         n: u64,
         session: Option<&mut ClientSession>,
@@ -117,7 +90,7 @@ impl Sequence {
                 let slot = self.slot()?;
                 let r = engine
                     .store
-                    .reserve_in_session(&slot.key, n, engine.bounds, session);
+                    .reserve(&slot.key, n, engine.bounds, Some(session));
                 let stats = &engine.shared.stats;
                 let (space, mode) = (Some(engine.bounds), Mode::Session);
                 let r = reserving(stats, &slot.key, n, mode, space, r).await?;
@@ -125,7 +98,7 @@ impl Sequence {
             }
             None if self.state.options.gapless => return Err(gapless_refusal("reserve")),
             None => {
-                let counters = engine.kind.counters("reserve")?;
+                let counters = engine.maker.counters("reserve")?;
                 let slot = self.slot()?;
                 let stats = &engine.shared.stats;
                 (counters.reserve(stats, &slot, n).await?, slot)
@@ -188,7 +161,7 @@ impl Sequence {
     /// a shard, the slice's end, since the next shard's values follow).
     pub(crate) fn stored_domain(&self, issued: &Issued) -> Result<(Bounds, i64)> {
         let engine = self.engine()?;
-        let counters = engine.kind.counters("skip ahead")?;
+        let counters = engine.maker.counters("skip ahead")?;
         Ok(counters.stored_domain(issued.value, &issued.slot, engine.bounds))
     }
 
@@ -201,7 +174,7 @@ impl Sequence {
         let batch = self.state.options.batch;
         let cached = batch != Batch::Fixed(1) && self.state.scope.is_none();
         if cached {
-            let lowest = engine.kind.counters("skip ahead")?.lowest_of(issued.value);
+            let lowest = engine.maker.counters("skip ahead")?.lowest_of(issued.value);
             if let Some(value) = engine.shared.skip_past(lowest, floor, batch) {
                 self.skipped(issued, floor, 1);
                 return self.issued(value);
@@ -243,7 +216,7 @@ impl Sequence {
     /// path of every skip ahead that goes to the counter.
     async fn take_above(&self, issued: &Issued, n: u64, floor: i64) -> Result<Reservation> {
         let engine = self.scoped_engine()?;
-        let counters = engine.kind.counters("skip ahead")?;
+        let counters = engine.maker.counters("skip ahead")?;
         self.skipped(issued, floor, n);
         let stats = &engine.shared.stats;
         counters
@@ -271,7 +244,7 @@ impl Sequence {
     /// that met stored IDs go on from.
     pub(crate) async fn raise(&self, issued: &Issued, last: i64) -> Result<()> {
         let engine = self.engine()?;
-        let counters = engine.kind.counters("skip ahead")?;
+        let counters = engine.maker.counters("skip ahead")?;
         self.skipped(issued, last, 0);
         counters.raise(&issued.slot.key, issued.value, last).await
     }
@@ -293,8 +266,8 @@ impl Sequence {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::id::Scope;
     use crate::options::SequenceOptions;
-    use crate::values::Scope;
 
     fn memory(options: SequenceOptions) -> Sequence {
         Sequence::in_memory(options).unwrap()

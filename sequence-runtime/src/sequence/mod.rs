@@ -2,25 +2,21 @@
 //! values, `admin.rs` holds the operator's operations, `actions.rs` what they return; `observed.rs`
 //! tests what the engine reports of them (events, metrics).
 
-mod actions;
 mod admin;
 mod issue;
-#[cfg(test)]
-mod observed;
-
-pub use actions::{
-    CountPeriods, Current, Delete, PurgePeriods, Reserve, ReserveIds, Reset, SetNext, SyncCounters,
-};
 
 use std::sync::Arc;
 
 use mongodb::{Collection, Database};
 
-use crate::engine::{self, Kind, ProcessState, Stats};
+use crate::clock::Clock;
 use crate::error::{Error, Result};
+use crate::id::{Bounds, CounterKey, Format, Scope, Slot};
+use crate::observability::{self, Home, Labels, Stats};
 use crate::options::{SequenceConfig, SequenceOptions};
+use crate::process::{self, CounterAt, ProcessState};
 use crate::store::{CounterStore, Deployment, MemoryStore, MongoStore};
-use crate::values::{Bounds, Clock, CounterKey, Format, Scope, Slot};
+use crate::strategy::Maker;
 
 /// A handle on one sequence: cheap to clone, safe to share between tasks and threads.
 ///
@@ -82,7 +78,7 @@ struct Engine {
     shared: Arc<ProcessState>,
     bounds: Bounds,
     format: Arc<Format>,
-    kind: Arc<Kind>,
+    maker: Arc<Maker>,
 }
 
 /// A value handed out, with the counter it came from: what a collision with a stored document
@@ -144,11 +140,17 @@ impl Sequence {
         };
         let store: Arc<dyn CounterStore> = Arc::new(store);
         let key = CounterKey::named(options.name.clone());
-        let place = engine::place(deployment, db.name(), &options.counters);
-        let kind = Kind::new(&options, &store, &key, bounds, Some(&place));
-        let labels = || engine::Labels::new(&options.name, options.strategy.name());
-        let shared = engine::shared(&place, &kind.cache_id(&key), labels);
-        Self::assemble(options, key, store, shared, bounds, format, kind)
+        let place = process::place(deployment, db.name(), &options.counters);
+        let maker = Maker::new(&options, &store, bounds, |shards| {
+            let at = CounterAt {
+                place: place.clone(),
+                counter: format!("{}\0{shards}", key.canonical()),
+            };
+            Some(process::full_shards(&at, options.shards))
+        });
+        let labels = || Labels::new(&options.name, options.strategy.name());
+        let shared = process::shared(&place, &maker.cache_id(&key), labels);
+        Self::assemble(options, key, store, shared, bounds, format, maker)
     }
 
     /// A sequence whose counter lives in process memory (see [`MemoryStore`]): for unit tests.
@@ -157,16 +159,20 @@ impl Sequence {
     }
 
     /// A sequence whose counter lives in `store`, with a cache of its own. It is listed in
-    /// [`stats::snapshot`](crate::stats::snapshot) as long as one of its handles lives.
+    /// [`observability::snapshot`](crate::observability::snapshot) as long as one of its handles lives.
     pub fn with_store(store: Arc<dyn CounterStore>, options: SequenceOptions) -> Result<Self> {
         let (bounds, format) = options.checked()?;
         let key = CounterKey::named(options.name.clone());
-        let kind = Kind::new(&options, &store, &key, bounds, None);
-        let labels = engine::Labels::new(&options.name, options.strategy.name());
+        let maker = Maker::new(&options, &store, bounds, |_| None);
+        let labels = Labels::new(&options.name, options.strategy.name());
         let shared = Arc::new(ProcessState::new(labels));
-        engine::own(store.location(), &shared);
+        let home = Home {
+            deployment: None,
+            location: store.location(),
+        };
+        observability::watch(home, &shared);
         Ok(Self::assemble(
-            options, key, store, shared, bounds, format, kind,
+            options, key, store, shared, bounds, format, maker,
         ))
     }
 
@@ -177,14 +183,14 @@ impl Sequence {
         shared: Arc<ProcessState>,
         bounds: Bounds,
         format: Format,
-        kind: Kind,
+        maker: Maker,
     ) -> Self {
         let engine = Engine {
             store,
             shared,
             bounds,
             format: Arc::new(format),
-            kind: Arc::new(kind),
+            maker: Arc::new(maker),
         };
         Sequence {
             state: Arc::new(HandleState {
@@ -230,10 +236,9 @@ impl Sequence {
         &self.state.options
     }
 
-    /// The key of the sequence's counter without period or scope (`_id: "<name>"`); see
-    /// [`current_key`](Self::current_key) for the counter in use now. Of a ranges sequence:
-    /// the name its shards' keys `{ seq: <name>, shard: i }` are made of.
-    pub fn key(&self) -> &CounterKey {
+    /// The key of the sequence's counter without period or scope, which names the sequence in
+    /// events ([`current_key`](Self::current_key) is the counter in use now).
+    pub(crate) fn base_key(&self) -> &CounterKey {
         &self.state.key
     }
 
@@ -307,10 +312,11 @@ impl Sequence {
         self.state.scope.as_ref()
     }
 
-    /// Makes every handle of this sequence in this process (same database, counters collection
-    /// and name; for [`with_store`](Self::with_store) handles, this handle and its clones) read
-    /// the time from `clock` instead of their own. This is how tests move the clock of a model,
-    /// whose insert methods build their handles from the model's configuration:
+    /// Makes this sequence read the time from `clock`, which decides the period of dated IDs:
+    /// every handle of it in this process (same database, counters collection and name; for
+    /// [`with_store`](Self::with_store) handles, this handle and its clones), since they share
+    /// one cache, whose values belong to one period at a time. This is how tests cross
+    /// midnight without waiting, for a sequence they build and for a model's alike:
     ///
     /// ```no_run
     /// # use std::sync::Arc;
@@ -318,21 +324,22 @@ impl Sequence {
     /// # fn f(seq: Sequence) {
     /// // seq = Invoice::sequence(&invoices)
     /// let clock = Arc::new(ManualClock::new("2025-11-22T22:59:00Z".parse().unwrap()));
-    /// seq.override_clock(clock.clone());
+    /// seq.set_clock(clock.clone());
     /// // … insert, move the clock past midnight, insert again …
-    /// seq.clear_clock_override();
+    /// seq.use_system_clock();
     /// # }
     /// ```
     ///
     /// A sequence with invalid options reads no clock: this does nothing.
-    pub fn override_clock(&self, clock: Arc<dyn Clock>) {
+    pub fn set_clock(&self, clock: Arc<dyn Clock>) {
         if let Ok(engine) = self.engine() {
             engine.shared.set_clock(Some(clock));
         }
     }
 
-    /// Removes the clock set by [`override_clock`](Self::override_clock).
-    pub fn clear_clock_override(&self) {
+    /// Makes this sequence read the system's clock again (the default), after
+    /// [`set_clock`](Self::set_clock).
+    pub fn use_system_clock(&self) {
         if let Ok(engine) = self.engine() {
             engine.shared.set_clock(None);
         }
@@ -368,9 +375,7 @@ impl Sequence {
     /// The slot in use now, for the calls that bypass the cache.
     fn slot(&self) -> Result<Arc<Slot>> {
         let engine = self.scoped_engine()?;
-        let slot = engine
-            .shared
-            .direct_slot(&engine.format, &self.state.options.clock);
+        let slot = engine.shared.direct_slot(&engine.format);
         Ok(match &self.state.scope {
             Some(scope) => engine.format.scoped(&slot, scope),
             None => slot,
@@ -381,7 +386,7 @@ impl Sequence {
     /// scope).
     fn counter_only(&self, operation: &'static str) -> Result<&Engine> {
         let engine = self.engine()?;
-        engine.kind.one_counter(operation)?;
+        engine.maker.one_counter(operation)?;
         Ok(engine)
     }
 }

@@ -7,7 +7,8 @@ use std::pin::Pin;
 use mongodb::ClientSession;
 
 use crate::error::{Error, Result};
-use crate::values::{Bounds, CounterKey, IdRange};
+use crate::id::{Bounds, CounterKey, IdRange};
+use crate::observability::Reserved;
 
 /// The outcome of one reservation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,12 +27,28 @@ impl Reservation {
     }
 }
 
+impl Reserved for Reservation {
+    fn range(&self) -> IdRange {
+        self.range
+    }
+
+    fn retries(&self) -> u32 {
+        self.retries
+    }
+}
+
 /// A boxed, sendable future, as returned by [`CounterStore`] methods.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Where counters live. [`MongoStore`](crate::store::MongoStore) keeps them in a MongoDB collection;
 /// [`MemoryStore`](crate::store::MemoryStore) keeps them in process memory for unit tests, with the same
 /// semantics (ranges, `start`, `max`, exhaustion, corrupt values).
+///
+/// Every method that talks to the store takes the caller's `session` last: given, the
+/// operation runs in it, inside its transaction if one is started, so that it commits or aborts
+/// with it. A store that cannot take part in a MongoDB session refuses one (`MemoryStore`
+/// with [`Error::TransactionsUnsupported`](crate::Error::TransactionsUnsupported) for a
+/// reservation, [`Error::StoreUnsupported`] for the rest).
 pub trait CounterStore: Debug + Send + Sync + 'static {
     /// Atomically reserves the next `n` values (`n >= 1`) of `key`, creating the counter at
     /// `bounds.start` if it does not exist. Fails with
@@ -43,28 +60,8 @@ pub trait CounterStore: Debug + Send + Sync + 'static {
         key: &'a CounterKey,
         n: u64,
         bounds: Bounds,
+        session: Option<&'a mut ClientSession>,
     ) -> BoxFuture<'a, Result<Reservation>>;
-
-    /// Like [`reserve`](Self::reserve), in `session`: inside its transaction if one is
-    /// started, so that the reservation commits or aborts with it. Stores that cannot take
-    /// part in a MongoDB transaction return
-    /// [`Error::TransactionsUnsupported`](crate::Error::TransactionsUnsupported).
-    fn reserve_in_session<'a>(
-        &'a self,
-        key: &'a CounterKey,
-        n: u64,
-        bounds: Bounds,
-        session: &'a mut ClientSession,
-    ) -> BoxFuture<'a, Result<Reservation>> {
-        let _ = (key, n, bounds, session);
-        let location = self.location();
-        Box::pin(async move {
-            Err(Error::TransactionsUnsupported {
-                needed_by: "a counter in a transaction",
-                detail: format!("the counter store `{location}` cannot join a MongoDB transaction"),
-            })
-        })
-    }
 
     /// Like [`reserve`](Self::reserve), above `floor` at least: moves the last issued value up
     /// to `floor` if it is below (never down), then reserves the next `n` values. This is how a
@@ -81,10 +78,12 @@ pub trait CounterStore: Debug + Send + Sync + 'static {
         n: u64,
         bounds: Bounds,
         floor: i64,
+        mut session: Option<&'a mut ClientSession>,
     ) -> BoxFuture<'a, Result<Reservation>> {
         Box::pin(async move {
-            self.raise(key, floor, bounds).await?;
-            self.reserve(key, n, bounds).await
+            self.raise(key, floor, bounds, session.as_deref_mut())
+                .await?;
+            self.reserve(key, n, bounds, session).await
         })
     }
 
@@ -100,22 +99,31 @@ pub trait CounterStore: Debug + Send + Sync + 'static {
         key: &'a CounterKey,
         last: i64,
         bounds: Bounds,
+        mut session: Option<&'a mut ClientSession>,
     ) -> BoxFuture<'a, Result<Option<i64>>> {
         Box::pin(async move {
             loop {
-                match self.last_issued(key, bounds, None).await? {
+                match self
+                    .last_issued(key, bounds, session.as_deref_mut())
+                    .await?
+                {
                     Some(current) if current >= last => return Ok(Some(current)),
                     Some(current) => {
-                        if self.compare_and_set(key, current, last).await? {
+                        let set = self.compare_and_set(key, current, last, session.as_deref_mut());
+                        if set.await? {
                             return Ok(Some(current));
                         }
                     }
-                    None => match self.set_last_issued(key, last, false, bounds, None).await {
-                        Ok(()) => return Ok(None),
-                        // Created meanwhile, further up: read it again.
-                        Err(Error::WouldMoveBackwards { .. }) => {}
-                        Err(e) => return Err(e),
-                    },
+                    None => {
+                        let created =
+                            self.set_last_issued(key, last, false, bounds, session.as_deref_mut());
+                        match created.await {
+                            Ok(()) => return Ok(None),
+                            // Created meanwhile, further up: read it again.
+                            Err(Error::WouldMoveBackwards { .. }) => {}
+                            Err(e) => return Err(e),
+                        }
+                    }
                 }
             }
         })
@@ -142,12 +150,13 @@ pub trait CounterStore: Debug + Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<()>>;
 
     /// Compare-and-set: moves the last issued value from `expected` to `new` only if it is still
-    /// `expected`. Returns whether it did.
+    /// `expected`, in `session` if given. Returns whether it did.
     fn compare_and_set<'a>(
         &'a self,
         key: &'a CounterKey,
         expected: i64,
         new: i64,
+        session: Option<&'a mut ClientSession>,
     ) -> BoxFuture<'a, Result<bool>>;
 
     /// Deletes the counter, in `session` if given. Returns whether it existed.

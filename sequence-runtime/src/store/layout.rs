@@ -4,8 +4,8 @@
 use mongodb::bson::{doc, Bson, Document};
 use sequence_rules::defaults;
 
+use crate::id::{bson_integer, CounterKey};
 use crate::options::{Layout, SequenceOptions, Stores};
-use crate::values::{bson_integer, CounterKey};
 
 /// The shape of a sequence's counter documents, as the stores use it: how they are found
 /// (`layout`), the counter field's name (`field`) and what it holds (`stores`).
@@ -270,7 +270,7 @@ mod tests {
 
     #[test]
     fn mongoose_keys() {
-        use crate::values::Scope;
+        use crate::id::Scope;
         let l = CounterLayout::mongoose();
         assert!(l.is_mongoose() && !CounterLayout::new().is_mongoose());
         assert_eq!(

@@ -8,7 +8,7 @@ use mongodb::ClientSession;
 
 use super::counter_store::{BoxFuture, CounterStore, Reservation};
 use crate::error::{Error, Result};
-use crate::values::{Bounds, CounterKey};
+use crate::id::{Bounds, CounterKey};
 
 /// Counters kept in memory, with the same semantics as [`MongoStore`](crate::store::MongoStore):
 /// contiguous ranges, `start`, `max`, [`Error::Exhausted`] with nothing written, refusal to move
@@ -112,7 +112,11 @@ impl CounterStore for MemoryStore {
         key: &'a CounterKey,
         n: u64,
         bounds: Bounds,
+        session: Option<&'a mut ClientSession>,
     ) -> BoxFuture<'a, Result<Reservation>> {
+        if session.is_some() {
+            return no_transaction();
+        }
         let result = self.take(key, n, bounds, None);
         Box::pin(async move { result })
     }
@@ -123,7 +127,11 @@ impl CounterStore for MemoryStore {
         n: u64,
         bounds: Bounds,
         floor: i64,
+        session: Option<&'a mut ClientSession>,
     ) -> BoxFuture<'a, Result<Reservation>> {
+        if session.is_some() {
+            return no_transaction();
+        }
         let result = self.take(key, n, bounds, Some(floor));
         Box::pin(async move { result })
     }
@@ -133,7 +141,11 @@ impl CounterStore for MemoryStore {
         key: &'a CounterKey,
         last: i64,
         bounds: Bounds,
+        session: Option<&'a mut ClientSession>,
     ) -> BoxFuture<'a, Result<Option<i64>>> {
+        if session.is_some() {
+            return no_session();
+        }
         let result = self.with(|m| {
             self.check_fields(key, false)?;
             let before = match m.get(key.canonical()) {
@@ -212,7 +224,11 @@ impl CounterStore for MemoryStore {
         key: &'a CounterKey,
         expected: i64,
         new: i64,
+        session: Option<&'a mut ClientSession>,
     ) -> BoxFuture<'a, Result<bool>> {
+        if session.is_some() {
+            return no_session();
+        }
         let swapped = self.with(|m| match m.get_mut(key.canonical()) {
             Some((_, v)) if *v == expected && self.check_fields(key, false).is_ok() => {
                 *v = new;
@@ -287,6 +303,16 @@ fn no_session<'a, T: Send + 'a>() -> BoxFuture<'a, Result<T>> {
         Err(Error::StoreUnsupported {
             store: "memory".to_owned(),
             operation: "take part in a session (its counters are not in MongoDB)",
+        })
+    })
+}
+
+/// The refusal of a reservation in a session: memory takes no part in a MongoDB transaction.
+fn no_transaction<'a, T: Send + 'a>() -> BoxFuture<'a, Result<T>> {
+    Box::pin(async {
+        Err(Error::TransactionsUnsupported {
+            needed_by: "a counter in a transaction",
+            detail: "the counter store `memory` cannot join a MongoDB transaction".to_owned(),
         })
     })
 }

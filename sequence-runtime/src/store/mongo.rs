@@ -14,11 +14,12 @@ use sequence_rules::names::{self, NameKind};
 
 use super::counter_store::{BoxFuture, CounterStore, Reservation};
 use super::deployment::Deployment;
-use crate::error::{is_duplicate_key, Access, Error, Result};
+use crate::error::driver::{is_duplicate_key, Access};
+use crate::error::{Error, Result};
+use crate::id::{Bounds, CounterKey, IdRange};
 use crate::observability::{ADMIN, RESERVE, STORE};
 use crate::options::SequenceOptions;
 use crate::store::layout::CounterLayout;
-use crate::values::{Bounds, CounterKey, IdRange};
 
 /// How often a reservation is retried after a duplicate-key error from a concurrent first
 /// upsert of the same counter.
@@ -245,13 +246,19 @@ impl MongoStore {
 
     /// Moves the counter up to `last` (never down), creating it there if missing; returns the
     /// last issued value before.
-    async fn raise_to(&self, key: &CounterKey, last: i64, bounds: Bounds) -> Result<Option<i64>> {
+    async fn raise_to(
+        &self,
+        key: &CounterKey,
+        last: i64,
+        bounds: Bounds,
+        session: Option<&mut ClientSession>,
+    ) -> Result<Option<i64>> {
         let step = CounterMove {
             n: 0,
             floor: Some(last),
         };
         let (before, _) = self
-            .advance(key, step, bounds, ReturnDocument::Before, None)
+            .advance(key, step, bounds, ReturnDocument::Before, session)
             .await?;
         let Some(before) = before else {
             tracing::info!(target: STORE, counter = %key, to = last, "Counter raised");
@@ -394,6 +401,7 @@ impl MongoStore {
         key: &CounterKey,
         expected: i64,
         new: i64,
+        session: Option<&mut ClientSession>,
     ) -> Result<bool> {
         let off = self.layout.offset();
         let field = &self.layout.field;
@@ -401,7 +409,8 @@ impl MongoStore {
         filter.insert(field, expected + off);
         let action = self
             .collection
-            .update_one(filter, doc! { "$set": { field: new + off } });
+            .update_one(filter, doc! { "$set": { field: new + off } })
+            .optional(session, |a, s| a.session(s));
         let result = action.await.map_err(|e| self.error(e, Access::Release))?;
         Ok(result.modified_count == 1)
     }
@@ -525,18 +534,9 @@ impl CounterStore for MongoStore {
         key: &'a CounterKey,
         n: u64,
         bounds: Bounds,
+        session: Option<&'a mut ClientSession>,
     ) -> BoxFuture<'a, Result<Reservation>> {
-        Box::pin(self.reserve_values(key, n, bounds, None, None))
-    }
-
-    fn reserve_in_session<'a>(
-        &'a self,
-        key: &'a CounterKey,
-        n: u64,
-        bounds: Bounds,
-        session: &'a mut ClientSession,
-    ) -> BoxFuture<'a, Result<Reservation>> {
-        Box::pin(self.reserve_values(key, n, bounds, None, Some(session)))
+        Box::pin(self.reserve_values(key, n, bounds, None, session))
     }
 
     fn reserve_above<'a>(
@@ -545,8 +545,9 @@ impl CounterStore for MongoStore {
         n: u64,
         bounds: Bounds,
         floor: i64,
+        session: Option<&'a mut ClientSession>,
     ) -> BoxFuture<'a, Result<Reservation>> {
-        Box::pin(self.reserve_values(key, n, bounds, Some(floor), None))
+        Box::pin(self.reserve_values(key, n, bounds, Some(floor), session))
     }
 
     fn raise<'a>(
@@ -554,8 +555,9 @@ impl CounterStore for MongoStore {
         key: &'a CounterKey,
         last: i64,
         bounds: Bounds,
+        session: Option<&'a mut ClientSession>,
     ) -> BoxFuture<'a, Result<Option<i64>>> {
-        Box::pin(self.raise_to(key, last, bounds))
+        Box::pin(self.raise_to(key, last, bounds, session))
     }
 
     fn last_issued<'a>(
@@ -583,8 +585,9 @@ impl CounterStore for MongoStore {
         key: &'a CounterKey,
         expected: i64,
         new: i64,
+        session: Option<&'a mut ClientSession>,
     ) -> BoxFuture<'a, Result<bool>> {
-        Box::pin(self.give_back_if_unchanged(key, expected, new))
+        Box::pin(self.give_back_if_unchanged(key, expected, new, session))
     }
 
     fn delete<'a>(

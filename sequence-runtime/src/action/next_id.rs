@@ -1,0 +1,76 @@
+//! [`NextId`], returned by `next_id` and `next_id_for`, and its future.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use mongodb::{ClientSession, Collection};
+
+use crate::error::Result;
+use crate::id::IdValue;
+use crate::store::BoxFuture;
+
+/// The action returned by `next_id` and `next_id_for`: takes the next ID without inserting
+/// anything. `.await` it.
+#[must_use = "an action does nothing until it is awaited"]
+pub struct NextId<'a, T: Send + Sync> {
+    pub(crate) coll: &'a Collection<T>,
+    /// The document whose scope values choose the counter (`next_id_for`).
+    pub(crate) doc: Option<&'a T>,
+    pub(crate) session: Option<&'a mut ClientSession>,
+}
+
+impl<'a, T: Send + Sync> NextId<'a, T> {
+    pub(crate) fn new(coll: &'a Collection<T>, doc: Option<&'a T>) -> Self {
+        NextId {
+            coll,
+            doc,
+            session: None,
+        }
+    }
+
+    session_setter!(
+        /// Takes the number with a counter update in `session` (`counter` strategy, bypassing
+        /// the cache): inside a transaction it is consumed only if the transaction commits,
+        /// which is also the one way a gapless model hands out a number without inserting.
+        /// Other strategies make their value as without a session.
+    );
+}
+
+/// The future of a [`NextId`]: a value from this process's cache is ready at once, without an
+/// allocation (and rendered as the ID only when polled); anything else goes to the counter.
+#[must_use = "a future does nothing until it is polled"]
+pub struct NextIdFuture<'a, I>(State<'a, I>);
+
+enum State<'a, I> {
+    Cached(Option<i64>),
+    Pending(BoxFuture<'a, Result<I>>),
+}
+
+impl<'a, I> NextIdFuture<'a, I> {
+    /// The future of a value taken from the cache.
+    pub(crate) fn cached(value: i64) -> Self {
+        NextIdFuture(State::Cached(Some(value)))
+    }
+
+    /// The future of a value that takes a round trip, or more work than the cache.
+    pub(crate) fn pending(future: BoxFuture<'a, Result<I>>) -> Self {
+        NextIdFuture(State::Pending(future))
+    }
+}
+
+impl<I: IdValue> Future for NextIdFuture<'_, I> {
+    type Output = Result<I>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<I>> {
+        match &mut self.0 {
+            State::Cached(value) => {
+                let value = value
+                    .take()
+                    .expect("a `NextIdFuture` polled after it was ready");
+                Poll::Ready(I::from_counter(value))
+            }
+            State::Pending(future) => future.as_mut().poll(cx),
+        }
+    }
+}

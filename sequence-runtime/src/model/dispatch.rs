@@ -1,0 +1,178 @@
+//! Awaiting a model's action: which insert path the model's strategy takes, and the paths in
+//! the caller's session.
+
+use std::future::IntoFuture;
+
+use super::gapless::{self, Docs};
+use super::sequential_id::SequentialId;
+use super::{
+    cached, counted, document_scope, generated_ids, group, in_session, proxy, random, upsert,
+};
+use crate::action::{InsertManyWithIds, InsertWithId, NextId, NextIdFuture, UpsertWithId};
+use crate::error::{Error, Result};
+use crate::id::{Generated, IdValue};
+use crate::store::BoxFuture;
+use sequence_rules::{Strategy, Unique};
+
+/// The refusal of a write concern on a gapless insert outside the caller's session.
+fn gapless_write_concern() -> Error {
+    Error::InvalidArgument {
+        argument: "write_concern",
+        reason: "a gapless insert commits its own transaction with write concern `majority`, \
+                 which keeps its numbers gapless across a failover; remove `write_concern`, or \
+                 insert in your own session and choose the transaction's write concern there"
+            .into(),
+    }
+}
+
+impl<'a, T: SequentialId> IntoFuture for InsertWithId<'a, T> {
+    type Output = Result<T::Id>;
+    type IntoFuture = BoxFuture<'a, Result<T::Id>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(async move {
+            let InsertWithId {
+                doc,
+                coll,
+                session,
+                options,
+            } = self;
+            let options = options.as_ref();
+            let config = &T::SEQUENCE;
+            if let Some(session) = session {
+                return in_session::insert_one(doc, coll, session, options).await;
+            }
+            if config.gapless {
+                if options.is_some_and(|o| o.write_concern.is_some()) {
+                    return Err(gapless_write_concern());
+                }
+                return group::insert_one(doc, coll, &T::sequence(coll), options).await;
+            }
+            if config.unique == Unique::Proxy {
+                return proxy::insert_one(doc, coll, options).await;
+            }
+            match config.strategy {
+                Strategy::Random => random::insert_one(doc, coll, None, options).await,
+                s if s.uses_counters() => counted::insert_one(doc, coll, options).await,
+                _ => {
+                    let id = T::Id::from_generated(generated_ids::value(config.strategy)?)?;
+                    doc.set_id(id.clone());
+                    super::insert::insert_one(coll, &*doc, options).await?;
+                    Ok(id)
+                }
+            }
+        })
+    }
+}
+
+impl<'a, T: SequentialId> IntoFuture for InsertManyWithIds<'a, T> {
+    type Output = Result<Vec<T::Id>>;
+    type IntoFuture = BoxFuture<'a, Result<Vec<T::Id>>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(async move {
+            let InsertManyWithIds {
+                docs,
+                coll,
+                session,
+                options,
+            } = self;
+            let options = options.as_ref();
+            let config = &T::SEQUENCE;
+            if config.unique == Unique::Proxy && !(config.gapless && session.is_none()) {
+                // One claimed insert per document, each in its own transaction or all in the
+                // caller's (a gapless bulk insert claims all in its one transaction).
+                let one = options.map(proxy::one_options);
+                let mut ids = Vec::with_capacity(docs.len());
+                match session {
+                    Some(session) => {
+                        for doc in docs.iter_mut() {
+                            ids.push(
+                                in_session::insert_one(doc, coll, session, one.as_ref()).await?,
+                            );
+                        }
+                    }
+                    None => {
+                        for doc in docs.iter_mut() {
+                            ids.push(proxy::insert_one(doc, coll, one.as_ref()).await?);
+                        }
+                    }
+                }
+                return Ok(ids);
+            }
+            match config.strategy {
+                Strategy::Random => return random::insert_many(docs, coll, session, options).await,
+                s if !s.is_numeric() => {
+                    return generated_ids::insert_many(docs, coll, session, options).await
+                }
+                _ => {}
+            }
+            if docs.is_empty() {
+                return Ok(Vec::new());
+            }
+            if let Some(session) = session {
+                return in_session::insert_many(docs, coll, session, options).await;
+            }
+            if config.gapless {
+                if options.is_some_and(|o| o.write_concern.is_some()) {
+                    return Err(gapless_write_concern());
+                }
+                let seq = T::sequence(coll);
+                return gapless::insert(Docs::Many(docs, options), coll, &seq).await;
+            }
+            counted::insert_many(docs, coll, options).await
+        })
+    }
+}
+
+impl<'a, T: SequentialId> IntoFuture for UpsertWithId<'a, T> {
+    type Output = Result<T::Id>;
+    type IntoFuture = BoxFuture<'a, Result<T::Id>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(async move {
+            let UpsertWithId {
+                doc,
+                coll,
+                filter,
+                session,
+                options,
+            } = self;
+            let write_concern = options.as_ref().is_some_and(|o| o.write_concern.is_some());
+            if T::SEQUENCE.gapless && session.is_none() && write_concern {
+                return Err(gapless_write_concern());
+            }
+            upsert::upsert(doc, coll, filter, session, options).await
+        })
+    }
+}
+
+impl<'a, T: SequentialId> IntoFuture for NextId<'a, T> {
+    type Output = Result<T::Id>;
+    type IntoFuture = NextIdFuture<'a, T::Id>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        if self.session.is_none() {
+            if let Some(value) = cached::cached_id(self.coll) {
+                return NextIdFuture::cached(value);
+            }
+        }
+        NextIdFuture::pending(Box::pin(async move {
+            let NextId { coll, doc, session } = self;
+            let seq = T::sequence(coll);
+            let seq = match doc {
+                Some(doc) => document_scope::for_document(seq, doc)?,
+                None => seq,
+            };
+            if let Some(session) = session {
+                if T::SEQUENCE.strategy == Strategy::Counter {
+                    return seq.issue_id_in::<T::Id>(session).await.map(|(id, _)| id);
+                }
+            }
+            if let Some(value) = Generated::new(T::SEQUENCE.strategy) {
+                return T::Id::from_generated(value);
+            }
+            seq.next_id::<T::Id>().await
+        }))
+    }
+}

@@ -1,0 +1,1031 @@
+//! The in-process cache of reserved ranges, with a background prefetch of the next range
+//! (Meituan Leaf's double buffer) and an optional adaptive reservation size. With a fixed batch
+//! of [`Batch::AHEAD_FROM`] or more, a refill takes as many batches in its one round trip as
+//! the rate of use needs for callers not to wait (see [`Batch::MAX_AHEAD`]).
+//!
+//! One cache exists per sequence per process (see the registry) and is shared by every caller of
+//! that sequence. The lock is never held across an `.await`; a refill is one reservation from the
+//! [`CounterStore`], at most one in flight per sequence.
+//!
+//! For a sequence with periods, the cache remembers which period's counter (the [`Slot`]) its
+//! ranges belong to. The clock is read under the lock on every call, so IDs are handed out in the
+//! order of the clock readings: once a caller got an ID of a new period, no later caller gets one
+//! of the previous period. When the period changes, the cached ranges of the old one are dropped
+//! (counted as wasted) and the next ID comes from the new period's counter.
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
+
+use jiff::Timestamp;
+use tokio::sync::Notify;
+
+use super::cache_state::{
+    ensure_current, install, keep, prefetch_due, refill_size, trim, CacheState,
+};
+use super::coalesce::Coalescer;
+use crate::clock::{Clock, SystemClock};
+use crate::error::{Error, Result};
+use crate::id::{Bounds, Format, IdRange, Slot};
+use crate::observability::{
+    CacheSnapshot, Labels, Mode, Reported, Stats, StatsCell, Timer, CACHE, PERIOD,
+};
+use crate::options::Batch;
+use crate::store::{CounterStore, Reservation};
+use crate::strategy::{Origin, Shards};
+
+/// What one call of the cache needs to know about its sequence.
+pub(crate) struct Request<'a> {
+    pub(crate) store: &'a Arc<dyn CounterStore>,
+    pub(crate) format: &'a Format,
+    pub(crate) bounds: Bounds,
+    pub(crate) batch: Batch,
+    pub(crate) prefetch_at: f64,
+    /// For a ranges sequence: its shards, which ranges then come from instead of `key`.
+    pub(crate) shards: Option<&'a Arc<Shards>>,
+}
+
+/// What the handles of one sequence share in this process: its cache of reserved values, the
+/// callers waiting for a coalesced reservation, its statistics and its clock override.
+#[derive(Debug)]
+pub(crate) struct ProcessState {
+    pub(crate) stats: Arc<StatsCell>,
+    /// The callers served by coalesced reservations.
+    pub(crate) coalescer: Arc<Coalescer>,
+    state: Mutex<CacheState>,
+    refilled: Notify,
+}
+
+impl ProcessState {
+    /// The state of the sequence `labels` names, with nothing cached yet.
+    pub(crate) fn new(labels: Labels) -> Self {
+        let stats = Arc::new(StatsCell::new(labels));
+        ProcessState {
+            coalescer: Arc::new(Coalescer::new(stats.clone())),
+            stats,
+            state: Mutex::default(),
+            refilled: Notify::new(),
+        }
+    }
+}
+
+/// The state of a cache under its lock. With the feature `metrics`, releasing it records the
+/// change in the values the cache holds (the gauge `mongo_sequence_cached_ids`), unless the
+/// holder records it itself (see [`ProcessState::lock_hot`]).
+struct Locked<'a> {
+    st: MutexGuard<'a, CacheState>,
+    /// The values held when the lock was taken (`None`: the holder records its changes).
+    #[cfg(feature = "metrics")]
+    before: Option<u64>,
+    #[cfg(feature = "metrics")]
+    stats: &'a StatsCell,
+}
+
+impl std::ops::Deref for Locked<'_> {
+    type Target = CacheState;
+
+    fn deref(&self) -> &CacheState {
+        &self.st
+    }
+}
+
+impl std::ops::DerefMut for Locked<'_> {
+    fn deref_mut(&mut self) -> &mut CacheState {
+        &mut self.st
+    }
+}
+
+#[cfg(feature = "metrics")]
+impl Drop for Locked<'_> {
+    fn drop(&mut self) {
+        if let Some(before) = self.before {
+            self.stats.series.cached(before, self.st.cached());
+        }
+    }
+}
+
+enum Step<'a> {
+    Got(i64, Arc<Slot>, Option<Refill>),
+    Refill(Refill),
+    Wait(u64, tokio::sync::futures::Notified<'a>),
+}
+
+/// A refill to start once the lock is released.
+struct Refill {
+    ticket: u64,
+    epoch: u64,
+    size: u64,
+    slot: Arc<Slot>,
+}
+
+impl Refill {
+    /// Reports that the refill starts: in the background (`prefetch`) or while callers wait.
+    fn log_started(&self, prefetch: bool) {
+        tracing::debug!(
+            target: CACHE,
+            counter = %self.slot.key,
+            values = self.size,
+            prefetch,
+            "Refill started"
+        );
+    }
+}
+
+impl ProcessState {
+    fn lock(&self) -> Locked<'_> {
+        self.lock_with(true)
+    }
+
+    /// The lock of the paths that every cached ID takes, which record what they change in the
+    /// values held themselves (an ID taken, ranges of another period dropped) rather than
+    /// having the lock count them twice: that would cost a cached ID about 10% more.
+    fn lock_hot(&self) -> Locked<'_> {
+        self.lock_with(false)
+    }
+
+    #[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
+    fn lock_with(&self, count: bool) -> Locked<'_> {
+        let st = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        Locked {
+            #[cfg(feature = "metrics")]
+            before: count.then(|| st.cached()),
+            #[cfg(feature = "metrics")]
+            stats: &self.stats,
+            st,
+        }
+    }
+
+    /// The next ID from the cache and the slot it belongs to, refilling the cache from the
+    /// store when it is empty.
+    pub(crate) async fn next(self: &Arc<Self>, req: &Request<'_>) -> Result<(i64, Arc<Slot>)> {
+        match self.step(req) {
+            Step::Got(id, slot, None) => Ok((id, slot)),
+            // Kept out of this future, which every cached ID builds and runs: the state of a
+            // prefetch or a wait (a timer, a refill) would make each call pay for it.
+            step => Box::pin(self.slow_path(step, req)).await,
+        }
+    }
+
+    /// Starts the prefetch `job`, if any, in the background.
+    async fn prefetch(self: &Arc<Self>, job: Option<Refill>, req: &Request<'_>) {
+        if let Some(job) = job {
+            if self.spawn_refill(job, req) {
+                // A task spawned from this one may wait until this one yields (tokio runs it
+                // next on this thread), which a caller taking cached IDs in a loop does only
+                // once the cache is empty: the prefetch would then overlap nothing. Let it
+                // send its command now.
+                tokio::task::yield_now().await;
+            }
+        }
+    }
+
+    /// `next` for a caller that has to start a prefetch or found the cache empty: refills it,
+    /// or waits for the refill in flight, until it has an ID; `step` is what it found.
+    async fn slow_path(
+        self: &Arc<Self>,
+        mut step: Step<'_>,
+        req: &Request<'_>,
+    ) -> Result<(i64, Arc<Slot>)> {
+        let waited = (!matches!(step, Step::Got(..))).then(Timer::start);
+        loop {
+            match step {
+                Step::Got(id, slot, prefetch) => {
+                    if let Some(waited) = waited {
+                        self.stats.waited(waited.elapsed());
+                    }
+                    self.prefetch(prefetch, req).await;
+                    return Ok((id, slot));
+                }
+                Step::Refill(job) => {
+                    job.log_started(false);
+                    let guard = RefillGuard::new(self, job.ticket);
+                    let result = refill(
+                        &self.stats,
+                        req.store,
+                        &job.slot,
+                        req.shards,
+                        job.size,
+                        req.bounds,
+                    )
+                    .await;
+                    guard.finish(job.epoch, result, req.batch)?;
+                }
+                Step::Wait(ticket, refilled) => {
+                    refilled.await;
+                    if let Some(e) = self.failure_of(ticket) {
+                        return Err(e);
+                    }
+                }
+            }
+            step = self.step(req);
+        }
+    }
+
+    /// What the caller of `next` does now, decided under the lock.
+    fn step(&self, req: &Request<'_>) -> Step<'_> {
+        let mut st = self.lock_hot();
+        let slot = self.align(&mut st, req);
+        if let Some((id, prefetch)) = self.take(&mut st, req) {
+            return Step::Got(id, slot, prefetch);
+        }
+        match st.refill {
+            // Registered under the lock, so the refill's wake-up cannot be missed.
+            Some(ticket) => Step::Wait(ticket, self.refilled.notified()),
+            None => Step::Refill(self.begin_refill(&mut st, req.batch)),
+        }
+    }
+
+    /// Reads the clock and makes the cache serve the slot of the current period: the ranges of
+    /// another period are dropped (counted as wasted) and refills still in flight for it are
+    /// discarded when they land.
+    fn align(&self, st: &mut CacheState, req: &Request<'_>) -> Arc<Slot> {
+        let slot = slot_now(req.format, st.clock.as_ref(), st.slot.as_ref());
+        if st.slot.as_ref().is_some_and(|s| Arc::ptr_eq(s, &slot)) {
+            return slot;
+        }
+        let dropped =
+            st.current.take().map_or(0, |r| r.len()) + st.standby.take().map_or(0, |r| r.len());
+        if dropped > 0 {
+            self.stats.wasted(dropped);
+            self.stats.series.left_cache(dropped);
+            tracing::debug!(target: CACHE, counter = %slot.key, dropped, "Period changed");
+        }
+        st.epoch += 1;
+        st.current_since = None;
+        st.slot = Some(slot.clone());
+        slot
+    }
+
+    /// The slot in use now, for calls that bypass the cache.
+    pub(crate) fn direct_slot(&self, format: &Format) -> Arc<Slot> {
+        if let Some(constant) = format.constant() {
+            return constant.clone();
+        }
+        let mut st = self.lock();
+        let slot = slot_now(format, st.clock.as_ref(), st.direct.as_ref());
+        st.direct = Some(slot.clone());
+        slot
+    }
+
+    /// The current instant, from the sequence's clock.
+    pub(crate) fn now(&self) -> Timestamp {
+        now(self.lock().clock.as_ref())
+    }
+
+    /// Sets the clock of the sequence (`None`: the system's).
+    pub(crate) fn set_clock(&self, clock: Option<Arc<dyn Clock>>) {
+        self.lock().clock = clock;
+    }
+
+    fn failure_of(&self, ticket: u64) -> Option<Error> {
+        match &self.lock().failure {
+            Some((t, e)) if *t == ticket => Some(e.clone()),
+            _ => None,
+        }
+    }
+
+    /// Takes one ID if the cache has one; says whether a prefetch should start.
+    fn take(&self, st: &mut CacheState, req: &Request<'_>) -> Option<(i64, Option<Refill>)> {
+        if !ensure_current(st, req.batch) {
+            return None;
+        }
+        let prefetch = prefetch_due(st, req.prefetch_at).then(|| self.begin_refill(st, req.batch));
+        let id = self.take_one(st);
+        self.stats.series.left_cache(1);
+        Some((id, prefetch))
+    }
+
+    /// The next ID, if the cache has one and taking it does not make a refill due: the path of
+    /// callers that have no [`CounterStore`] at hand. `None` sends the caller to
+    /// [`next`](Self::next), which refills.
+    pub(crate) fn next_cached(&self, batch: Batch, prefetch_at: f64) -> Option<i64> {
+        let mut st = self.lock_hot();
+        if !ensure_current(&mut st, batch) || prefetch_due(&st, prefetch_at) {
+            return None;
+        }
+        let id = self.take_one(&mut st);
+        self.stats.series.left_cache(1);
+        Some(id)
+    }
+
+    /// Takes the first ID of the range in use, which must exist.
+    fn take_one(&self, st: &mut CacheState) -> i64 {
+        let current = st.current.take().expect("a range in use");
+        let (head, rest) = current.split_first(1);
+        st.current = rest;
+        st.issued += 1;
+        self.stats.series.issued(1);
+        head.first()
+    }
+
+    /// What the sequence did in this process: the shared statistics with the IDs handed out
+    /// from the cache.
+    pub(crate) fn snapshot(&self) -> Stats {
+        let issued = self.lock().issued;
+        let mut stats = self.stats.snapshot();
+        stats.issued += issued;
+        stats
+    }
+}
+
+impl Reported for ProcessState {
+    fn labels(&self) -> &Labels {
+        &self.stats.labels
+    }
+
+    fn report(&self) -> (Stats, CacheSnapshot) {
+        let st = self.lock();
+        let mut stats = self.stats.snapshot();
+        stats.issued += st.issued;
+        let values_left = st.current.map_or(0, |r| r.len());
+        let cache = CacheSnapshot {
+            counter: st.slot.as_ref().map(|s| s.key.to_string()),
+            current: st.current,
+            values_left,
+            next: st.standby,
+            refilling: st.refill.is_some(),
+            cached: values_left.saturating_add(st.standby.map_or(0, |r| r.len())),
+            batch: st.batch.map(|batch| refill_size(&st, batch)),
+        };
+        (stats, cache)
+    }
+}
+
+impl ProcessState {
+    fn begin_refill(&self, st: &mut CacheState, batch: Batch) -> Refill {
+        st.last_ticket += 1;
+        st.refill = Some(st.last_ticket);
+        if let Batch::Adaptive(a) = batch {
+            if st.adaptive_size == 0 {
+                st.adaptive_size = a.min;
+            }
+        }
+        st.batch = Some(batch);
+        let size = refill_size(st, batch);
+        Refill {
+            ticket: st.last_ticket,
+            epoch: st.epoch,
+            size,
+            slot: st
+                .slot
+                .clone()
+                .expect("a refill starts after the slot is aligned"),
+        }
+    }
+
+    /// Reserves the next range in the background; false if there is no runtime to do it on.
+    fn spawn_refill(self: &Arc<Self>, job: Refill, req: &Request<'_>) -> bool {
+        let guard = RefillGuard::new(self, job.ticket);
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return false; // dropping the guard ends the refill; the next caller refills inline
+        };
+        let store = req.store.clone();
+        let shards = req.shards.cloned();
+        let (bounds, batch) = (req.bounds, req.batch);
+        job.log_started(true);
+        runtime.spawn(async move {
+            let stats = &guard.shared.stats;
+            let result = refill(stats, &store, &job.slot, shards.as_ref(), job.size, bounds).await;
+            if let Err(e) = &result {
+                tracing::warn!(target: CACHE, counter = %job.slot.key, error = %e, "Prefetch failed");
+            }
+            let _ = guard.finish(job.epoch, result, batch);
+        });
+        true
+    }
+
+    /// Drops the cached values in `lo..=hi`, which stored documents already use (counted as
+    /// wasted), remembers them for refills still in flight, and takes the next cached value if
+    /// one is left. `None` sends the caller to reserve above `hi`.
+    pub(crate) fn skip_past(&self, lo: i64, hi: i64, batch: Batch) -> Option<i64> {
+        let mut st = self.lock();
+        st.dead = Some((lo, hi));
+        let current = st.current.take();
+        let standby = st.standby.take();
+        for (cached, in_use) in [(current, true), (standby, false)] {
+            let Some(cached) = cached else { continue };
+            let live = trim(st.dead, cached);
+            self.stats
+                .wasted(cached.len() - live.map_or(0, |r| r.len()));
+            match live {
+                // What is left of the range in use stays in use.
+                Some(live) if in_use => st.current = Some(live),
+                // The prefetched range waits its turn, or becomes the range in use (installed
+                // as one, so that its length and start time are its own).
+                Some(live) if st.current.is_some() => st.standby = Some(live),
+                Some(live) => install(&mut st, live, batch),
+                None => {}
+            }
+        }
+        ensure_current(&mut st, batch).then(|| self.take_one(&mut st))
+    }
+
+    /// Hands out the first value of `r`, a reservation above stored IDs for the counter of
+    /// `slot`, and caches the rest after what is cached, if there is room and that counter is
+    /// still the one in use.
+    pub(crate) fn adopt(&self, r: Reservation, slot: &Arc<Slot>, batch: Batch) -> i64 {
+        let mut st = self.lock();
+        self.stats.reserved(r.range.len(), r.retries);
+        self.stats.issued(1);
+        let (head, rest) = r.range.split_first(1);
+        if let Some(rest) = rest {
+            let same_slot = st.slot.as_ref().is_some_and(|s| s.key == slot.key);
+            if !(same_slot && keep(&mut st, rest, batch)) {
+                self.stats.wasted(rest.len());
+            }
+        }
+        head.first()
+    }
+
+    /// The size of the next reservation of the cache.
+    pub(crate) fn batch_size(&self, batch: Batch) -> u64 {
+        match batch {
+            Batch::Fixed(n) => n,
+            Batch::Adaptive(a) => self.lock().adaptive_size.max(a.min),
+        }
+    }
+
+    /// Drops every cached range (after an admin operation); they count as wasted.
+    pub(crate) async fn invalidate(&self) {
+        let (current, standby, _) = self.take_all().await;
+        let wasted = current.map_or(0, |r| r.len()) + standby.map_or(0, |r| r.len());
+        self.stats.wasted(wasted);
+    }
+
+    /// Waits for the refill in flight, if any, then removes and returns the cached ranges
+    /// (current, standby) and the slot they belong to. A refill that starts later belongs to the
+    /// new epoch.
+    pub(crate) async fn take_all(&self) -> (Option<IdRange>, Option<IdRange>, Option<Arc<Slot>>) {
+        loop {
+            let refilled = {
+                let mut st = self.lock();
+                if st.refill.is_none() {
+                    st.epoch += 1;
+                    st.current_since = None;
+                    return (st.current.take(), st.standby.take(), st.slot.clone());
+                }
+                self.refilled.notified()
+            };
+            refilled.await;
+        }
+    }
+}
+
+/// The current instant, from `clock`, or the system's.
+fn now(clock: Option<&Arc<dyn Clock>>) -> Timestamp {
+    clock.map_or_else(|| SystemClock.now(), |clock| clock.now())
+}
+
+/// The slot of `format` now, by `clock` (`None`: the system's): `prev` while its period lasts.
+/// The counter of a new period is reported.
+fn slot_now(
+    format: &Format,
+    clock: Option<&Arc<dyn Clock>>,
+    prev: Option<&Arc<Slot>>,
+) -> Arc<Slot> {
+    let slot = format.slot(|| now(clock), prev);
+    if slot.has_period() && !prev.is_some_and(|p| Arc::ptr_eq(p, &slot)) {
+        tracing::debug!(
+            target: PERIOD,
+            sequence = %format.name(),
+            counter = %slot.key,
+            "Period counter selected"
+        );
+    }
+    slot
+}
+
+/// The next range of the cache: from the counter, or from one of the shards.
+async fn refill(
+    stats: &StatsCell,
+    store: &Arc<dyn CounterStore>,
+    slot: &Arc<Slot>,
+    shards: Option<&Arc<Shards>>,
+    size: u64,
+    bounds: Bounds,
+) -> Result<Reservation> {
+    let origin = match shards {
+        Some(shards) => Origin::ranges(shards),
+        None => Origin::counter(store, slot, bounds),
+    };
+    origin.observed(stats, Mode::Refill, size).await
+}
+
+/// Ends a refill: on `finish` with its result, or on drop if the refill was cancelled (so that a
+/// dropped task or caller never leaves the cache waiting forever).
+struct RefillGuard {
+    shared: Arc<ProcessState>,
+    ticket: u64,
+    started: Instant,
+}
+
+impl RefillGuard {
+    /// The guard of the refill of `ticket` of `shared`, starting now.
+    fn new(shared: &Arc<ProcessState>, ticket: u64) -> Self {
+        RefillGuard {
+            shared: shared.clone(),
+            ticket,
+            started: Instant::now(),
+        }
+    }
+
+    fn finish(self, epoch: u64, result: Result<Reservation>, batch: Batch) -> Result<()> {
+        let shared = self.shared.clone();
+        let outcome = {
+            let mut st = shared.lock();
+            match result {
+                Ok(r) => {
+                    st.trip = Some(self.started.elapsed());
+                    shared.stats.reserved(r.range.len(), r.retries);
+                    let live = trim(st.dead, r.range);
+                    let kept =
+                        live.is_some_and(|live| st.epoch == epoch && keep(&mut st, live, batch));
+                    if !kept {
+                        shared.stats.wasted(r.range.len());
+                    } else if let Some(live) = live {
+                        shared.stats.wasted(r.range.len() - live.len());
+                    }
+                    Ok(())
+                }
+                Err(e) => {
+                    st.failure = Some((self.ticket, e.clone()));
+                    Err(e)
+                }
+            }
+        };
+        drop(self); // clears the refill and wakes the waiters
+        outcome
+    }
+}
+
+impl Drop for RefillGuard {
+    fn drop(&mut self) {
+        {
+            let mut st = self.shared.lock();
+            if st.refill == Some(self.ticket) {
+                st.refill = None;
+            }
+        }
+        self.shared.refilled.notify_waiters();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use jiff::SignedDuration;
+    use mongodb::ClientSession;
+    use tokio::sync::Semaphore;
+
+    use super::*;
+    use crate::clock::ManualClock;
+    use crate::id::CounterKey;
+    use crate::options::{AdaptiveBatch, SequenceOptions};
+    use crate::store::{BoxFuture, MemoryStore};
+    use crate::Sequence;
+
+    /// A memory store that records the counter and size of every reservation when it is sent;
+    /// each reservation then takes `delay`, and with a `gate` waits for a permit of it.
+    #[derive(Debug, Default)]
+    struct Recorder {
+        inner: MemoryStore,
+        reserved: Mutex<Vec<(String, u64)>>,
+        delay: Option<Duration>,
+        gate: Option<Arc<Semaphore>>,
+    }
+
+    impl Recorder {
+        fn reserved(&self) -> Vec<(String, u64)> {
+            self.reserved
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone()
+        }
+
+        fn sizes(&self) -> Vec<u64> {
+            self.reserved().into_iter().map(|(_, n)| n).collect()
+        }
+
+        fn counters(&self) -> Vec<String> {
+            self.reserved().into_iter().map(|(key, _)| key).collect()
+        }
+    }
+
+    impl CounterStore for Recorder {
+        fn reserve<'a>(
+            &'a self,
+            key: &'a CounterKey,
+            n: u64,
+            bounds: Bounds,
+            session: Option<&'a mut ClientSession>,
+        ) -> BoxFuture<'a, Result<Reservation>> {
+            self.reserved
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push((key.canonical().to_owned(), n));
+            Box::pin(async move {
+                if let Some(gate) = &self.gate {
+                    gate.acquire()
+                        .await
+                        .expect("the gate is never closed")
+                        .forget();
+                }
+                if let Some(delay) = self.delay {
+                    tokio::time::sleep(delay).await;
+                }
+                self.inner.reserve(key, n, bounds, session).await
+            })
+        }
+
+        fn last_issued<'a>(
+            &'a self,
+            key: &'a CounterKey,
+            bounds: Bounds,
+            session: Option<&'a mut ClientSession>,
+        ) -> BoxFuture<'a, Result<Option<i64>>> {
+            self.inner.last_issued(key, bounds, session)
+        }
+
+        fn set_last_issued<'a>(
+            &'a self,
+            key: &'a CounterKey,
+            last: i64,
+            force: bool,
+            bounds: Bounds,
+            session: Option<&'a mut ClientSession>,
+        ) -> BoxFuture<'a, Result<()>> {
+            self.inner
+                .set_last_issued(key, last, force, bounds, session)
+        }
+
+        fn compare_and_set<'a>(
+            &'a self,
+            key: &'a CounterKey,
+            expected: i64,
+            new: i64,
+            session: Option<&'a mut ClientSession>,
+        ) -> BoxFuture<'a, Result<bool>> {
+            self.inner.compare_and_set(key, expected, new, session)
+        }
+
+        fn delete<'a>(
+            &'a self,
+            key: &'a CounterKey,
+            session: Option<&'a mut ClientSession>,
+        ) -> BoxFuture<'a, Result<bool>> {
+            self.inner.delete(key, session)
+        }
+
+        fn location(&self) -> String {
+            self.inner.location()
+        }
+    }
+
+    async fn take(seq: &Sequence, n: usize) -> Vec<i64> {
+        let mut got = Vec::with_capacity(n);
+        for _ in 0..n {
+            got.push(seq.next().await.unwrap());
+        }
+        got
+    }
+
+    /// The one slot of a sequence without periods.
+    fn slot() -> Arc<Slot> {
+        let format = Format::new("s", None, None, None);
+        format.constant().expect("no periods").clone()
+    }
+
+    fn range(first: i64, last: i64) -> IdRange {
+        IdRange::new(first, last).unwrap()
+    }
+
+    /// The instant `d` before now on the monotonic clock.
+    fn ago(d: Duration) -> Instant {
+        Instant::now()
+            .checked_sub(d)
+            .expect("the monotonic clock has run that long")
+    }
+
+    /// A day sequence.
+    fn daily() -> SequenceOptions {
+        SequenceOptions::builder("daily")
+            .prefix("YYMMDD")
+            .batch(10)
+            .build()
+    }
+
+    /// `seq`, reading the time from `clock`.
+    fn clocked(seq: Sequence, clock: &Arc<ManualClock>) -> Sequence {
+        seq.set_clock(clock.clone());
+        seq
+    }
+
+    fn before_midnight() -> Arc<ManualClock> {
+        Arc::new(ManualClock::new("2025-11-22T23:59:59Z".parse().unwrap()))
+    }
+
+    /// Callers after the first never wait: the next range is reserved in the background as
+    /// soon as `prefetch_at` of the range in use is taken, and not before.
+    #[tokio::test]
+    async fn the_next_range_is_prefetched_once_prefetch_at_of_the_current_one_is_used() {
+        let store = Arc::new(Recorder::default());
+        let options = SequenceOptions::builder("p")
+            .batch(10)
+            .prefetch_at(0.5)
+            .build();
+        let seq = Sequence::with_store(store.clone(), options).unwrap();
+        assert_eq!(take(&seq, 4).await, [1, 2, 3, 4]);
+        assert_eq!(
+            store.sizes(),
+            [10],
+            "no prefetch before half the range is used"
+        );
+        assert_eq!(take(&seq, 1).await, [5]);
+        assert_eq!(
+            store.sizes(),
+            [10, 10],
+            "the fifth value starts the prefetch"
+        );
+        assert_eq!(take(&seq, 10).await, (6..=15).collect::<Vec<_>>());
+        assert_eq!(
+            store.sizes(),
+            [10, 10, 10],
+            "the prefetched range, once in use, starts the next prefetch"
+        );
+        let stats = seq.stats();
+        assert_eq!(
+            (
+                stats.reservations,
+                stats.reserved,
+                stats.issued,
+                stats.waits
+            ),
+            (3, 30, 15, 1),
+            "only the first caller waited: {stats:?}"
+        );
+    }
+
+    /// With a batch of `AHEAD_FROM`, ranges that run out within a round trip make the cache
+    /// take several batches per round trip, a whole number of batches, at most `MAX_AHEAD`.
+    #[tokio::test]
+    async fn a_busy_cache_reserves_several_batches_per_round_trip() {
+        let store = Arc::new(Recorder {
+            delay: Some(Duration::from_millis(5)),
+            ..Recorder::default()
+        });
+        let batch = Batch::AHEAD_FROM;
+        let options = SequenceOptions::builder("busy").batch(batch).build();
+        let seq = Sequence::with_store(store.clone(), options).unwrap();
+        let mut expected = 1;
+        while store.sizes().len() < 4 {
+            assert_eq!(seq.next().await.unwrap(), expected);
+            expected += 1;
+        }
+        let sizes = store.sizes();
+        assert_eq!(
+            sizes[..2],
+            [batch, batch],
+            "one batch until a range has been used up"
+        );
+        assert!(
+            sizes[2..]
+                .iter()
+                .all(|&n| n > batch && n % batch == 0 && n <= Batch::MAX_AHEAD * batch),
+            "{sizes:?}"
+        );
+    }
+
+    #[test]
+    fn reservations_ahead_stop_at_max_ahead() {
+        // The last range lasted no time at all, against a round trip of 10 s.
+        let mut st = CacheState {
+            slot: Some(slot()),
+            current_len: 100,
+            current_since: Some(Instant::now()),
+            trip: Some(Duration::from_secs(10)),
+            ..CacheState::default()
+        };
+        install(&mut st, range(101, 200), Batch::Fixed(100));
+        assert_eq!(st.ahead, Batch::MAX_AHEAD);
+        let refill = ProcessState::new(Labels::default()).begin_refill(&mut st, Batch::Fixed(100));
+        assert_eq!(refill.size, 100 * Batch::MAX_AHEAD);
+    }
+
+    #[test]
+    fn a_batch_below_ahead_from_is_never_multiplied() {
+        let batch = Batch::Fixed(Batch::AHEAD_FROM - 1);
+        let mut st = CacheState {
+            slot: Some(slot()),
+            current_len: 99,
+            current_since: Some(Instant::now()),
+            trip: Some(Duration::from_secs(10)),
+            ..CacheState::default()
+        };
+        install(&mut st, range(100, 198), batch);
+        assert_eq!(st.ahead, 0);
+        let refill = ProcessState::new(Labels::default()).begin_refill(&mut st, batch);
+        assert_eq!(refill.size, Batch::AHEAD_FROM - 1);
+    }
+
+    /// After a pause, the batches reserved ahead halve range by range rather than all at once.
+    #[test]
+    fn a_quiet_cache_halves_its_batches_ahead_one_range_at_a_time() {
+        let shared = ProcessState::new(Labels::default());
+        let mut st = CacheState {
+            slot: Some(slot()),
+            ahead: Batch::MAX_AHEAD,
+            current_len: 100 * Batch::MAX_AHEAD,
+            trip: Some(Duration::from_millis(1)),
+            ..CacheState::default()
+        };
+        let mut sizes = Vec::new();
+        for _ in 0..5 {
+            st.current_since = Some(ago(Duration::from_secs(2)));
+            let len = 100 * st.ahead.max(1);
+            install(&mut st, range(1, len as i64), Batch::Fixed(100));
+            sizes.push(shared.begin_refill(&mut st, Batch::Fixed(100)).size);
+            st.refill = None;
+        }
+        assert_eq!(sizes, [800, 400, 200, 100, 100]);
+    }
+
+    /// Every range lasts less than `grow_below` (an hour): each one doubles the next, from
+    /// `min` up to `max`.
+    #[tokio::test]
+    async fn a_range_used_up_quickly_doubles_the_next() {
+        let store = Arc::new(Recorder::default());
+        let adaptive = AdaptiveBatch::new(4, 32)
+            .grow_below(Duration::from_secs(3600))
+            .shrink_above(Duration::from_secs(7200));
+        let options = SequenceOptions::builder("auto").batch(adaptive).build();
+        let seq = Sequence::with_store(store.clone(), options).unwrap();
+        assert_eq!(take(&seq, 100).await, (1..=100).collect::<Vec<_>>());
+        // The first range and the one prefetched while it is in use hold `min`; each range
+        // installed after a quick one reserves twice as many.
+        assert_eq!(store.sizes()[..6], [4, 4, 8, 16, 32, 32]);
+    }
+
+    /// Skipping ahead past a whole range in use installs the prefetched one, however much
+    /// longer it is: the next values come from it, and the prefetch rule reads its own length
+    /// (this overflowed in debug builds when the prefetched range had grown).
+    #[tokio::test]
+    async fn skipping_past_the_range_in_use_installs_the_prefetched_one() {
+        let store = Arc::new(Recorder::default());
+        let adaptive = AdaptiveBatch::new(4, 32).grow_below(Duration::from_secs(3600));
+        let options = SequenceOptions::builder("auto").batch(adaptive).build();
+        let seq = Sequence::with_store(store.clone(), options).unwrap();
+        assert_eq!(take(&seq, 8).await, (1..=8).collect::<Vec<_>>());
+        let issued = seq.issued(8).unwrap();
+        let skipped = seq.skip_ahead(&issued, 8).await.unwrap();
+        assert!(skipped.value > 8, "{}", skipped.value);
+        let next = seq.next().await.unwrap();
+        assert_eq!(next, skipped.value + 1);
+        let more = take(&seq, 40).await;
+        assert!(more.windows(2).all(|w| w[0] < w[1]), "{more:?}");
+        assert!(more[0] > next);
+    }
+
+    #[test]
+    fn a_range_that_lasts_long_halves_the_next() {
+        let adaptive = AdaptiveBatch::new(4, 64)
+            .grow_below(Duration::from_millis(1))
+            .shrink_above(Duration::from_secs(1));
+        let batch = Batch::Adaptive(adaptive);
+        let mut st = CacheState {
+            slot: Some(slot()),
+            adaptive_size: 32,
+            current_len: 32,
+            current_since: Some(ago(Duration::from_secs(2))),
+            ..CacheState::default()
+        };
+        install(&mut st, range(33, 64), batch);
+        assert_eq!(st.adaptive_size, 16);
+        assert_eq!(
+            ProcessState::new(Labels::default())
+                .begin_refill(&mut st, batch)
+                .size,
+            16
+        );
+    }
+
+    #[test]
+    fn an_adaptive_size_holds_between_the_thresholds_and_never_falls_below_min() {
+        let steady = AdaptiveBatch::new(4, 64)
+            .grow_below(Duration::from_millis(1))
+            .shrink_above(Duration::from_secs(3600));
+        let mut st = CacheState {
+            slot: Some(slot()),
+            adaptive_size: 32,
+            current_since: Some(ago(Duration::from_secs(2))),
+            ..CacheState::default()
+        };
+        install(&mut st, range(1, 32), Batch::Adaptive(steady));
+        assert_eq!(st.adaptive_size, 32, "2 s is neither quick nor slow");
+
+        let slow = steady.shrink_above(Duration::from_secs(1));
+        st.adaptive_size = 4;
+        st.current_since = Some(ago(Duration::from_secs(2)));
+        install(&mut st, range(33, 36), Batch::Adaptive(slow));
+        assert_eq!(st.adaptive_size, 4, "already at `min`");
+    }
+
+    #[tokio::test]
+    async fn crossing_midnight_starts_the_new_days_counter_at_start() {
+        let clock = before_midnight();
+        let options = SequenceOptions {
+            start: 100,
+            ..daily()
+        };
+        let seq = clocked(Sequence::in_memory(options).unwrap(), &clock);
+        assert_eq!(seq.next_id::<String>().await.unwrap(), "251122000100");
+        assert_eq!(seq.next_id::<String>().await.unwrap(), "251122000101");
+        clock.advance(SignedDuration::from_secs(1));
+        assert_eq!(seq.next_id::<String>().await.unwrap(), "251123000100");
+        assert_eq!(seq.next_id::<String>().await.unwrap(), "251123000101");
+        assert_eq!(
+            seq.current_key().unwrap(),
+            CounterKey::of("daily", Some("20251123"), None)
+        );
+    }
+
+    #[tokio::test]
+    async fn values_cached_for_the_old_day_are_dropped_at_midnight() {
+        let clock = before_midnight();
+        let store = Arc::new(Recorder::default());
+        let seq = clocked(
+            Sequence::with_store(store.clone(), daily()).unwrap(),
+            &clock,
+        );
+        assert_eq!(take(&seq, 2).await, [1, 2]);
+        // 3..=10 in use and 11..=20 prefetched, all of the 22nd.
+        clock.advance(SignedDuration::from_secs(1));
+        assert_eq!(take(&seq, 10).await, (1..=10).collect::<Vec<_>>());
+        let counters = store.counters();
+        assert_eq!(
+            counters
+                .iter()
+                .map(|c| c.contains("20251122"))
+                .collect::<Vec<_>>(),
+            [true, true, false, false],
+            "{counters:?}"
+        );
+        assert_eq!(seq.stats().wasted, 8 + 10);
+    }
+
+    /// A refill of the old day still in flight at midnight is waited for, dropped when it
+    /// lands, and the new day's first value comes from the new day's counter.
+    #[tokio::test]
+    async fn a_prefetch_of_the_old_day_landing_after_midnight_is_dropped() {
+        let gate = Arc::new(Semaphore::new(1));
+        let store = Arc::new(Recorder {
+            gate: Some(gate.clone()),
+            ..Recorder::default()
+        });
+        let clock = before_midnight();
+        let seq = clocked(
+            Sequence::with_store(store.clone(), daily()).unwrap(),
+            &clock,
+        );
+        assert_eq!(seq.next_id::<String>().await.unwrap(), "251122000001");
+        assert_eq!(store.sizes().len(), 2, "the prefetch waits at the gate");
+        clock.advance(SignedDuration::from_secs(1));
+        let (first, ()) = tokio::join!(seq.next_id::<String>(), async {
+            // Opened once the caller waits for the refill in flight.
+            tokio::task::yield_now().await;
+            gate.add_permits(3);
+        });
+        assert_eq!(first.unwrap(), "251123000001");
+        assert_eq!(seq.next_id::<String>().await.unwrap(), "251123000002");
+        let counters = store.counters();
+        assert!(
+            counters[..2].iter().all(|c| c.contains("20251122")),
+            "{counters:?}"
+        );
+        assert!(
+            counters[2..].iter().all(|c| c.contains("20251123")),
+            "{counters:?}"
+        );
+        let stats = seq.stats();
+        assert_eq!(
+            stats.wasted,
+            9 + 10,
+            "the rest of the old range and all of the prefetched one: {stats:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn the_clock_set_decides_the_period_until_the_system_clock_is_used_again() {
+        let seq = Sequence::in_memory(daily()).unwrap();
+        let today: String = seq.next_id().await.unwrap();
+        let later = Arc::new(ManualClock::new("2126-01-05T08:00:00Z".parse().unwrap()));
+        let seq = clocked(seq, &later);
+        assert_eq!(seq.next_id::<String>().await.unwrap(), "260105000001");
+        seq.use_system_clock();
+        // Today again, after the two ranges of it that were dropped (unless the day changed
+        // meanwhile).
+        let again: String = seq.next_id().await.unwrap();
+        if again[..6] == today[..6] {
+            assert_eq!(again[6..], *"000021", "{today} then {again}");
+        }
+    }
+}

@@ -1,0 +1,321 @@
+//! Coalesced reservations: the callers of one counter in a process that each need one value
+//! from a round trip (`batch = 1`, scoped counters) are served together.
+//!
+//! The first caller of an idle counter makes its round trip itself; callers arriving while a
+//! round trip is in flight queue for the next one, which a round task makes once it lands. Each
+//! round reserves as many values as callers are queued when it starts (at most [`ROUND_CAP`])
+//! in one reservation — one `findAndModify` of `$inc: k` — and hands them out in arrival
+//! order. Nothing is kept once the queued callers are served:
+//! a crash loses at most the values of the callers in flight, and the counter's `seq` stays
+//! the last value handed out. When the reservation gives fewer values than callers (near the
+//! counter's end, or a shard's), the callers left over stay first in line for the next round,
+//! which gives them the counter's exhaustion error (or values of another shard).
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use tokio::sync::oneshot;
+
+use crate::error::Result;
+use crate::observability::Mode;
+use crate::observability::StatsCell;
+use crate::observability::Timer;
+use crate::strategy::Origin;
+
+/// The most values one round reserves.
+pub(crate) const ROUND_CAP: usize = 1000;
+
+/// The queues of callers, per origin, of one sequence in this process.
+#[derive(Debug)]
+pub(crate) struct Coalescer {
+    /// A queue exists exactly while a round trip of its origin is in flight.
+    queues: Mutex<HashMap<String, VecDeque<Waiter>>>,
+    /// The sequence's statistics.
+    stats: Arc<StatsCell>,
+}
+
+type Waiter = oneshot::Sender<Result<i64>>;
+
+/// Ends the round trip of a caller that went alone, however it ends (done, failed, or dropped):
+/// the callers that queued meanwhile get a round task, or the queue is removed if none did.
+struct NextRound<'a> {
+    coalescer: Arc<Coalescer>,
+    origin: &'a Origin,
+    runtime: tokio::runtime::Handle,
+}
+
+impl Drop for NextRound<'_> {
+    fn drop(&mut self) {
+        let mut queues = self.coalescer.lock();
+        let id = self.origin.id();
+        if queues.get(id).is_some_and(VecDeque::is_empty) {
+            queues.remove(id);
+        } else {
+            drop(queues);
+            let rounds = self.coalescer.clone().rounds(self.origin.clone());
+            self.runtime.spawn(rounds);
+        }
+    }
+}
+
+impl Coalescer {
+    /// Queues counting into `stats`.
+    pub(crate) fn new(stats: Arc<StatsCell>) -> Self {
+        Coalescer {
+            queues: Mutex::default(),
+            stats,
+        }
+    }
+
+    /// How many counters have a queue now (each removed once it empties).
+    pub(crate) fn queues(&self) -> usize {
+        self.lock().len()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, VecDeque<Waiter>>> {
+        self.queues.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// One value of `origin`, from the round that serves the callers queued with this one.
+    pub(crate) async fn one(self: &Arc<Self>, origin: Origin) -> Result<i64> {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return self.alone(&origin).await; // no runtime to run rounds on
+        };
+        let timer = Timer::start();
+        let queued = {
+            let mut queues = self.lock();
+            match queues.get_mut(origin.id()) {
+                Some(queue) => {
+                    let (tx, rx) = oneshot::channel();
+                    queue.push_back(tx);
+                    Some(rx)
+                }
+                None => {
+                    queues.insert(origin.id().to_owned(), VecDeque::new());
+                    None
+                }
+            }
+        };
+        let Some(rx) = queued else {
+            // Nobody is waiting: this caller's round trip is the one in flight, made by the
+            // caller itself; those arriving meanwhile queue for the next.
+            let _next = NextRound {
+                coalescer: self.clone(),
+                origin: &origin,
+                runtime,
+            };
+            let result = self.alone(&origin).await;
+            self.stats.waited(timer.elapsed());
+            return result;
+        };
+        let result = match rx.await {
+            Ok(result) => {
+                self.stats.issued(u64::from(result.is_ok()));
+                result
+            }
+            // The round task ended without an answer (its runtime shut down): whatever it
+            // reserved for this caller is lost, as on a crash; reserve anew.
+            Err(_) => self.alone(&origin).await,
+        };
+        self.stats.waited(timer.elapsed());
+        result
+    }
+
+    /// One value of `origin` in a reservation of its own.
+    async fn alone(&self, origin: &Origin) -> Result<i64> {
+        let r = origin.observed(&self.stats, Mode::Coalesced, 1).await?;
+        self.stats.reserved(r.range.len(), r.retries);
+        self.stats.issued(1);
+        Ok(r.range.first())
+    }
+
+    /// Serves the queue of `origin` round after round, until it is empty; removes it then.
+    async fn rounds(self: Arc<Self>, origin: Origin) {
+        loop {
+            let mut round: Vec<Waiter> = {
+                let mut queues = self.lock();
+                let Some(queue) = queues.get_mut(origin.id()) else {
+                    return;
+                };
+                // Callers that gave up (their future dropped) take no value.
+                queue.retain(|w| !w.is_closed());
+                if queue.is_empty() {
+                    queues.remove(origin.id());
+                    return;
+                }
+                let k = queue.len().min(ROUND_CAP);
+                queue.drain(..k).collect()
+            };
+            let n = round.len() as u64;
+            match origin.observed(&self.stats, Mode::Coalesced, n).await {
+                Ok(r) => {
+                    self.stats.reserved(r.range.len(), r.retries);
+                    let served = round
+                        .len()
+                        .min(usize::try_from(r.range.len()).unwrap_or(usize::MAX));
+                    let left: Vec<Waiter> = round.split_off(served);
+                    for (waiter, value) in round.into_iter().zip(r.range.iter()) {
+                        if waiter.send(Ok(value)).is_err() {
+                            self.stats.wasted(1); // the caller gave up meanwhile
+                        }
+                    }
+                    if !left.is_empty() {
+                        let mut queues = self.lock();
+                        let queue = queues.entry(origin.id().to_owned()).or_default();
+                        for waiter in left.into_iter().rev() {
+                            queue.push_front(waiter);
+                        }
+                    }
+                }
+                Err(e) => {
+                    for waiter in round {
+                        let _ = waiter.send(Err(e.clone()));
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use futures_util::FutureExt;
+
+    use crate::{Error, Scope, Sequence, SequenceOptions};
+
+    /// `n` tasks each ask `seq` for one value at once; their results in task order.
+    async fn at_once(seq: &Sequence, n: usize) -> Vec<crate::Result<i64>> {
+        let tasks: Vec<_> = (0..n)
+            .map(|_| {
+                let seq = seq.clone();
+                tokio::spawn(async move { seq.next().await })
+            })
+            .collect();
+        let mut results = Vec::new();
+        for t in tasks {
+            results.push(t.await.unwrap());
+        }
+        results
+    }
+
+    // The in-memory store answers at once, so callers on one thread never wait together; the
+    // tests of callers that do are in `tests/it/allocator.rs`, with a store that takes its time.
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn every_value_is_handed_out_once_across_threads() {
+        let seq = Sequence::in_memory(SequenceOptions::builder("c").build()).unwrap();
+        let tasks: Vec<_> = (0..8)
+            .map(|_| {
+                let seq = seq.clone();
+                tokio::spawn(async move {
+                    let mut got = Vec::new();
+                    for _ in 0..500 {
+                        got.push(seq.next().await.unwrap());
+                    }
+                    got
+                })
+            })
+            .collect();
+        let mut all = HashSet::new();
+        for t in tasks {
+            for v in t.await.unwrap() {
+                assert!(all.insert(v), "{v} handed out twice");
+            }
+        }
+        assert_eq!(all, (1..=4000).collect::<HashSet<_>>());
+        let stats = seq.stats();
+        assert_eq!(
+            (stats.reserved, stats.issued, stats.waits),
+            (4000, 4000, 4000)
+        );
+        assert_eq!(seq.current().await.unwrap(), Some(4000));
+    }
+
+    #[tokio::test]
+    async fn near_the_end_the_callers_that_fit_are_served_and_the_rest_get_the_exhaustion() {
+        let seq = Sequence::in_memory(SequenceOptions::builder("c").max(10).build()).unwrap();
+        seq.set_next(8).await.unwrap();
+        let results = at_once(&seq, 5).await;
+        let served: Vec<i64> = results
+            .iter()
+            .filter_map(|r| r.as_ref().ok().copied())
+            .collect();
+        assert_eq!(served, [8, 9, 10]);
+        for r in &results[3..] {
+            assert!(
+                matches!(
+                    r,
+                    Err(Error::Exhausted {
+                        last: 10,
+                        max: 10,
+                        ..
+                    })
+                ),
+                "{r:?}"
+            );
+        }
+        assert_eq!(
+            seq.current().await.unwrap(),
+            Some(10),
+            "nothing beyond the end"
+        );
+    }
+
+    #[tokio::test]
+    async fn the_counters_of_different_scopes_are_served_apart() {
+        let seq = Sequence::in_memory(SequenceOptions::builder("c").scope(["t"]).build()).unwrap();
+        let a = seq.in_scope(Scope::new().with("t", "a")).unwrap();
+        let b = seq.in_scope(Scope::new().with("t", "b")).unwrap();
+        let tasks: Vec<_> = (0..20)
+            .map(|i| {
+                let seq = if i % 2 == 0 { a.clone() } else { b.clone() };
+                tokio::spawn(async move { seq.next().await.unwrap() })
+            })
+            .collect();
+        let mut got = (Vec::new(), Vec::new());
+        for (i, t) in tasks.into_iter().enumerate() {
+            let v = t.await.unwrap();
+            if i % 2 == 0 {
+                got.0.push(v)
+            } else {
+                got.1.push(v)
+            }
+        }
+        assert_eq!(got.0, (1..=10).collect::<Vec<_>>());
+        assert_eq!(got.1, (1..=10).collect::<Vec<_>>());
+    }
+
+    /// A scoped sequence numbering 100,000 tenants keeps no queue per tenant: each is removed
+    /// once its callers are served.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_hundred_thousand_scopes_leave_no_queue_behind() {
+        let seq = Sequence::in_memory(SequenceOptions::builder("c").scope(["t"]).build()).unwrap();
+        let tasks: Vec<_> = (0..4)
+            .map(|task| {
+                let seq = seq.clone();
+                tokio::spawn(async move {
+                    for tenant in (task..100_000).step_by(4) {
+                        let scoped = seq.in_scope(Scope::new().with("t", tenant)).unwrap();
+                        assert_eq!(scoped.next().await.unwrap(), 1);
+                    }
+                })
+            })
+            .collect();
+        for t in tasks {
+            t.await.unwrap();
+        }
+        assert_eq!(seq.stats().issued, 100_000);
+        assert_eq!(seq.coalescer_queues(), 0);
+    }
+
+    #[test]
+    fn without_a_runtime_each_caller_reserves_alone() {
+        let seq = Sequence::in_memory(SequenceOptions::builder("c").build()).unwrap();
+        // The in-memory store answers at once: one poll completes each call.
+        let next = || seq.next().now_or_never().expect("no wait").unwrap();
+        assert_eq!((next(), next()), (1, 2));
+        assert_eq!(seq.stats().reservations, 2);
+    }
+}

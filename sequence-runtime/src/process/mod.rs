@@ -1,0 +1,21 @@
+//! The state a process keeps per sequence, apart from how values are made:
+//!
+//! - `registry.rs`: the process-wide maps of what the handles of one sequence share (its
+//!   state, the full shards of a ranges sequence, the queues of gapless groups);
+//! - `memo.rs`: per-thread memos of the handles of models, by collection handle;
+//! - `cache.rs`: a sequence's shared state ([`ProcessState`]) and its cache of reserved
+//!   ranges;
+//! - `cache_state.rs`: what a cache holds under its lock, and the arithmetic of its ranges;
+//! - `coalesce.rs`: one reservation for the callers of a counter waiting together.
+
+mod cache;
+mod cache_state;
+mod coalesce;
+mod memo;
+mod registry;
+
+pub(crate) use cache::{ProcessState, Request};
+pub(crate) use memo::{with_model_shared, HandleMemo};
+pub(crate) use registry::{
+    entries, full_shards, group, place, remove_group, shared, CounterAt, GroupOf,
+};
