@@ -30,6 +30,7 @@
 //! ```
 
 mod batch;
+mod check;
 pub mod defaults;
 mod id;
 mod key;
@@ -42,9 +43,10 @@ pub mod tz;
 mod violation;
 
 pub use batch::{AdaptiveBatch, Batch};
+pub use check::{check, Checked};
 pub use id::{IdField, IdKind, IdNeeds, IdProblems, Message};
 pub use key::Key;
-pub use spec::{check, Checked, Spec};
+pub use spec::Spec;
 pub use strategy::{
     default_proxy, Layout, Stores, Strategy, Unique, UnknownStrategy, SHARD_BOUND_FIELDS,
 };

@@ -20,6 +20,7 @@
 
 mod counter_store;
 mod deployment;
+mod guarded_update;
 mod layout;
 mod memory;
 mod mongo;

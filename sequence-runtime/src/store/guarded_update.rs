@@ -1,0 +1,180 @@
+//! The one guarded update of a counter document in MongoDB: the filter and the update of a
+//! `findAndModify` that reserves values (or moves the counter up to a floor) only where they
+//! fit, and writes nothing otherwise.
+
+use mongodb::bson::{doc, Bson, Document};
+use sequence_rules::limits::MAX_EXACT_DOUBLE;
+
+use super::layout::CounterLayout;
+use crate::id::{Bounds, CounterKey};
+
+/// How far one findAndModify moves a counter: to `max(last issued, floor) + n`.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct CounterMove {
+    pub(super) n: u64,
+    pub(super) floor: Option<i64>,
+}
+
+/// The filter and the update of a step of `key` whose last issued value may be at most
+/// `highest_last`: a reservation of `n` values, above `floor` if given (with `n = 0`, a move
+/// up to `floor`).
+///
+/// Only a number in range matches; anything else (a string, a missing field, a value too close
+/// to `max`) makes the upsert collide with the existing document, and the duplicate key is
+/// classified afterwards. A fractional number matches but is left as it is by the update, and
+/// reported as corrupt. In every failing case nothing is written. Arrays are excluded
+/// explicitly, since a query on an array field matches any of its elements, and a double only
+/// matches while the sum stays an exact integer, so it is never rounded.
+pub(super) fn reservation(
+    layout: &CounterLayout,
+    key: &CounterKey,
+    step: CounterMove,
+    bounds: Bounds,
+    highest_last: i64,
+) -> (Document, Vec<Document>) {
+    let n = step.n;
+    let off = layout.offset();
+    let field = &layout.field;
+    let mut filter = layout.key_filter(key);
+    let (low, high) = (bounds.before_start() + off, highest_last + off);
+    filter.insert(
+        "$or",
+        vec![
+            doc! { field: {
+                "$type": ["int", "long"],
+                "$gte": low,
+                "$lte": high,
+                "$not": { "$type": "array" },
+            } },
+            doc! { field: {
+                "$type": "double",
+                "$gte": low.max(-MAX_EXACT_DOUBLE),
+                "$lte": high.min(MAX_EXACT_DOUBLE.saturating_sub(n as i64)),
+                "$not": { "$type": "array" },
+            } },
+        ],
+    );
+    let current =
+        doc! { "$ifNull": [format!("${field}"), Bson::Int64(bounds.before_start() + off)] };
+    let from = match step.floor {
+        Some(floor) => Bson::Document(doc! { "$max": [current, Bson::Int64(floor + off)] }),
+        None => Bson::Document(current),
+    };
+    let update = vec![doc! { "$set": { field: { "$let": {
+        "vars": { "v": from },
+        "in": { "$cond": [
+            { "$eq": ["$$v", { "$trunc": "$$v" }] },
+            { "$add": ["$$v", Bson::Int64(n as i64)] },
+            "$$v",
+        ] },
+    } } } }];
+    (filter, update)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counter_move(n: u64, floor: Option<i64>) -> CounterMove {
+        CounterMove { n, floor }
+    }
+
+    fn branches(filter: &Document) -> (Document, Document) {
+        let or = filter.get_array("$or").unwrap();
+        let branch = |i: usize| {
+            or[i]
+                .as_document()
+                .unwrap()
+                .get_document("seq")
+                .unwrap()
+                .clone()
+        };
+        (branch(0), branch(1))
+    }
+
+    #[test]
+    fn a_reservation_matches_only_counters_with_room_for_it() {
+        let layout = CounterLayout::new();
+        let bounds = Bounds::new(1, 100).unwrap();
+        let (filter, _) = reservation(
+            &layout,
+            &CounterKey::named("c"),
+            counter_move(10, None),
+            bounds,
+            90,
+        );
+        assert_eq!(filter.get_str("_id"), Ok("c"));
+        let (ints, doubles) = branches(&filter);
+        assert_eq!(
+            (ints.get_i64("$gte"), ints.get_i64("$lte")),
+            (Ok(0), Ok(90))
+        );
+        assert_eq!(
+            (doubles.get_i64("$gte"), doubles.get_i64("$lte")),
+            (Ok(0), Ok(90))
+        );
+    }
+
+    #[test]
+    fn doubles_only_match_while_the_sum_stays_exact() {
+        let layout = CounterLayout::new()
+            .field("n")
+            .stores(crate::options::Stores::NextFree);
+        let bounds = Bounds::new(1, i64::MAX - 1).unwrap();
+        let (filter, update) = reservation(
+            &layout,
+            &CounterKey::named("c"),
+            counter_move(5, None),
+            bounds,
+            i64::MAX - 6,
+        );
+        let n = filter.get_array("$or").unwrap()[1]
+            .as_document()
+            .unwrap()
+            .get_document("n")
+            .unwrap()
+            .clone();
+        // Stored values are one ahead (next free), and a double may reach 2^53 - 1 after the add.
+        assert_eq!(n.get_i64("$gte"), Ok(1));
+        assert_eq!(n.get_i64("$lte"), Ok(MAX_EXACT_DOUBLE - 5));
+        let start = update[0]
+            .get_document("$set")
+            .and_then(|s| s.get_document("n"))
+            .and_then(|n| n.get_document("$let"))
+            .and_then(|l| l.get_document("vars"))
+            .and_then(|v| v.get_document("v"))
+            .and_then(|v| v.get_array("$ifNull"))
+            .unwrap()[1]
+            .clone();
+        assert_eq!(
+            start,
+            Bson::Int64(1),
+            "a new counter starts at `start` - 1 + offset"
+        );
+    }
+
+    #[test]
+    fn a_floor_moves_the_counter_up_first() {
+        let layout = CounterLayout::new();
+        let bounds = Bounds::new(1, 1000).unwrap();
+        let (_, update) = reservation(
+            &layout,
+            &CounterKey::named("c"),
+            counter_move(0, Some(500)),
+            bounds,
+            1000,
+        );
+        let v = update[0]
+            .get_document("$set")
+            .and_then(|s| s.get_document("seq"))
+            .and_then(|n| n.get_document("$let"))
+            .and_then(|l| l.get_document("vars"))
+            .and_then(|v| v.get_document("v"))
+            .unwrap()
+            .clone();
+        assert_eq!(
+            v,
+            doc! { "$max": [{ "$ifNull": ["$seq", Bson::Int64(0)] }, Bson::Int64(500)] }
+        );
+    }
+}
