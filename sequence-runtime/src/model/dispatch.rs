@@ -6,7 +6,8 @@ use std::future::IntoFuture;
 use super::gapless::{self, Docs};
 use super::sequential_id::SequentialId;
 use super::{
-    cached, counted, document_scope, generated_ids, group, in_session, proxy, random, upsert,
+    cached_id, counter_ids, document_scope, gapless_group, generated_ids, in_session, proxy,
+    random_ids, upsert,
 };
 use crate::action::{InsertManyWithIds, InsertWithId, NextId, NextIdFuture, UpsertWithId};
 use crate::error::{Error, Result};
@@ -46,14 +47,14 @@ impl<'a, T: SequentialId> IntoFuture for InsertWithId<'a, T> {
                 if options.is_some_and(|o| o.write_concern.is_some()) {
                     return Err(gapless_write_concern());
                 }
-                return group::insert_one(doc, coll, &T::sequence(coll), options).await;
+                return gapless_group::insert_one(doc, coll, &T::sequence(coll), options).await;
             }
             if config.unique == Unique::Proxy {
                 return proxy::insert_one(doc, coll, options).await;
             }
             match config.strategy {
-                Strategy::Random => random::insert_one(doc, coll, None, options).await,
-                s if s.uses_counters() => counted::insert_one(doc, coll, options).await,
+                Strategy::Random => random_ids::insert_one(doc, coll, None, options).await,
+                s if s.uses_counters() => counter_ids::insert_one(doc, coll, options).await,
                 _ => {
                     let id = T::Id::from_generated(generated_ids::value(config.strategy)?)?;
                     doc.set_id(id.clone());
@@ -101,7 +102,9 @@ impl<'a, T: SequentialId> IntoFuture for InsertManyWithIds<'a, T> {
                 return Ok(ids);
             }
             match config.strategy {
-                Strategy::Random => return random::insert_many(docs, coll, session, options).await,
+                Strategy::Random => {
+                    return random_ids::insert_many(docs, coll, session, options).await
+                }
                 s if !s.is_numeric() => {
                     return generated_ids::insert_many(docs, coll, session, options).await
                 }
@@ -120,7 +123,7 @@ impl<'a, T: SequentialId> IntoFuture for InsertManyWithIds<'a, T> {
                 let seq = T::sequence(coll);
                 return gapless::insert(Docs::Many(docs, options), coll, &seq).await;
             }
-            counted::insert_many(docs, coll, options).await
+            counter_ids::insert_many(docs, coll, options).await
         })
     }
 }
@@ -153,7 +156,7 @@ impl<'a, T: SequentialId> IntoFuture for NextId<'a, T> {
 
     fn into_future(self) -> Self::IntoFuture {
         if self.session.is_none() {
-            if let Some(value) = cached::cached_id(self.coll) {
+            if let Some(value) = cached_id::cached_id(self.coll) {
                 return NextIdFuture::cached(value);
             }
         }

@@ -6,7 +6,7 @@ use mongodb::options::{InsertManyOptions, InsertOneOptions};
 use mongodb::{ClientSession, Collection};
 
 use super::sequential_id::SequentialId;
-use super::{document_scope, proxy, random, skip_ahead};
+use super::{document_scope, proxy, random_ids, skip_ahead};
 use crate::error::driver::Access;
 use crate::error::{Error, Result};
 use crate::sequence::Issued;
@@ -39,7 +39,7 @@ pub(crate) async fn insert_one<T: SequentialId>(
     let proxy = T::SEQUENCE.unique == Unique::Proxy;
     let (id, issued) = match T::SEQUENCE.strategy {
         Strategy::Random if !proxy => {
-            return random::insert_one(doc, coll, Some(session), options).await
+            return random_ids::insert_one(doc, coll, Some(session), options).await
         }
         Strategy::Counter => {
             let seq = document_scope::for_document(T::sequence(coll), &*doc)?;

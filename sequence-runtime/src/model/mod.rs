@@ -5,13 +5,13 @@
 //! - `dispatch.rs`: awaiting a model's action, by strategy;
 //! - `in_session.rs`: the paths of writes in the caller's session;
 //! - `insert.rs`: the insert of one document, sent again while its outcome is unknown;
-//! - `counted.rs`: inserts of the counter strategies, a number per document;
-//! - `cached.rs`: the hot path of batched counters;
+//! - `counter_ids.rs`: inserts of the counter strategies, a number per document;
+//! - `cached_id.rs`: the hot path of batched counters;
 //! - `skip_ahead.rs`: inserts that meet IDs already stored move the counter past them;
 //! - `gapless.rs`: the counter update and the insert in one transaction;
-//! - `group.rs`: concurrent gapless inserts committed together;
+//! - `gapless_group.rs`: concurrent gapless inserts committed together;
 //! - `transaction.rs`: the retries and commits of the paths that write in a transaction;
-//! - `random.rs`: inserts that draw again on a collision;
+//! - `random_ids.rs`: inserts that draw again on a collision;
 //! - `generated_ids.rs`: inserts of UUIDs and ObjectIds;
 //! - `proxy.rs`: `unique = "proxy"`, a claim and the write in one transaction;
 //! - `upsert.rs`, `upsert_parts.rs`: update the document a filter matches, or insert with a
@@ -19,18 +19,18 @@
 //! - `document_scope.rs`: the counter of a document's scope;
 //! - `handle.rs`: a model's `Sequence`, built once per collection handle and thread.
 
-mod cached;
-mod counted;
+mod cached_id;
+mod counter_ids;
 mod dispatch;
 mod document_scope;
 mod gapless;
+mod gapless_group;
 mod generated_ids;
-mod group;
 mod handle;
 mod in_session;
 mod insert;
 mod proxy;
-mod random;
+mod random_ids;
 mod sequential_id;
 mod skip_ahead;
 mod transaction;

@@ -506,7 +506,7 @@ impl<T: SequentialId> Claimed<'_, '_, T> {
                 if self.draws < attempts {
                     Failure::Collided
                 } else {
-                    Failure::Fatal(super::random::exhausted(self.coll, self.seq, attempts))
+                    Failure::Fatal(super::random_ids::exhausted(self.coll, self.seq, attempts))
                 }
             }
         }

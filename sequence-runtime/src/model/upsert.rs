@@ -13,7 +13,7 @@ use mongodb::options::FindOneAndUpdateOptions;
 use mongodb::{ClientSession, Collection};
 use sequence_rules::Unique;
 
-use super::cached;
+use super::cached_id;
 use super::document_scope;
 use super::insert;
 use super::proxy;
@@ -47,7 +47,7 @@ async fn number<T: SequentialId>(
         return Ok((T::Id::from_counter(seq.next().await?)?, None));
     }
     if session.is_none() {
-        if let Some(value) = cached::cached_id(coll) {
+        if let Some(value) = cached_id::cached_id(coll) {
             let issued = seq.issued(value)?;
             return Ok((T::Id::from_counter(value)?, Some((seq, issued))));
         }

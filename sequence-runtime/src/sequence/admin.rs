@@ -2,6 +2,8 @@
 //! back, purge old periods, and move counters up to the IDs already stored. Each but `release`
 //! is awaited through its action (`crate::action`), which adds the public method.
 
+use std::sync::Arc;
+
 use jiff::civil::DateTime;
 use mongodb::bson::Document;
 use mongodb::{ClientSession, Collection};
@@ -9,6 +11,7 @@ use mongodb::{ClientSession, Collection};
 use super::Sequence;
 use crate::error::{Error, Result};
 use crate::observability::ADMIN;
+use crate::store::CounterStore;
 use crate::sync::{self, Source, SyncReport, SyncedCounter, Target};
 
 impl Sequence {
@@ -115,8 +118,7 @@ impl Sequence {
         before: DateTime,
         session: Option<&mut ClientSession>,
     ) -> Result<u64> {
-        let period = self.period_before(before)?;
-        let (store, name) = (&self.engine()?.store, &self.state.options.name);
+        let (store, name, period) = self.periods_before(before)?;
         store.delete_periods_before(name, &period, session).await
     }
 
@@ -127,14 +129,14 @@ impl Sequence {
         before: DateTime,
         session: Option<&mut ClientSession>,
     ) -> Result<u64> {
-        let period = self.period_before(before)?;
-        let (store, name) = (&self.engine()?.store, &self.state.options.name);
+        let (store, name, period) = self.periods_before(before)?;
         store.count_periods_before(name, &period, session).await
     }
 
-    /// The canonical period `before` falls in, for purging the periods before it: refused
-    /// after the current period, and for a sequence without periods.
-    fn period_before(&self, before: DateTime) -> Result<String> {
+    /// The store, the name and the canonical period `before` falls in, for purging (or
+    /// counting) the counters of the periods before it: refused after the current period, and
+    /// for a sequence without periods.
+    fn periods_before(&self, before: DateTime) -> Result<(&Arc<dyn CounterStore>, &str, String)> {
         let engine = self.engine()?;
         let name = &self.state.options.name;
         let format = &engine.format;
@@ -161,7 +163,7 @@ impl Sequence {
                 ),
             });
         }
-        Ok(format.canonical(given))
+        Ok((&engine.store, name, format.canonical(given)))
     }
 
     /// Moves every counter up to the highest ID stored for it in `coll` (see

@@ -4,7 +4,7 @@
 use mongodb::options::{InsertManyOptions, InsertOneOptions};
 use mongodb::Collection;
 
-use super::cached;
+use super::cached_id;
 use super::document_scope;
 use super::insert;
 use super::sequential_id::SequentialId;
@@ -21,7 +21,7 @@ pub(crate) async fn insert_one<T: SequentialId>(
     coll: &Collection<T>,
     options: Option<&InsertOneOptions>,
 ) -> Result<T::Id> {
-    let (id, taken) = match cached::cached_id(coll) {
+    let (id, taken) = match cached_id::cached_id(coll) {
         Some(value) => (T::Id::from_counter(value)?, Taken::Cached(value)),
         None => {
             let seq = document_scope::for_document(T::sequence(coll), doc)?;
