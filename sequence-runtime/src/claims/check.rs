@@ -5,8 +5,8 @@
 use mongodb::bson::{doc, Bson, Document};
 use mongodb::Cursor;
 
+use super::claims_report::{ClaimsReport, OrphanClaim, UnclaimedDocument};
 use super::collections::Claims;
-use super::report::{ClaimsReport, OrphanClaim, UnclaimedDocument};
 use crate::error::driver::Access;
 use crate::error::{Error, Result, SharedId};
 

@@ -6,7 +6,7 @@ use mongodb::bson::{doc, Bson, Document};
 use mongodb::{Collection, Cursor};
 use sequence_rules::default_proxy;
 
-use super::report::ClaimsReport;
+use super::claims_report::ClaimsReport;
 use crate::error::driver::Access;
 use crate::error::{Error, Result};
 

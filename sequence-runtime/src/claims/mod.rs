@@ -31,14 +31,14 @@
 //! ```
 
 mod check;
+mod claims_report;
 mod collections;
 mod repair;
-mod report;
 
 pub(crate) use check::check;
+pub use claims_report::{ClaimsReport, OrphanClaim, RepairReport, UnclaimedDocument};
 pub use collections::Claims;
 pub(crate) use repair::repair;
-pub use report::{ClaimsReport, OrphanClaim, RepairReport, UnclaimedDocument};
 
 /// The items of each kind a report lists by default.
 pub const DEFAULT_LIMIT: usize = 100;

@@ -4,8 +4,8 @@
 use mongodb::bson::{doc, Bson, Document};
 
 use super::check::{orphan, unclaimed};
+use super::claims_report::{OrphanClaim, RepairReport, UnclaimedDocument};
 use super::collections::Claims;
-use super::report::{OrphanClaim, RepairReport, UnclaimedDocument};
 use crate::error::driver::{is_duplicate_key, DUPLICATE_KEY_CODES};
 use crate::error::{Error, Result};
 

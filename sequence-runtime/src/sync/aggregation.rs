@@ -18,7 +18,7 @@ use mongodb::{ClientSession, Collection};
 use sequence_rules::limits::MAX_EXACT_DOUBLE;
 use sequence_rules::pattern::Pattern;
 
-use super::report::{SyncReport, SyncedCounter};
+use super::sync_report::{SyncReport, SyncedCounter};
 use crate::error::driver::Access;
 use crate::error::{Error, Result};
 use crate::id::{Bounds, CounterKey, Format, Scope};

@@ -17,8 +17,8 @@
 
 mod aggregation;
 mod highest;
-mod report;
+mod sync_report;
 
 pub(crate) use aggregation::{sync, Source, Target};
 pub(crate) use highest::{IdForm, StoredIds};
-pub use report::{SyncReport, SyncedCounter};
+pub use sync_report::{SyncReport, SyncedCounter};
