@@ -10,7 +10,8 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::ProvisionError;
+use crate::env_vars::{CACHE_DIR_ENV, MONGOD_BINARY_ENV};
+use crate::error::ProvisionError;
 
 /// MongoDB server version that is downloaded when no `mongod` is available.
 pub(crate) const FETCHED_VERSION: &str = "6.0.5";
@@ -34,7 +35,7 @@ fn env_var(name: &str) -> Option<OsString> {
 }
 
 fn locate(env: impl Fn(&str) -> Option<OsString>) -> Result<PathBuf, ProvisionError> {
-    if let Some(path) = env(crate::MONGOD_BINARY_ENV) {
+    if let Some(path) = env(MONGOD_BINARY_ENV) {
         let path = PathBuf::from(path);
         if !path.is_file() {
             return Err(ProvisionError::new(format!(
@@ -77,7 +78,7 @@ fn locate(env: impl Fn(&str) -> Option<OsString>) -> Result<PathBuf, ProvisionEr
 /// The cache directory: `$MONGO_SEQUENCE_CACHE`, else
 /// `$XDG_CACHE_HOME/mongo-sequence`, else `$HOME/.cache/mongo-sequence`.
 pub(crate) fn cache_dir(env: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
-    if let Some(dir) = env(crate::CACHE_DIR_ENV) {
+    if let Some(dir) = env(CACHE_DIR_ENV) {
         return Some(PathBuf::from(dir));
     }
     if let Some(dir) = env("XDG_CACHE_HOME") {
