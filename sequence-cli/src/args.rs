@@ -1,0 +1,428 @@
+//! The arguments of the command line: the commands, their flags and what the flags are read
+//! as.
+
+use clap::{Args, Parser, Subcommand};
+use mongodb::bson::{Bson, Document};
+use mongodb::Client;
+use sequence_runtime::claims::{self, Claims};
+use sequence_runtime::jiff::civil::Date;
+use sequence_runtime::{
+    id::Bounds, options::Layout, options::SequenceOptionsBuilder, options::Stores,
+    store::StoredCounter, SequenceOptions,
+};
+use serde_json::Value;
+
+use crate::failure::Failure;
+use crate::server;
+
+/// The command line.
+#[derive(Parser)]
+#[command(
+    name = "mongo-sequence",
+    version,
+    about = "List, show, take, set, delete, sync and purge the counters of mongo-sequence, and \
+             check and repair the claims of a proxy collection"
+)]
+pub(crate) struct Cli {
+    /// The MongoDB connection string.
+    #[arg(long, env = "MONGODB_URI", global = true, hide_env_values = true)]
+    pub(crate) uri: Option<String>,
+    /// The collection that holds the counters.
+    #[arg(long, default_value = "counters", global = true)]
+    pub(crate) counters: String,
+    /// Prints JSON for scripts instead of a table; errors too, as `{"error": …, "hint": …}` on
+    /// stderr.
+    #[arg(long, global = true)]
+    pub(crate) json: bool,
+    /// The command to run.
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+/// The commands.
+#[derive(Subcommand)]
+pub(crate) enum Command {
+    /// Lists the counters of a database, with the room each has left.
+    ///
+    /// Each counter decoded: name, period, scope, shard, layout, last issued, and the room left
+    /// before `max` (of a shard: its `hi`) with the share used.
+    List {
+        /// The database.
+        db: String,
+        /// Lists only the counters whose name matches PATTERN: a name, or a pattern where `*`
+        /// stands for any text and `?` for one character (`inv*`).
+        #[arg(long, value_name = "PATTERN")]
+        name: Option<String>,
+        #[command(flatten)]
+        limits: Limits,
+        #[command(flatten)]
+        shape: Shape,
+    },
+    /// Shows one counter, with the room it has left.
+    Show {
+        /// The database.
+        db: String,
+        #[command(flatten)]
+        counter: CounterArgs,
+        #[command(flatten)]
+        limits: Limits,
+    },
+    /// Takes N values from a counter (default 1), as `nextval` does.
+    ///
+    /// The values are issued: no other caller gets them. The counter's options are given as
+    /// `sync` takes them.
+    Next(NextArgs),
+    /// Makes VALUE the next value a counter issues.
+    ///
+    /// Refuses a VALUE outside `start..=max` (of a shard: its slice `lo..=hi`), and moving the
+    /// counter backwards without `--force`. Running processes keep the ranges they already
+    /// hold.
+    SetNext {
+        /// The database.
+        db: String,
+        #[command(flatten)]
+        counter: CounterArgs,
+        /// The next value to issue.
+        value: i64,
+        #[command(flatten)]
+        limits: Limits,
+        /// Allows moving the counter backwards (only if no document uses the values again).
+        #[arg(long)]
+        force: bool,
+        /// Says what would change, and changes nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Deletes the counters of a sequence (with `--force`).
+    ///
+    /// Every counter document of the sequence (its periods, scope values and shards), or the
+    /// one `--period`, `--scope` or `--shard` name. Needs `--force`; `--dry-run` lists them and
+    /// deletes nothing. A deleted counter starts again at `start`.
+    Delete {
+        /// The database.
+        db: String,
+        #[command(flatten)]
+        counter: CounterArgs,
+        /// Deletes them.
+        #[arg(long)]
+        force: bool,
+        /// Lists what would be deleted, and deletes nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Moves the counters of a sequence up to the highest ID stored in a collection.
+    ///
+    /// As `sync_counters` does: one counter per period, scope value or shard; never down.
+    Sync(SyncArgs),
+    /// Checks the claims of a proxy collection (`unique = "proxy"`) against a collection.
+    ///
+    /// Lists the documents without a claim of their ID, the claims no document holds (their
+    /// document is gone, or holds another ID), and the IDs held by more than one document.
+    /// Writes nothing. Exit status 3 when it finds any of these.
+    Check(ClaimsArgs),
+    /// Claims the documents of a collection that have no claim in its proxy collection.
+    ///
+    /// Refuses (exit 1, listing them) when two documents hold one ID. With `--prune` it also
+    /// deletes the claims no document holds, whose IDs may then be given again.
+    Repair {
+        #[command(flatten)]
+        claims: ClaimsArgs,
+        /// Also deletes the claims whose document is gone (or holds another ID now).
+        #[arg(long)]
+        prune: bool,
+        /// Says what would be claimed and deleted, and writes nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Deletes the counters of a sequence's periods before the one DATE falls in.
+    PurgeBefore(PurgeBeforeArgs),
+}
+
+/// Which counter: a name, and the period, scope values or shard of a counter of a period,
+/// scope or shard.
+#[derive(Args)]
+pub(crate) struct CounterArgs {
+    /// The sequence name.
+    pub(crate) name: String,
+    /// The canonical period, such as `20251122` (for a prefix with date tokens).
+    #[arg(long)]
+    pub(crate) period: Option<String>,
+    /// A scope value, as `field=value` (repeat for several fields). The value is read as JSON
+    /// where it is JSON (`year=2025` is a number), else as text (`tenant=acme`).
+    #[arg(long = "scope", value_parser = scope_value)]
+    pub(crate) scope: Vec<(String, Bson)>,
+    /// The shard, for a sequence of the `ranges` strategy (`{ _id: { seq: NAME, shard: K } }`).
+    #[arg(long, value_name = "K")]
+    pub(crate) shard: Option<u32>,
+    /// The counter is in mongoose-sequence's layout.
+    #[arg(long)]
+    pub(crate) mongoose: bool,
+    /// What the counter field is called and holds.
+    #[command(flatten)]
+    pub(crate) shape: Shape,
+}
+
+/// What the counter field is called and what it holds, for counters written by other code.
+#[derive(Args)]
+pub(crate) struct Shape {
+    /// The name of the counter field (default `seq`), such as `sequence` or `COUNT`.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) field: Option<String>,
+    /// What the counter field holds: `last_issued` (default) or `next_free`.
+    #[arg(long, value_parser = stores)]
+    pub(crate) stores: Option<Stores>,
+}
+
+impl Shape {
+    /// The name of the counter field, `seq` when not given.
+    pub(crate) fn field(&self) -> &str {
+        self.field.as_deref().unwrap_or(DEFAULT_FIELD)
+    }
+
+    /// What the counter field holds, `last_issued` when not given.
+    fn stores(&self) -> Stores {
+        self.stores.unwrap_or_default()
+    }
+
+    /// The counter `doc` holds, if it is a counter document.
+    pub(crate) fn decode(&self, doc: &Document) -> Option<StoredCounter> {
+        StoredCounter::decode_with(doc, self.field(), self.stores())
+    }
+}
+
+/// The counter field of the default options.
+const DEFAULT_FIELD: &str = "seq";
+
+/// The values of the counters read: `start..=max`, for the room they have left.
+#[derive(Args)]
+pub(crate) struct Limits {
+    /// The first value of the counters (default 1); of a shard, its `lo` is used.
+    #[arg(long)]
+    pub(crate) start: Option<i64>,
+    /// The largest value of the counters (default 9223372036854775807, i64::MAX); of a shard,
+    /// its `hi` is used.
+    #[arg(long)]
+    pub(crate) max: Option<i64>,
+}
+
+impl Limits {
+    /// `start..=max` as given, each at the default of the options when not given.
+    pub(crate) fn bounds(&self, name: &str) -> Result<Bounds, Failure> {
+        let mut options = SequenceOptions::builder(name);
+        if let Some(v) = self.start {
+            options = options.start(v);
+        }
+        if let Some(v) = self.max {
+            options = options.max(v);
+        }
+        Ok(options.build().validate()?)
+    }
+}
+
+/// The options of a sequence, as its counters were configured.
+#[derive(Args)]
+pub(crate) struct SequenceArgs {
+    /// The period prefix pattern of the IDs, such as `INV-YYMMDD-`.
+    #[arg(long)]
+    pub(crate) prefix: Option<String>,
+    /// The digits of the zero-padded counter part.
+    #[arg(long)]
+    pub(crate) width: Option<u8>,
+    /// The IANA time zone of the periods.
+    #[arg(long)]
+    tz: Option<String>,
+    /// The exact number of digits of every ID.
+    #[arg(long)]
+    digits: Option<u8>,
+    /// The first value of the sequence.
+    #[arg(long)]
+    start: Option<i64>,
+    /// The largest value of the sequence.
+    #[arg(long)]
+    max: Option<i64>,
+    /// The number of shards of a ranges sequence.
+    #[arg(long)]
+    shards: Option<u32>,
+    /// The counters are in mongoose-sequence's layout.
+    #[arg(long)]
+    mongoose: bool,
+}
+
+impl SequenceArgs {
+    /// The options of sequence `name` with counters in `counters`, of the counter field `field`
+    /// holding `stores`.
+    pub(crate) fn options(
+        &self,
+        name: &str,
+        counters: &str,
+        field: Option<&str>,
+        stores: Option<Stores>,
+    ) -> SequenceOptionsBuilder {
+        let mut options = SequenceOptions::builder(name).counters(counters);
+        if let Some(v) = &self.prefix {
+            options = options.prefix(v);
+        }
+        if let Some(v) = self.width {
+            options = options.width(v);
+        }
+        if let Some(v) = &self.tz {
+            options = options.tz(v);
+        }
+        if let Some(v) = self.digits {
+            options = options.digits(v);
+        }
+        if let Some(v) = self.start {
+            options = options.start(v);
+        }
+        if let Some(v) = self.max {
+            options = options.max(v);
+        }
+        if let Some(v) = self.shards {
+            options = options.ranges(v);
+        }
+        if self.mongoose {
+            options = options.layout(Layout::Mongoose);
+        }
+        if let Some(v) = field {
+            options = options.field(v);
+        }
+        if let Some(v) = stores {
+            options = options.stores(v);
+        }
+        options
+    }
+}
+
+/// The arguments of `next`.
+#[derive(Args)]
+pub(crate) struct NextArgs {
+    /// The database.
+    pub(crate) db: String,
+    /// The sequence name.
+    pub(crate) name: String,
+    /// How many values to take.
+    #[arg(default_value_t = 1)]
+    pub(crate) n: u64,
+    /// A scope value, as `field=value` (repeat for several fields): the values come from the
+    /// counter of that scope.
+    #[arg(long = "scope", value_parser = scope_value)]
+    pub(crate) scope: Vec<(String, Bson)>,
+    /// The options of the sequence.
+    #[command(flatten)]
+    pub(crate) sequence: SequenceArgs,
+    /// What the counter field is called and holds.
+    #[command(flatten)]
+    pub(crate) shape: Shape,
+}
+
+/// The arguments of `sync`.
+#[derive(Args)]
+pub(crate) struct SyncArgs {
+    /// The collection whose documents hold the IDs, as `DB.COLLECTION`.
+    pub(crate) target: String,
+    /// The sequence name.
+    #[arg(long)]
+    pub(crate) name: String,
+    /// The field the documents store the ID in.
+    #[arg(long, default_value = "_id")]
+    pub(crate) field: String,
+    /// The IDs are text (`String` IDs); by default they are numbers.
+    #[arg(long)]
+    pub(crate) text: bool,
+    /// The options of the sequence.
+    #[command(flatten)]
+    pub(crate) sequence: SequenceArgs,
+    /// A scope field (repeat for several): one counter per value.
+    #[arg(long = "scope")]
+    pub(crate) scope: Vec<String>,
+    /// The name of the counters' counter field (default `seq`); `--field` is the IDs' field.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) counter_field: Option<String>,
+    /// What the counter field holds: `last_issued` (default) or `next_free`.
+    #[arg(long, value_parser = stores)]
+    pub(crate) stores: Option<Stores>,
+    /// Says what would move, and moves nothing.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+}
+
+/// A collection and the proxy collection that holds the claims of its IDs.
+#[derive(Args)]
+pub(crate) struct ClaimsArgs {
+    /// The collection whose documents hold the IDs, as `DB.COLLECTION`.
+    target: String,
+    /// The field the documents store the ID in, as stored (`_id`, `number`).
+    #[arg(long)]
+    field: String,
+    /// A scope field, as stored, in the model's `scope` order (repeat for several): IDs are
+    /// unique per scope values.
+    #[arg(long = "scope", value_name = "FIELD")]
+    scope: Vec<String>,
+    /// The proxy collection, in the same database (default `<COLLECTION>.claims.<FIELD>`).
+    #[arg(long, value_name = "NAME")]
+    proxy: Option<String>,
+    /// The most items of each kind listed (all are counted).
+    #[arg(long, default_value_t = claims::DEFAULT_LIMIT)]
+    pub(crate) limit: usize,
+}
+
+impl ClaimsArgs {
+    /// The claims of the collection and proxy collection named.
+    pub(crate) fn claims(&self, client: &Client) -> Result<Claims, Failure> {
+        let (db, target) = server::collection(client, &self.target)?;
+        let claims = match &self.proxy {
+            Some(proxy) => Claims::new(&target, &self.field, &db.collection(proxy)),
+            None => Claims::with_default_proxy(&target, &self.field),
+        };
+        Ok(claims.scope(self.scope.iter().cloned()))
+    }
+}
+
+/// The arguments of `purge-before`.
+#[derive(Args)]
+pub(crate) struct PurgeBeforeArgs {
+    /// The database.
+    pub(crate) db: String,
+    /// The sequence name.
+    pub(crate) name: String,
+    /// A date (YYYY-MM-DD) in the sequence's time zone.
+    pub(crate) date: Date,
+    /// The sequence's period prefix pattern, such as `INV-YYMMDD-`.
+    #[arg(long)]
+    pub(crate) prefix: String,
+    /// The IANA time zone of the periods (default UTC).
+    #[arg(long)]
+    pub(crate) tz: Option<String>,
+    /// Says how many counters would be deleted, and deletes nothing.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+}
+
+/// `--force` and `--dry-run` of a write.
+#[derive(Clone, Copy)]
+pub(crate) struct Change {
+    /// Whether to write what is refused without `--force`.
+    pub(crate) force: bool,
+    /// Whether to say what would be written, and write nothing.
+    pub(crate) dry_run: bool,
+}
+
+/// `field=value`, the value as JSON where it is JSON, else as text.
+fn scope_value(arg: &str) -> Result<(String, Bson), String> {
+    let (field, value) = arg
+        .split_once('=')
+        .ok_or_else(|| format!("`{arg}` is not `field=value`"))?;
+    let value = match serde_json::from_str::<Value>(value) {
+        Ok(json) => Bson::try_from(json).map_err(|e| e.to_string())?,
+        Err(_) => Bson::String(value.to_owned()),
+    };
+    Ok((field.to_owned(), value))
+}
+
+/// `last_issued` or `next_free`.
+fn stores(arg: &str) -> Result<Stores, String> {
+    Stores::from_name(arg).ok_or_else(|| {
+        let names: Vec<&str> = Stores::ALL.iter().map(|s| s.name()).collect();
+        format!("`{arg}` is not one of {}", names.join(", "))
+    })
+}

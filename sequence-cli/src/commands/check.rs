@@ -1,0 +1,20 @@
+//! `check`: the claims of a proxy collection against its collection.
+
+use mongodb::Client;
+
+use crate::args::ClaimsArgs;
+use crate::failure::{Failure, PROBLEMS_FOUND};
+use crate::output::{check_text, Output};
+
+/// Checks the claims `args` names; exit status [`PROBLEMS_FOUND`] when it finds problems.
+pub(crate) async fn run(client: &Client, args: &ClaimsArgs, out: &Output) -> Result<(), Failure> {
+    let claims = args.claims(client)?;
+    let report = claims.check().limit(args.limit).await?;
+    let json = serde_json::to_value(&report).map_err(|e| Failure::error(e.to_string()))?;
+    out.print(json, || check_text(&report, args.limit));
+    if report.is_clean() {
+        Ok(())
+    } else {
+        Err(Failure::error("problems found").status(PROBLEMS_FOUND))
+    }
+}

@@ -1,0 +1,114 @@
+//! `delete`: deletes the counters of a sequence, or the one of a period, scope or shard.
+
+use mongodb::bson::{doc, Document};
+use mongodb::options::{CollectionOptions, WriteConcern};
+use mongodb::Database;
+use sequence_runtime::Scope;
+use serde_json::json;
+
+use crate::args::{Change, CounterArgs, Limits};
+use crate::counters::{find, shard_alone};
+use crate::failure::Failure;
+use crate::output::{ranges_held_warning, rows, Output};
+
+/// The filter of the counter documents `delete` deletes: every counter of the sequence, or the
+/// one of the period, scope or shard given.
+fn filter(args: &CounterArgs) -> Result<Document, Failure> {
+    shard_alone(args)?;
+    let scope = (!args.scope.is_empty()).then(|| Scope::from_values(args.scope.iter().cloned()));
+    if args.mongoose {
+        if args.period.is_some() {
+            return Err(Failure::usage(
+                "mongoose-sequence's layout has no periods: `--period` does not apply",
+            ));
+        }
+        let mut filter = doc! { "id": &args.name };
+        if let Some(scope) = &scope {
+            filter.insert("reference_value", scope.document());
+        }
+        if let Some(shard) = args.shard {
+            filter.insert("reference_value", doc! { "shard": shard as i32 });
+        }
+        return Ok(filter);
+    }
+    let mut filter = doc! { "_id.seq": &args.name };
+    if let Some(period) = &args.period {
+        filter.insert("_id.period", period);
+    }
+    if let Some(scope) = &scope {
+        filter.insert("_id.scope", scope.key_document());
+    }
+    if let Some(shard) = args.shard {
+        filter.insert("_id.shard", shard as i32);
+    }
+    if args.period.is_none() && scope.is_none() && args.shard.is_none() {
+        filter = doc! { "$or": [{ "_id": &args.name }, filter] };
+    }
+    Ok(filter)
+}
+
+/// Deletes the counters `args` names in `counters` of `db`, with `--force`.
+pub(crate) async fn run(
+    db: &Database,
+    counters: &str,
+    args: &CounterArgs,
+    change: Change,
+    out: &Output,
+) -> Result<(), Failure> {
+    let filter = filter(args)?;
+    let options = CollectionOptions::builder()
+        .write_concern(WriteConcern::majority())
+        .build();
+    let coll = db.collection_with_options::<Document>(counters, options);
+    let found = find(&coll, filter.clone(), &args.shape).await?;
+    let place = format!("{}.{counters}", db.name());
+    let name = &args.name;
+    if found.is_empty() {
+        return Err(
+            Failure::error(format!("no counter of `{name}` to delete in `{place}`")).hint(format!(
+                "`mongo-sequence list {} --name '{name}*'` shows the counters there",
+                db.name()
+            )),
+        );
+    }
+    if !change.force && !change.dry_run {
+        return Err(Failure::usage(format!(
+            "refusing to delete {} counter(s) of `{name}` in `{place}` without --force",
+            found.len()
+        ))
+        .hint(
+            "--dry-run lists them; --force deletes them, and their values start again at `start`",
+        ));
+    }
+    let deleted = if change.dry_run {
+        found.len() as u64
+    } else {
+        coll.delete_many(filter).await?.deleted_count
+    };
+    let bounds = Limits {
+        start: None,
+        max: None,
+    }
+    .bounds(name)?;
+    let (json, text) = rows(&found, args.shape.field(), bounds);
+    let warning = ranges_held_warning(name);
+    let verb = if change.dry_run {
+        "would delete"
+    } else {
+        "deleted"
+    };
+    out.print(
+        json!({
+            "name": name,
+            "deleted": deleted,
+            "dry_run": change.dry_run,
+            "counters": json,
+            "warning": warning,
+        }),
+        || format!("{text}\n{verb} {deleted} counter(s) of `{name}` in `{place}`"),
+    );
+    if !change.dry_run {
+        out.warn(&warning);
+    }
+    Ok(())
+}

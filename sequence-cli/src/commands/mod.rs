@@ -1,0 +1,70 @@
+//! The commands, one module each, and the dispatch of the command line to them.
+
+mod check;
+mod delete;
+mod list;
+mod next;
+mod purge_before;
+mod repair;
+mod set_next;
+mod show;
+mod sync;
+
+use crate::args::{Change, Cli, Command};
+use crate::failure::Failure;
+use crate::output::Output;
+use crate::server;
+
+/// Runs the command `cli` names against the deployment it names.
+pub(crate) async fn run(cli: Cli) -> Result<(), Failure> {
+    let client = server::connect(cli.uri.as_deref()).await?;
+    let out = Output { json: cli.json };
+    let counters = cli.counters.as_str();
+    match cli.command {
+        Command::List {
+            db,
+            name,
+            limits,
+            shape,
+        } => {
+            let db = client.database(&db);
+            list::run(&db, counters, name.as_deref(), &limits, &shape, &out).await
+        }
+        Command::Show {
+            db,
+            counter,
+            limits,
+        } => show::run(&client.database(&db), counters, &counter, &limits, &out).await,
+        Command::Next(args) => next::run(&client, counters, &args, &out).await,
+        Command::SetNext {
+            db,
+            counter,
+            value,
+            limits,
+            force,
+            dry_run,
+        } => {
+            let db = client.database(&db);
+            let change = Change { force, dry_run };
+            set_next::run(&db, counters, &counter, &limits, value, change, &out).await
+        }
+        Command::Delete {
+            db,
+            counter,
+            force,
+            dry_run,
+        } => {
+            let db = client.database(&db);
+            let change = Change { force, dry_run };
+            delete::run(&db, counters, &counter, change, &out).await
+        }
+        Command::Sync(args) => sync::run(&client, counters, &args, &out).await,
+        Command::Check(args) => check::run(&client, &args, &out).await,
+        Command::Repair {
+            claims,
+            prune,
+            dry_run,
+        } => repair::run(&client, &claims, prune, dry_run, &out).await,
+        Command::PurgeBefore(args) => purge_before::run(&client, counters, &args, &out).await,
+    }
+}

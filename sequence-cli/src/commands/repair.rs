@@ -1,0 +1,28 @@
+//! `repair`: claims the documents without a claim, and with `--prune` deletes the claims no
+//! document holds.
+
+use mongodb::Client;
+
+use crate::args::ClaimsArgs;
+use crate::failure::Failure;
+use crate::output::{repair_text, Output};
+
+/// Repairs the claims `args` names: prunes them with `prune`, writes nothing with `dry_run`.
+pub(crate) async fn run(
+    client: &Client,
+    args: &ClaimsArgs,
+    prune: bool,
+    dry_run: bool,
+    out: &Output,
+) -> Result<(), Failure> {
+    let claims = args.claims(client)?;
+    let report = claims
+        .repair()
+        .prune(prune)
+        .dry_run(dry_run)
+        .limit(args.limit)
+        .await?;
+    let json = serde_json::to_value(&report).map_err(|e| Failure::error(e.to_string()))?;
+    out.print(json, || repair_text(&report, args.limit));
+    Ok(())
+}

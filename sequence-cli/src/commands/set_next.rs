@@ -1,0 +1,97 @@
+//! `set-next`: makes a value the next one a counter issues.
+
+use mongodb::bson::Document;
+use mongodb::Database;
+use sequence_runtime::{id::Bounds, store::CounterStore, Error};
+use serde_json::json;
+
+use crate::args::{Change, CounterArgs, Limits};
+use crate::counters::{find_counter, key, slice_of};
+use crate::failure::Failure;
+use crate::output::{ranges_held_warning, Output};
+
+/// Makes `value` the next value of the counter `args` names in `counters` of `db`.
+pub(crate) async fn run(
+    db: &Database,
+    counters: &str,
+    args: &CounterArgs,
+    limits: &Limits,
+    value: i64,
+    change: Change,
+    out: &Output,
+) -> Result<(), Failure> {
+    let (mut key, store) = key(db, counters, args)?;
+    let mut bounds = limits.bounds(&args.name)?;
+    let mut what = "start..=max";
+    if args.shard.is_some() {
+        // The shard's slice is what its document holds: the ranges strategy checks it.
+        let doc = find_counter(db, counters, &key, &store).await?;
+        bounds = slice_of(&doc).ok_or_else(|| {
+            Failure::error(format!(
+                "the counter document of `{key}` holds no slice `lo..=hi`: {doc}"
+            ))
+        })?;
+        let fixed: Document = ["lo", "hi"]
+            .into_iter()
+            .filter_map(|f| doc.get(f).map(|v| (f.to_owned(), v.clone())))
+            .collect();
+        key = key.with_fields(fixed);
+        what = "the shard's slice lo..=hi";
+    }
+    if value < bounds.start || value > bounds.max {
+        let hint = if args.shard.is_some() {
+            "give a value in the shard's slice".to_owned()
+        } else {
+            "give a value in that range, or the counter's own --start and --max".to_owned()
+        };
+        return Err(Failure::usage(format!(
+            "{value} is outside {what} of `{key}` ({}..={})",
+            bounds.start, bounds.max
+        ))
+        .hint(hint));
+    }
+    // The stored value is read whatever it is, so that a counter beyond the bounds given can
+    // still be moved.
+    let any = Bounds::new(i64::MIN + 1, i64::MAX)?;
+    let old = store.last_issued(&key, any, None).await?;
+    let last = value.checked_sub(1).ok_or_else(|| {
+        Failure::usage(format!(
+            "{value} has no value before it; give a larger VALUE"
+        ))
+    })?;
+    if let Some(current) = old.filter(|&current| current > last && !change.force) {
+        return Err(Error::WouldMoveBackwards {
+            counter: key.to_string(),
+            current,
+            requested: value,
+        }
+        .into());
+    }
+    if !change.dry_run {
+        store
+            .set_last_issued(&key, last, change.force, any, None)
+            .await?;
+    }
+    let warning = ranges_held_warning(&args.name);
+    let verb = if change.dry_run {
+        "would move"
+    } else {
+        "moved"
+    };
+    out.print(
+        json!({
+            "counter": key.to_string(),
+            "old": old,
+            "new": last,
+            "next": value,
+            "dry_run": change.dry_run,
+            "warning": warning,
+        }),
+        || {
+            let old = old.map_or_else(|| "nothing (new counter)".to_owned(), |o| o.to_string());
+            format!("{verb} `{key}` from last issued {old} to {last}: the next value is {value}")
+        },
+    );
+    out.warn(&warning);
+    Ok(())
+}

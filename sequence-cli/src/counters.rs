@@ -1,0 +1,123 @@
+//! The counter documents of a counters collection: the key and store of the counter the
+//! arguments name, finding and decoding the documents, and the values they hold.
+
+use futures_util::TryStreamExt;
+use mongodb::bson::{doc, Bson, Document};
+use mongodb::options::WriteConcern;
+use mongodb::{Collection, Database};
+use sequence_runtime::{
+    id::Bounds, id::CounterKey, options::Layout, store::MongoStore, store::StoredCounter, Scope,
+    SequenceOptions,
+};
+
+use crate::args::{CounterArgs, Shape};
+use crate::failure::Failure;
+
+/// Refuses a shard given with a period or scope values: a shard's counter has neither.
+pub(crate) fn shard_alone(args: &CounterArgs) -> Result<(), Failure> {
+    if args.shard.is_some() && (args.period.is_some() || !args.scope.is_empty()) {
+        return Err(Failure::usage(
+            "a shard's counter has no period and no scope: give `--shard` alone",
+        ));
+    }
+    Ok(())
+}
+
+/// The key of the counter `args` names, and the store of its counters collection.
+pub(crate) fn key(
+    db: &Database,
+    counters: &str,
+    args: &CounterArgs,
+) -> Result<(CounterKey, MongoStore), Failure> {
+    shard_alone(args)?;
+    let key = match args.shard {
+        Some(shard) => CounterKey::composite(doc! { "seq": &args.name, "shard": shard as i32 }),
+        None => {
+            let scope = Scope::from_values(args.scope.iter().cloned());
+            CounterKey::of(args.name.clone(), args.period.as_deref(), Some(&scope))
+        }
+    };
+    let mut options = SequenceOptions::builder(args.name.clone())
+        .counters(counters)
+        .write_concern(Some(WriteConcern::majority()));
+    if args.mongoose {
+        options = options.layout(Layout::Mongoose);
+    }
+    if let Some(field) = &args.shape.field {
+        options = options.field(field);
+    }
+    if let Some(stores) = args.shape.stores {
+        options = options.stores(stores);
+    }
+    Ok((key, MongoStore::new(db, &options.build())?))
+}
+
+/// The counter documents `filter` selects, decoded, in the order of name, period and shard.
+pub(crate) async fn find(
+    coll: &Collection<Document>,
+    filter: Document,
+    shape: &Shape,
+) -> Result<Vec<(Document, StoredCounter)>, Failure> {
+    let docs: Vec<Document> = coll.find(filter).await?.try_collect().await?;
+    let mut found: Vec<(Document, StoredCounter)> = docs
+        .into_iter()
+        .filter_map(|d| shape.decode(&d).map(|c| (d, c)))
+        .collect();
+    found.sort_by(|(_, a), (_, b)| {
+        (&a.name, &a.period, a.shard).cmp(&(&b.name, &b.period, b.shard))
+    });
+    Ok(found)
+}
+
+/// The counter document of `key`, or the error that it does not exist.
+pub(crate) async fn find_counter(
+    db: &Database,
+    counters: &str,
+    key: &CounterKey,
+    store: &MongoStore,
+) -> Result<Document, Failure> {
+    let found = db
+        .collection::<Document>(counters)
+        .find_one(store.filter(key))
+        .await?;
+    found.ok_or_else(|| {
+        Failure::error(format!(
+            "counter `{key}` does not exist in `{}.{counters}`",
+            db.name()
+        ))
+        .hint(format!(
+            "`mongo-sequence list {}` shows the counters there",
+            db.name()
+        ))
+    })
+}
+
+/// The integer a BSON number holds exactly.
+pub(crate) fn integer(value: Option<&Bson>) -> Option<i64> {
+    match value? {
+        Bson::Int32(v) => Some(i64::from(*v)),
+        Bson::Int64(v) => Some(*v),
+        Bson::Double(v) if v.fract() == 0.0 && v.abs() < 9_007_199_254_740_992.0 => Some(*v as i64),
+        _ => None,
+    }
+}
+
+/// The slice `lo..=hi` a shard's counter document holds.
+pub(crate) fn slice_of(doc: &Document) -> Option<Bounds> {
+    Bounds::new(integer(doc.get("lo"))?, integer(doc.get("hi"))?).ok()
+}
+
+/// The values of a counter: of a shard, the slice its document holds; else `limits`.
+pub(crate) fn bounds_of(doc: &Document, counter: &StoredCounter, limits: Bounds) -> Bounds {
+    counter.shard.and_then(|_| slice_of(doc)).unwrap_or(limits)
+}
+
+/// The room left after `last` before `bounds.max`, and the share of `bounds` used.
+pub(crate) fn room(last: i64, bounds: Bounds) -> (u64, f64) {
+    let (start, max) = (i128::from(bounds.start), i128::from(bounds.max));
+    let last = i128::from(last).clamp(start - 1, max);
+    let left = u64::try_from(max - last).unwrap_or(u64::MAX);
+    // Both as f64: the share, not the exact count, is what is wanted.
+    let used = (last - start + 1) as f64 / (max - start + 1) as f64;
+    (left, used)
+}
