@@ -15,7 +15,10 @@ fn unportable(name: &str) -> Option<String> {
     if RESERVED.iter().any(|r| r.eq_ignore_ascii_case(stem)) {
         return Some(format!("`{stem}` is a device name on Windows"));
     }
-    if let Some(c) = name.chars().find(|c| r#"<>:"|?*\"#.contains(*c) || c.is_control()) {
+    if let Some(c) = name
+        .chars()
+        .find(|c| r#"<>:"|?*\"#.contains(*c) || c.is_control())
+    {
         return Some(format!("{c:?} is not allowed in a file name on Windows"));
     }
     if name.ends_with('.') || name.ends_with(' ') {
@@ -50,7 +53,10 @@ fn every_file_name_can_be_checked_out_on_windows() {
         .filter_map(|path| {
             let name = path.file_name()?.to_str()?;
             let why = unportable(name)?;
-            Some(format!("{}: {why}", path.strip_prefix(root).unwrap().display()))
+            Some(format!(
+                "{}: {why}",
+                path.strip_prefix(root).unwrap().display()
+            ))
         })
         .collect();
     assert!(bad.is_empty(), "{bad:#?}");
@@ -58,7 +64,15 @@ fn every_file_name_can_be_checked_out_on_windows() {
 
 #[test]
 fn the_check_sees_what_windows_refuses() {
-    for name in ["nul.rs", "NUL", "con.stderr", "Aux.txt", "com1.rs", "a:b.rs", "end."] {
+    for name in [
+        "nul.rs",
+        "NUL",
+        "con.stderr",
+        "Aux.txt",
+        "com1.rs",
+        "a:b.rs",
+        "end.",
+    ] {
         assert!(unportable(name).is_some(), "{name}");
     }
     for name in ["nul_byte.rs", "console.rs", "null.rs", "lpt.rs", "a-b.rs"] {
