@@ -1,0 +1,227 @@
+//! What a sequential ID costs over MongoDB's own ObjectId inserts, measured in one run against
+//! one server, as ratios.
+//!
+//! ```sh
+//! cargo run --release --example bench                  # table on stdout
+//! cargo run --release --example bench -- --json        # one JSON object on stdout
+//! cargo run --release --example bench -- --chart docs/bench.svg
+//! cargo run --example bench -- --quick                 # small counts: a smoke run, not a measurement
+//! ```
+//!
+//! Uses `MONGODB_URI` if set, otherwise starts a throw-away single-node replica set (like the
+//! quickstart). Every scenario runs at 1 and 32 concurrent tasks on a fresh database (so a fresh
+//! collection and a fresh counter), all scenarios one after the other in each round, for several
+//! rounds (every other round in reverse order); the table shows the median of the rounds. All
+//! scenarios share one client, with a pool of 64 connections unless the URI sets `maxPoolSize`
+//! (the driver's default of 10 would queue 32 tasks). The counter round trips of a run are the
+//! `findAndModify` commands the server ran meanwhile (from `serverStatus`), so with
+//! `MONGODB_URI` they are only right when nothing else sends such commands to that deployment
+//! during the run. The waits of a run are the calls that waited for a counter round trip
+//! (`Stats::waits` of the run's sequence).
+//!
+//! Throughput is in documents inserted (or IDs allocated, for `next_id`) per second; latencies
+//! are per call (for the `insert_many` scenarios, per call of 1000 documents).
+//!
+//! Built with `--features metrics`, the run also has the rows `insert_with_id_metrics` (batch
+//! 25) and `next_id_metrics` (batch 1000): the same scenarios as `insert_with_id` and `next_id`
+//! at those batches, with the sequence's series registered with a Prometheus recorder
+//! (`metrics-exporter-prometheus`), while the other rows record into no recorder. Side by side
+//! in one run, they show what the metrics cost with a recorder installed and without:
+//!
+//! ```sh
+//! cargo run --release --example bench --features metrics -- --rounds 3 \
+//!     --only insert_with_id --only insert_with_id_metrics --only next_id --only next_id_metrics
+//! ```
+
+mod measure;
+mod report;
+mod scenarios;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use mongodb::bson::doc;
+use sequence_testkit::{unique_db_name, TestServer};
+
+use measure::{calls_per_task, connect, find_and_modify_total, rows, Result, Rounds, Run, TASKS};
+use scenarios::{gapless_worker, plain_insert_one, COLL, SCENARIOS, WORKER};
+
+struct Options {
+    quick: bool,
+    rounds: usize,
+    docs: u64,
+    json: bool,
+    chart: Option<PathBuf>,
+    /// Scenario names to run (all if empty).
+    only: Vec<String>,
+}
+
+const USAGE: &str = "\
+usage: bench [--quick] [--rounds N] [--docs N] [--json] [--chart PATH] [--only SCENARIO]...
+
+  --quick        small counts and one round: a smoke run, not a measurement
+  --rounds N     rounds of every scenario; the table shows the median (default 3)
+  --docs N       documents per run of the insert_one scenarios at 1 task (default 10000);
+                 insert_many runs insert 20N; both 4 times as many at 32 tasks; gapless
+                 runs insert N/5, next_id runs allocate N x min(batch, 200) IDs
+  --json         print one JSON object on stdout (everything else goes to stderr)
+  --chart PATH   write an SVG chart of IDs/s against batch size to PATH
+  --only NAME    run only the scenario NAME (repeatable), e.g. --only next_id; built with
+                 --features metrics, also insert_with_id_metrics and next_id_metrics";
+
+fn parse_args() -> Result<Options, lexopt::Error> {
+    use lexopt::prelude::*;
+    let mut options = Options {
+        quick: false,
+        rounds: 3,
+        docs: 10_000,
+        json: false,
+        chart: None,
+        only: Vec::new(),
+    };
+    let (mut rounds, mut docs) = (None, None);
+    let mut parser = lexopt::Parser::from_env();
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("quick") => options.quick = true,
+            Long("rounds") => rounds = Some(parser.value()?.parse()?),
+            Long("docs") => docs = Some(parser.value()?.parse()?),
+            Long("json") => options.json = true,
+            Long("chart") => options.chart = Some(parser.value()?.into()),
+            Long("only") => {
+                let name = parser.value()?.string()?;
+                if !SCENARIOS.iter().any(|s| s.name == name) {
+                    return Err(format!("unknown scenario `{name}`").into());
+                }
+                options.only.push(name);
+            }
+            Short('h') | Long("help") => {
+                println!("{USAGE}");
+                std::process::exit(0);
+            }
+            _ => return Err(arg.unexpected()),
+        }
+    }
+    if options.quick {
+        options.rounds = 1;
+        options.docs = 200;
+    }
+    options.rounds = rounds.unwrap_or(options.rounds).max(1);
+    options.docs = docs.unwrap_or(options.docs).max(1);
+    Ok(options)
+}
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some(WORKER) {
+        return gapless_worker(&args[1..]).await;
+    }
+    let options = match parse_args() {
+        Ok(options) => options,
+        Err(e) => {
+            eprintln!("bench: {e}\n{USAGE}");
+            std::process::exit(2);
+        }
+    };
+    // In JSON mode stdout carries the JSON object only.
+    let say = |line: &str| eprintln!("{line}");
+
+    let server = tokio::task::spawn_blocking(TestServer::shared).await??;
+    // 32 tasks should mean 32 operations in flight, plus the background prefetch: the driver's
+    // default pool of 10 connections would queue them. A `maxPoolSize` in the URI wins.
+    let (client, pool) = connect(server.uri()).await?;
+    let info = client
+        .database("admin")
+        .run_command(doc! { "buildInfo": 1 })
+        .await?;
+    let version = info.get_str("version").unwrap_or("unknown").to_owned();
+    say(&format!(
+        "bench: MongoDB {version}, {} build, {} round(s), {} docs per run, pool of {pool}{}",
+        if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        },
+        options.rounds,
+        options.docs,
+        if options.quick {
+            " (quick: a smoke run, not a measurement)"
+        } else {
+            ""
+        },
+    ));
+
+    // Warm-up: open the pool's connections and let the server settle; not measured.
+    {
+        let db = client.database(&unique_db_name("bench_warmup"));
+        plain_insert_one(Run {
+            db: db.clone(),
+            uri: server.uri().to_owned(),
+            tasks: 32,
+            calls_per_task: if options.quick { 2 } else { 20 },
+        })
+        .await?;
+        db.drop().await?;
+    }
+
+    let mut results: Vec<Vec<Rounds>> = SCENARIOS
+        .iter()
+        .map(|_| TASKS.iter().map(|_| Rounds::default()).collect())
+        .collect();
+    // All scenarios at one task count, then at the next: a scenario runs close in time to its
+    // baseline at the same task count.
+    let mut order: Vec<(usize, usize)> = (0..TASKS.len())
+        .flat_map(|t| (0..SCENARIOS.len()).map(move |s| (s, t)))
+        .filter(|&(s, _)| {
+            options.only.is_empty() || options.only.iter().any(|o| o == SCENARIOS[s].name)
+        })
+        .filter(|&(s, t)| TASKS[t] >= SCENARIOS[s].min_tasks)
+        .collect();
+    for round in 0..options.rounds {
+        for &(s, t) in &order {
+            let scenario = &SCENARIOS[s];
+            let tasks = TASKS[t];
+            let db = client.database(&unique_db_name(&format!("bench_{}", scenario.name)));
+            db.create_collection(COLL).await?;
+            db.create_collection("counters").await?;
+            let trips_before = find_and_modify_total(&client).await?;
+            let measured = (scenario.run)(Run {
+                db: db.clone(),
+                uri: server.uri().to_owned(),
+                tasks,
+                calls_per_task: calls_per_task(scenario.work, options.docs, tasks),
+            })
+            .await?;
+            // A prefetch may still be on its way: let it land before counting round trips.
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            let round_trips = find_and_modify_total(&client).await? - trips_before;
+            db.drop().await?;
+
+            say(&report::progress(
+                round,
+                options.rounds,
+                scenario,
+                tasks,
+                &measured,
+                round_trips,
+            ));
+            results[s][t].record(&measured, round_trips);
+        }
+        order.reverse();
+    }
+
+    let rows = rows(SCENARIOS, &results);
+    let table = report::table(&rows);
+    if options.json {
+        eprint!("{table}");
+        println!("{}", report::json(&version, &rows));
+    } else {
+        print!("{table}");
+    }
+    if let Some(path) = &options.chart {
+        report::chart(path, &version, &rows)?;
+        say(&format!("bench: chart written to {}", path.display()));
+    }
+    Ok(())
+}

@@ -1,0 +1,340 @@
+//! The measurement: what a scenario is and how much work a run of it does, the timed calls of a
+//! run and their latency histogram, the counter round trips the server counts, and the medians of
+//! the rounds with their ratios to the plain inserts.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use mongo_sequence::SequentialId;
+use mongodb::bson::{doc, Bson};
+use mongodb::options::ClientOptions;
+use mongodb::{Client, Collection, Database};
+
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+pub type Result<T, E = BoxError> = std::result::Result<T, E>;
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+/// Documents per `insert_many` call.
+pub const MANY: u64 = 1000;
+/// The task counts of every scenario.
+pub const TASKS: &[usize] = &[1, 32];
+/// The client's connection pool (`maxPoolSize`), unless the URI sets one: more than the most
+/// tasks, so that every task has an operation in flight.
+const POOL_SIZE: u32 = 64;
+
+/// One scenario: a name, a batch size where it applies, how much work a run does, what its ratio
+/// is taken against, and the function that runs it.
+pub struct Scenario {
+    pub name: &'static str,
+    pub batch: BatchSize,
+    pub work: Work,
+    /// The scenario whose throughput (at the same task count) is the denominator of the ratio.
+    pub baseline: Option<&'static str>,
+    pub run: fn(Run) -> BoxFuture<Result<Measured>>,
+    /// The fewest tasks it runs with (a scenario of two processes needs two).
+    pub min_tasks: usize,
+}
+
+impl Scenario {
+    /// A scenario from 1 task up, its ratio taken against the plain inserts of its kind:
+    /// `plain_insert_one` for single-document calls, `plain_insert_many` for `insert_many`
+    /// calls, none for IDs allocated without an insert.
+    pub const fn new(
+        name: &'static str,
+        batch: BatchSize,
+        work: Work,
+        run: fn(Run) -> BoxFuture<Result<Measured>>,
+    ) -> Scenario {
+        let baseline = match work {
+            Work::Docs | Work::FewDocs => Some("plain_insert_one"),
+            Work::Many => Some("plain_insert_many"),
+            Work::Ids(_) => None,
+        };
+        Scenario {
+            name,
+            batch,
+            work,
+            baseline,
+            run,
+            min_tasks: 1,
+        }
+    }
+}
+
+/// The batch size of a scenario's model.
+#[derive(Clone, Copy)]
+pub enum BatchSize {
+    /// No sequence, or one that reserves per call (`insert_many_with_ids`).
+    None,
+    Fixed(u64),
+    /// `batch = 10..=10_000`: adaptive, from 10, doubled while ranges run out in less than
+    /// 15 s, to 10,000.
+    Adaptive,
+}
+
+impl BatchSize {
+    /// The fixed size, as the `batch` of the JSON rows and the chart's x axis.
+    pub fn number(self) -> Option<u64> {
+        match self {
+            BatchSize::Fixed(n) => Some(n),
+            BatchSize::None | BatchSize::Adaptive => None,
+        }
+    }
+
+    pub fn label(self) -> String {
+        match self {
+            BatchSize::None => "-".to_owned(),
+            BatchSize::Fixed(n) => n.to_string(),
+            BatchSize::Adaptive => "10..=10000".to_owned(),
+        }
+    }
+}
+
+/// How many operations a run does, from `--docs`.
+#[derive(Clone, Copy)]
+pub enum Work {
+    /// `docs` single-document calls, times `tasks / 8` with more than 8 tasks (so that a run at
+    /// 32 tasks lasts seconds too, not a fraction of one).
+    Docs,
+    /// `docs / 5` single-document calls (for the slow transactional path).
+    FewDocs,
+    /// `insert_many` calls of 1000 documents: `20 × docs` documents, times `tasks / 8` with more
+    /// than 8 tasks.
+    Many,
+    /// `docs × min(batch, 200)` IDs.
+    Ids(u64),
+}
+
+/// Calls per task of a run.
+pub fn calls_per_task(work: Work, docs: u64, tasks: usize) -> u64 {
+    let tasks = tasks as u64;
+    let total = match work {
+        Work::Docs => docs * (tasks / 8).max(1),
+        Work::FewDocs => docs / 5,
+        Work::Many => 20 * docs / MANY * (tasks / 8).max(1),
+        Work::Ids(batch) => docs * batch.min(200),
+    };
+    (total / tasks).max(1)
+}
+
+/// A client of the server at `uri`, and its pool size: [`POOL_SIZE`] connections unless the URI
+/// sets `maxPoolSize`.
+pub async fn connect(uri: &str) -> Result<(Client, u32)> {
+    let mut options = ClientOptions::parse(uri).await?;
+    let pool = *options.max_pool_size.get_or_insert(POOL_SIZE);
+    Ok((Client::with_options(options)?, pool))
+}
+
+/// What a run of a scenario gets: its own database, the task count and the calls per task.
+pub struct Run {
+    pub db: Database,
+    /// The server's URI, for the scenarios that start another process.
+    pub uri: String,
+    pub tasks: usize,
+    pub calls_per_task: u64,
+}
+
+/// What a run measured.
+pub struct Measured {
+    /// Documents inserted or IDs allocated.
+    pub ids: u64,
+    pub elapsed: Duration,
+    /// Latency of every call, in nanoseconds.
+    pub latency: Histogram<u64>,
+    /// Calls that waited for a counter round trip (`Stats::waits`), for the scenarios that take
+    /// IDs one at a time from a sequence.
+    pub waits: Option<u64>,
+}
+
+impl Measured {
+    /// Documents inserted or IDs allocated per second.
+    pub fn ops_per_s(&self) -> f64 {
+        self.ids as f64 / self.elapsed.as_secs_f64()
+    }
+
+    /// The latency of a call at quantile `q`, in microseconds.
+    pub fn latency_us(&self, q: f64) -> f64 {
+        self.latency.value_at_quantile(q) as f64 / 1000.0
+    }
+}
+
+/// Runs `call` `calls_per_task` times in each of `tasks` tasks, timing every call. `call(n)`
+/// gets a number unique in the run and returns how many documents or IDs it handled.
+pub fn drive<F, Fut>(tasks: usize, calls_per_task: u64, call: F) -> BoxFuture<Result<Measured>>
+where
+    F: Fn(u64) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = Result<u64>> + Send + 'static,
+{
+    Box::pin(async move {
+        let started = Instant::now();
+        let handles: Vec<_> = (0..tasks as u64)
+            .map(|task| {
+                let call = call.clone();
+                tokio::spawn(async move {
+                    let mut latency = new_histogram();
+                    let mut ids = 0;
+                    for i in 0..calls_per_task {
+                        let t = Instant::now();
+                        ids += call(task * calls_per_task + i).await?;
+                        latency.saturating_record(t.elapsed().as_nanos() as u64);
+                    }
+                    Ok::<_, BoxError>((ids, latency))
+                })
+            })
+            .collect();
+        let mut ids = 0;
+        let mut latency = new_histogram();
+        for handle in handles {
+            let (n, h) = handle.await??;
+            ids += n;
+            latency.add(&h)?;
+        }
+        Ok(Measured {
+            ids,
+            elapsed: started.elapsed(),
+            latency,
+            waits: None,
+        })
+    })
+}
+
+fn new_histogram() -> Histogram<u64> {
+    // 1 ns to 10 min, 3 significant digits.
+    Histogram::new_with_bounds(1, 600_000_000_000, 3).expect("valid histogram bounds")
+}
+
+/// `measured`, with the waits of `M`'s sequence in `coll`'s database (a fresh one per run).
+pub fn with_waits<M: SequentialId>(
+    coll: Collection<M>,
+    measured: BoxFuture<Result<Measured>>,
+) -> BoxFuture<Result<Measured>> {
+    Box::pin(async move {
+        let mut measured = measured.await?;
+        measured.waits = Some(M::sequence(&coll).stats().waits);
+        Ok(measured)
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Round trips, counted by the server.
+
+/// The `findAndModify` commands the server has run since it started (`serverStatus`): the
+/// counter round trips of a run are the difference across it.
+///
+/// Counted on the server rather than with the driver's command monitoring: with a command event
+/// handler installed, the driver copies every command into an event document, which for an
+/// `insert_many` of 1000 documents took a third of the throughput away in a trial run.
+pub async fn find_and_modify_total(client: &Client) -> Result<u64> {
+    let status = client
+        .database("admin")
+        .run_command(doc! { "serverStatus": 1 })
+        .await?;
+    let total = status
+        .get_document("metrics")?
+        .get_document("commands")?
+        .get_document("findAndModify")?
+        .get("total");
+    match total {
+        Some(Bson::Int64(n)) => Ok(*n as u64),
+        Some(Bson::Int32(n)) => Ok(*n as u64),
+        Some(Bson::Double(n)) => Ok(*n as u64),
+        other => Err(format!("unexpected findAndModify counter in serverStatus: {other:?}").into()),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rounds and ratios.
+
+/// The median of a scenario's rounds, at one task count.
+pub struct Row {
+    pub scenario: &'static str,
+    pub batch: BatchSize,
+    pub tasks: usize,
+    pub ops_per_s: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub round_trips_per_id: f64,
+    /// Calls that waited for a counter round trip, per ID.
+    pub waits_per_id: Option<f64>,
+    /// Median over the rounds of the throughput over the baseline's in the same round.
+    pub ratio: Option<f64>,
+}
+
+#[derive(Default)]
+pub struct Rounds {
+    ops_per_s: Vec<f64>,
+    p50_us: Vec<f64>,
+    p99_us: Vec<f64>,
+    ids: u64,
+    trips: u64,
+    /// Waits over the rounds, if the scenario counts them.
+    waits: Option<u64>,
+}
+
+impl Rounds {
+    /// Adds a round: what it measured and the counter round trips the server ran meanwhile.
+    pub fn record(&mut self, measured: &Measured, round_trips: u64) {
+        self.ops_per_s.push(measured.ops_per_s());
+        self.p50_us.push(measured.latency_us(0.50));
+        self.p99_us.push(measured.latency_us(0.99));
+        self.ids += measured.ids;
+        self.trips += round_trips;
+        if let Some(w) = measured.waits {
+            *self.waits.get_or_insert(0) += w;
+        }
+    }
+}
+
+fn median(values: &[f64]) -> f64 {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+/// The rows of the table: `results[s][t]` holds the rounds of `scenarios[s]` at `TASKS[t]`.
+pub fn rows(scenarios: &[Scenario], results: &[Vec<Rounds>]) -> Vec<Row> {
+    // Each round's throughput of every scenario, to pair a scenario with its baseline round by
+    // round (both ran minutes apart at most, so a slower phase of the machine hits both).
+    let mut per_round: HashMap<(&str, usize), &[f64]> = HashMap::new();
+    for (s, per_tasks) in scenarios.iter().zip(results) {
+        for (&tasks, r) in TASKS.iter().zip(per_tasks) {
+            per_round.insert((s.name, tasks), &r.ops_per_s);
+        }
+    }
+    let mut rows = Vec::new();
+    for (s, per_tasks) in scenarios.iter().zip(results) {
+        for (&tasks, r) in TASKS.iter().zip(per_tasks) {
+            if r.ops_per_s.is_empty() {
+                continue; // not run (--only)
+            }
+            let ratio = s
+                .baseline
+                .and_then(|b| per_round.get(&(b, tasks)))
+                .filter(|base| base.len() == r.ops_per_s.len())
+                .map(|base| {
+                    let ratios: Vec<f64> =
+                        r.ops_per_s.iter().zip(*base).map(|(x, b)| x / b).collect();
+                    median(&ratios)
+                });
+            rows.push(Row {
+                scenario: s.name,
+                batch: s.batch,
+                tasks,
+                ops_per_s: median(&r.ops_per_s),
+                p50_us: median(&r.p50_us),
+                p99_us: median(&r.p99_us),
+                round_trips_per_id: r.trips as f64 / r.ids.max(1) as f64,
+                waits_per_id: r.waits.map(|w| w as f64 / r.ids.max(1) as f64),
+                ratio,
+            });
+        }
+    }
+    rows
+}

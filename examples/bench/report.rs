@@ -1,0 +1,210 @@
+//! The report: a line per run as the runs go, the table of the medians, the JSON object, and the
+//! chart of IDs per second against batch size.
+
+use crate::measure::{Measured, Result, Row, Scenario};
+
+/// The line of one run, on stderr as the rounds go.
+pub fn progress(
+    round: usize,
+    rounds: usize,
+    scenario: &Scenario,
+    tasks: usize,
+    measured: &Measured,
+    round_trips: u64,
+) -> String {
+    format!(
+        "round {}/{}: {:<25} batch {:>4} tasks {:>2}: {:>9.0} ops/s, latency µs p50 {:.1} \
+         p99 {:.1} p99.9 {:.1} max {:.1}; {} IDs, {} round trips, {} waits, {:.2} s",
+        round + 1,
+        rounds,
+        scenario.name,
+        scenario.batch.label(),
+        tasks,
+        measured.ops_per_s(),
+        measured.latency_us(0.50),
+        measured.latency_us(0.99),
+        measured.latency_us(0.999),
+        measured.latency.max() as f64 / 1000.0,
+        measured.ids,
+        round_trips,
+        measured.waits.map_or("-".to_owned(), |w| w.to_string()),
+        measured.elapsed.as_secs_f64(),
+    )
+}
+
+/// What the columns of the table mean.
+const NOTE: &str = "\
+ops/s: documents inserted (next_id: IDs allocated) per second. p50/p99: latency of one call
+(insert_many: of 1000 documents). trips/ID: counter round trips (findAndModify) per ID.
+waits/ID: calls that waited for a counter round trip (Stats::waits), per ID; with a batch,
+above 1/batch means callers outran the prefetch.
+ratio: ops/s over plain_insert_one's at the same task count in the same round, median of the
+rounds; for insert_many_with_ids and plain_insert_many, over plain_insert_many's.
+";
+
+pub fn table(rows: &[Row]) -> String {
+    let mut out = format!(
+        "{:<26} {:>6} {:>6} {:>12} {:>10} {:>10} {:>9} {:>9} {:>7}\n",
+        "scenario", "batch", "tasks", "ops/s", "p50 µs", "p99 µs", "trips/ID", "waits/ID", "ratio"
+    );
+    for r in rows {
+        let batch = r.batch.label();
+        let ratio = r.ratio.map_or("-".to_owned(), |x| format!("{x:.3}"));
+        let waits = r.waits_per_id.map_or("-".to_owned(), |x| format!("{x:.3}"));
+        out += &format!(
+            "{:<26} {:>6} {:>6} {:>12.0} {:>10.1} {:>10.1} {:>9.3} {:>9} {:>7}\n",
+            r.scenario,
+            batch,
+            r.tasks,
+            r.ops_per_s,
+            r.p50_us,
+            r.p99_us,
+            r.round_trips_per_id,
+            waits,
+            ratio
+        );
+    }
+    out += NOTE;
+    out
+}
+
+pub fn json(server: &str, rows: &[Row]) -> serde_json::Value {
+    serde_json::json!({
+        "server": server,
+        "rows": rows.iter().map(|r| serde_json::json!({
+            "scenario": r.scenario,
+            "batch": r.batch.number(),
+            "tasks": r.tasks,
+            "ops_per_s": round1(r.ops_per_s),
+            "p50_us": round1(r.p50_us),
+            "p99_us": round1(r.p99_us),
+            "round_trips_per_id": round3(r.round_trips_per_id),
+            "waits_per_id": r.waits_per_id.map(round3),
+            "ratio": r.ratio.map(round3),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn round1(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+/// IDs/s against batch size: `next_id` and `insert_with_id`, at each task count, with
+/// `plain_insert_one` for reference.
+pub fn chart(path: &std::path::Path, server: &str, rows: &[Row]) -> Result<()> {
+    use plotters::prelude::*;
+
+    let series = |scenario: &str, tasks: usize| -> Vec<(f64, f64)> {
+        rows.iter()
+            .filter(|r| r.scenario == scenario && r.tasks == tasks && r.ops_per_s > 0.0)
+            .filter_map(|r| Some((r.batch.number()? as f64, r.ops_per_s)))
+            .collect()
+    };
+    let batches: Vec<f64> = rows
+        .iter()
+        .filter_map(|r| r.batch.number())
+        .map(|b| b as f64)
+        .collect();
+    let x_max = batches.iter().copied().fold(1.0, f64::max) * 2.0;
+    let y: Vec<f64> = rows
+        .iter()
+        .filter(|r| r.ops_per_s > 0.0)
+        .map(|r| r.ops_per_s)
+        .collect();
+    let y_min = y.iter().copied().fold(f64::INFINITY, f64::min).min(100.0) / 2.0;
+    let y_max = y.iter().copied().fold(1.0, f64::max) * 3.0;
+
+    let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!("IDs per second against batch size (MongoDB {server})"),
+            ("sans-serif", 22),
+        )
+        .margin(16)
+        .x_label_area_size(48)
+        .y_label_area_size(80)
+        .build_cartesian_2d((0.7..x_max).log_scale(), (y_min..y_max).log_scale())?;
+    chart
+        .configure_mesh()
+        .x_desc("batch size (IDs reserved per counter round trip)")
+        .y_desc("IDs per second")
+        .light_line_style(BLACK.mix(0.04))
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&|y| format_rate(*y))
+        .draw()?;
+
+    // The legend's sample of a line: a short stroke of its color.
+    let legend = |color: RGBColor| {
+        move |(x, y): (i32, i32)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+    };
+    let lines = [
+        ("next_id", 32, RGBColor(0xd6, 0x27, 0x28)),
+        ("next_id", 1, RGBColor(0xff, 0x98, 0x96)),
+        ("insert_with_id", 32, RGBColor(0x1f, 0x77, 0xb4)),
+        ("insert_with_id", 1, RGBColor(0x9e, 0xc7, 0xe9)),
+    ];
+    for (scenario, tasks, color) in lines {
+        let points = series(scenario, tasks);
+        chart
+            .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))?
+            .label(format!("{scenario}, {}", tasks_label(tasks)))
+            .legend(legend(color));
+        chart.draw_series(
+            points
+                .into_iter()
+                .map(|p| Circle::new(p, 4, color.filled())),
+        )?;
+    }
+    for (tasks, color) in [
+        (32, RGBColor(0x2c, 0xa0, 0x2c)),
+        (1, RGBColor(0x98, 0xdf, 0x8a)),
+    ] {
+        let Some(plain) = rows
+            .iter()
+            .find(|r| r.scenario == "plain_insert_one" && r.tasks == tasks)
+        else {
+            continue;
+        };
+        let level = plain.ops_per_s;
+        chart
+            .draw_series(DashedLineSeries::new(
+                [(0.7, level), (x_max, level)],
+                8,
+                6,
+                color.stroke_width(2),
+            ))?
+            .label(format!(
+                "plain_insert_one (ObjectId), {}",
+                tasks_label(tasks)
+            ))
+            .legend(legend(color));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()?;
+    root.present()?;
+    Ok(())
+}
+
+/// `1 task`, `32 tasks`.
+fn tasks_label(tasks: usize) -> String {
+    format!("{tasks} task{}", if tasks == 1 { "" } else { "s" })
+}
+
+fn format_rate(y: f64) -> String {
+    if y >= 1e6 {
+        format!("{:.0}M", y / 1e6)
+    } else if y >= 1e3 {
+        format!("{:.0}k", y / 1e3)
+    } else {
+        format!("{y:.0}")
+    }
+}

@@ -1,0 +1,143 @@
+//! The scenarios: the rows of the table, each a function that does one measured run.
+
+mod gapless;
+mod insert_many;
+mod inserts;
+#[cfg(feature = "metrics")]
+mod metrics;
+mod models;
+mod next_id;
+
+pub use gapless::{worker as gapless_worker, WORKER};
+pub use inserts::plain_insert_one;
+
+use crate::measure::{BatchSize, Scenario, Work};
+use gapless::{insert_gapless, insert_gapless_two_processes};
+use insert_many::{insert_many_with_ids, plain_insert_many};
+use inserts::{counter_w1_insert, insert_with_id, naive_counter_insert};
+use models::{BAuto, BProxy, Sharded, B1, B1000, B25};
+use next_id::next_id;
+
+/// The collection every scenario inserts into (in a database of its own).
+pub const COLL: &str = "docs";
+
+/// Every scenario, in the order of a round.
+///
+/// A new scenario is a function returning a [`Measured`](crate::measure::Measured) (usually one
+/// of the generic ones of these modules with a model of its own) and an entry here.
+pub const SCENARIOS: &[Scenario] = &[
+    Scenario::new(
+        "plain_insert_one",
+        BatchSize::None,
+        Work::Docs,
+        plain_insert_one,
+    ),
+    Scenario::new(
+        "naive_counter_insert",
+        BatchSize::None,
+        Work::Docs,
+        naive_counter_insert,
+    ),
+    Scenario::new(
+        "insert_with_id",
+        BatchSize::Fixed(1),
+        Work::Docs,
+        insert_with_id::<B1>,
+    ),
+    Scenario::new(
+        "insert_with_id",
+        BatchSize::Fixed(25),
+        Work::Docs,
+        insert_with_id::<B25>,
+    ),
+    Scenario::new(
+        "insert_with_id",
+        BatchSize::Fixed(1000),
+        Work::Docs,
+        insert_with_id::<B1000>,
+    ),
+    Scenario::new(
+        "insert_with_id_proxy",
+        BatchSize::Fixed(25),
+        Work::Docs,
+        insert_with_id::<BProxy>,
+    ),
+    Scenario::new(
+        "insert_with_id_auto",
+        BatchSize::Adaptive,
+        Work::Docs,
+        insert_with_id::<BAuto>,
+    ),
+    Scenario::new(
+        "insert_with_id_gapless",
+        BatchSize::Fixed(1),
+        Work::FewDocs,
+        insert_gapless,
+    ),
+    Scenario {
+        min_tasks: 2,
+        ..Scenario::new(
+            "insert_with_id_gapless_2p",
+            BatchSize::Fixed(1),
+            Work::FewDocs,
+            insert_gapless_two_processes,
+        )
+    },
+    Scenario::new(
+        "ranges_counter",
+        BatchSize::Fixed(1),
+        Work::Docs,
+        insert_with_id::<Sharded>,
+    ),
+    Scenario::new(
+        "counter_w1_insert",
+        BatchSize::Fixed(1),
+        Work::Docs,
+        counter_w1_insert,
+    ),
+    Scenario::new(
+        "plain_insert_many",
+        BatchSize::None,
+        Work::Many,
+        plain_insert_many,
+    ),
+    Scenario::new(
+        "insert_many_with_ids",
+        BatchSize::None,
+        Work::Many,
+        insert_many_with_ids::<B1>,
+    ),
+    Scenario::new("next_id", BatchSize::Fixed(1), Work::Ids(1), next_id::<B1>),
+    Scenario::new(
+        "next_id",
+        BatchSize::Fixed(25),
+        Work::Ids(25),
+        next_id::<B25>,
+    ),
+    Scenario::new(
+        "next_id",
+        BatchSize::Fixed(1000),
+        Work::Ids(1000),
+        next_id::<B1000>,
+    ),
+    #[cfg(feature = "metrics")]
+    Scenario::new(
+        "insert_with_id_metrics",
+        BatchSize::Fixed(25),
+        Work::Docs,
+        |run| metrics::with_recorder::<B25>(run, insert_with_id::<B25>),
+    ),
+    #[cfg(feature = "metrics")]
+    Scenario::new(
+        "next_id_metrics",
+        BatchSize::Fixed(1000),
+        Work::Ids(1000),
+        |run| metrics::with_recorder::<B1000>(run, next_id::<B1000>),
+    ),
+    Scenario::new(
+        "next_id_auto",
+        BatchSize::Adaptive,
+        Work::Ids(1000),
+        next_id::<BAuto>,
+    ),
+];

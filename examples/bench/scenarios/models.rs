@@ -1,0 +1,62 @@
+//! Models: the same fields everywhere, only the ID differs.
+
+use mongo_sequence::SequentialId;
+use mongodb::bson::{oid::ObjectId, DateTime};
+use serde::Serialize;
+
+/// Fills a document's fields for the `n`-th document of a run.
+pub trait Sample {
+    fn sample(n: u64) -> Self;
+}
+
+/// Models of a document of realistic size (about 250 bytes of BSON): a few strings, a list,
+/// numbers, a date. Each is `Name: Id`, `Id` the type of `_id`, and for a sequence's model
+/// `, seq(...)` with the keys of its `#[seq(...)]`. `None` leaves `_id` to the driver (an
+/// ObjectId) or to the sequence.
+macro_rules! bench_models {
+    ($($name:ident: $id:ty $(, seq($($seq:tt)*))?;)*) => {$(
+        #[derive(Debug, Serialize)]
+        $(#[derive(SequentialId)] #[seq($($seq)*)])?
+        pub struct $name {
+            #[serde(rename = "_id", skip_serializing_if = "Option::is_none")]
+            pub id: Option<$id>,
+            name: String,
+            email: String,
+            address: String,
+            tags: Vec<String>,
+            score: f64,
+            visits: i32,
+            active: bool,
+            created_at: DateTime,
+        }
+
+        impl Sample for $name {
+            fn sample(n: u64) -> Self {
+                const CITIES: [&str; 4] = ["Lyon", "Porto", "Leipzig", "Gdansk"];
+                $name {
+                    id: None,
+                    name: format!("Customer {n:08}"),
+                    email: format!("customer.{n:08}@example.com"),
+                    address: format!("{} Harbour Street, {}", n % 997, CITIES[(n % 4) as usize]),
+                    tags: vec!["retail".into(), "newsletter".into(), format!("cohort-{}", n % 12)],
+                    score: (n % 1000) as f64 / 7.0,
+                    visits: (n % 50) as i32,
+                    active: n % 3 != 0,
+                    created_at: DateTime::from_millis(1_700_000_000_000 + n as i64),
+                }
+            }
+        }
+    )*};
+}
+
+bench_models! {
+    Plain: ObjectId;
+    Naive: i64;
+    B1: i64, seq(name = "bench_b1");
+    B25: i64, seq(name = "bench_b25", batch = 25);
+    B1000: i64, seq(name = "bench_b1000", batch = 1000);
+    BProxy: i64, seq(name = "bench_proxy", batch = 25, unique = "proxy");
+    BAuto: i64, seq(name = "bench_auto", batch = 10..=10_000);
+    Gapless: i64, seq(name = "bench_gapless", gapless);
+    Sharded: i64, seq(name = "bench_sharded", strategy = "ranges", shards = 16);
+}
