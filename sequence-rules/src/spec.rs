@@ -8,7 +8,7 @@ use crate::key::Key;
 use crate::strategy::{Layout, Stores, Strategy, Unique};
 
 /// A configuration as written: every key that was not given is `None` (or empty) and takes its
-/// default from [`defaults`].
+/// default from [`defaults`](crate::defaults).
 ///
 /// The derive fills it from `#[seq(...)]`; the runtime from its options, where an option counts
 /// as given when it differs from its default. Each field is the [`Key`] of the same name.
