@@ -1,6 +1,6 @@
 //! One counter per tenant (`scope = "tenant"`): every tenant's tickets are numbered 1, 2, 3…
 //! And the same counters shared with a Node service that uses mongoose-sequence
-//! (`layout = "mongoose"`): numbers taken on either side are never taken again on the other.
+//! (`layout = "mongoose_sequence"`): numbers taken on either side are never taken again on the other.
 //!
 //! `cargo run --example tenants` starts a throw-away `mongod` when `MONGODB_URI` is not set;
 //! with it set, the example works in a database of its own, which it drops at the end. It
@@ -23,7 +23,7 @@ use support::check;
 /// `TicketSchema.plugin(AutoIncrement, { id: "ticket", inc_field: "number",
 /// reference_fields: ["tenant"] })` keeps them.
 #[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
-#[seq(name = "ticket", scope = "tenant", layout = "mongoose")]
+#[seq(name = "ticket", scope = "tenant", layout = "mongoose_sequence")]
 struct Ticket {
     #[serde(rename = "_id", skip_serializing_if = "Option::is_none")]
     oid: Option<ObjectId>,

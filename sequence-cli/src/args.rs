@@ -6,10 +6,8 @@ use mongodb::bson::{Bson, Document};
 use mongodb::Client;
 use sequence_runtime::claims::{self, Claims};
 use sequence_runtime::jiff::civil::Date;
-use sequence_runtime::{
-    id::Bounds, options::Layout, options::SequenceOptionsBuilder, options::Stores,
-    store::StoredCounter, SequenceOptions,
-};
+use sequence_runtime::options::{filter, FilterField, Layout, SequenceOptionsBuilder, Stores};
+use sequence_runtime::{id::Bounds, store::StoredCounter, SequenceOptions};
 use serde_json::Value;
 
 use crate::failure::Failure;
@@ -154,27 +152,42 @@ pub(crate) struct CounterArgs {
     /// The shard, for a sequence of the `ranges` strategy (`{ _id: { seq: NAME, shard: K } }`).
     #[arg(long, value_name = "K")]
     pub(crate) shard: Option<u32>,
-    /// The counter is in mongoose-sequence's layout.
+    /// The convention of the counter documents: `default`, `mongoose_sequence`, `typegoose` or
+    /// `mongoose_auto_increment` (the last two by the model's name, NAME).
+    #[arg(long, value_parser = layout, default_value = "default")]
+    pub(crate) layout: Layout,
+    /// The name the documents store the ID under, for the typegoose and
+    /// mongoose-auto-increment layouts and `id_field` in a filter.
+    #[arg(long, value_name = "FIELD", default_value = "_id")]
+    pub(crate) id_field: String,
+    /// The period prefix pattern, for a filter that holds the period (`--filter 'prefix = period
+    /// as number' --prefix YYMMDD`).
     #[arg(long)]
-    pub(crate) mongoose: bool,
+    pub(crate) prefix: Option<String>,
     /// What the counter field is called and holds.
     #[command(flatten)]
     pub(crate) shape: Shape,
 }
 
-/// What the counter field is called and what it holds, for counters written by other code.
+/// What the counter field is called and what it holds, and how the counter documents are
+/// found, for counters written by other code.
 #[derive(Args)]
 pub(crate) struct Shape {
-    /// The name of the counter field (default `seq`), such as `sequence` or `COUNT`.
+    /// The name of the counter field (default: the layout's, `seq` or `count`), such as
+    /// `sequence` or `COUNT`.
     #[arg(long, value_name = "NAME")]
     pub(crate) field: Option<String>,
     /// What the counter field holds: `last_issued` (default) or `next_free`.
     #[arg(long, value_parser = stores)]
     pub(crate) stores: Option<Stores>,
+    /// The filter that finds the counter documents, for a convention of one's own, such as
+    /// `'prefix = period as number'` or `'m = "Ticket", f = id_field'`.
+    #[arg(long, value_parser = filter_fields)]
+    pub(crate) filter: Option<Filter>,
 }
 
 impl Shape {
-    /// The name of the counter field, `seq` when not given.
+    /// The name of the counter field as given, else the layout's or `seq`, for messages.
     pub(crate) fn field(&self) -> &str {
         self.field.as_deref().unwrap_or(DEFAULT_FIELD)
     }
@@ -184,9 +197,29 @@ impl Shape {
         self.stores.unwrap_or_default()
     }
 
-    /// The counter `doc` holds, if it is a counter document.
+    /// The counter `doc` holds, if it is a counter document (of a named layout, or one the
+    /// filter finds).
     pub(crate) fn decode(&self, doc: &Document) -> Option<StoredCounter> {
-        StoredCounter::decode_with(doc, self.field(), self.stores())
+        match &self.filter {
+            Some(filter) => {
+                StoredCounter::decode_filter(doc, &filter.0, self.field(), self.stores())
+            }
+            None => StoredCounter::decode_with(doc, self.field.as_deref(), self.stores()),
+        }
+    }
+
+    /// `options` with the counter field, what it holds and the filter, as given.
+    pub(crate) fn apply(&self, mut options: SequenceOptionsBuilder) -> SequenceOptionsBuilder {
+        if let Some(v) = &self.field {
+            options = options.field(v);
+        }
+        if let Some(v) = self.stores {
+            options = options.stores(v);
+        }
+        if let Some(v) = &self.filter {
+            options = options.filter(v.0.iter().cloned());
+        }
+        options
     }
 }
 
@@ -243,9 +276,10 @@ pub(crate) struct SequenceArgs {
     /// The number of shards of a ranges sequence.
     #[arg(long)]
     shards: Option<u32>,
-    /// The counters are in mongoose-sequence's layout.
-    #[arg(long)]
-    mongoose: bool,
+    /// The convention of the counter documents: `default`, `mongoose_sequence`, `typegoose` or
+    /// `mongoose_auto_increment`.
+    #[arg(long, value_parser = layout, default_value = "default")]
+    layout: Layout,
 }
 
 impl SequenceArgs {
@@ -280,9 +314,7 @@ impl SequenceArgs {
         if let Some(v) = self.shards {
             options = options.ranges(v);
         }
-        if self.mongoose {
-            options = options.layout(Layout::Mongoose);
-        }
+        options = options.layout(self.layout);
         if let Some(v) = field {
             options = options.field(v);
         }
@@ -341,6 +373,9 @@ pub(crate) struct SyncArgs {
     /// What the counter field holds: `last_issued` (default) or `next_free`.
     #[arg(long, value_parser = stores)]
     pub(crate) stores: Option<Stores>,
+    /// The filter that finds the counter documents, for a convention of one's own.
+    #[arg(long, value_parser = filter_fields)]
+    pub(crate) filter: Option<Filter>,
     /// Says what would move, and moves nothing.
     #[arg(long)]
     pub(crate) dry_run: bool,
@@ -417,6 +452,26 @@ fn scope_value(arg: &str) -> Result<(String, Bson), String> {
         Err(_) => Bson::String(value.to_owned()),
     };
     Ok((field.to_owned(), value))
+}
+
+/// A layout's name.
+fn layout(arg: &str) -> Result<Layout, String> {
+    if let Some(now) = Layout::renamed(arg) {
+        return Err(now.to_owned());
+    }
+    Layout::from_name(arg).ok_or_else(|| {
+        let names: Vec<&str> = Layout::ALL.iter().map(|l| l.name()).collect();
+        format!("`{arg}` is not one of {}", names.join(", "))
+    })
+}
+
+/// The fields of a filter that finds counter documents, as given to `--filter`.
+#[derive(Clone, Debug)]
+pub(crate) struct Filter(pub(crate) Vec<FilterField>);
+
+/// The fields of a filter, as `field = value, …`.
+fn filter_fields(arg: &str) -> Result<Filter, String> {
+    filter::parse(arg).map(Filter).map_err(|e| e.to_string())
 }
 
 /// `last_issued` or `next_free`.

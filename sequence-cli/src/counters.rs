@@ -6,8 +6,7 @@ use mongodb::bson::{doc, Bson, Document};
 use mongodb::options::WriteConcern;
 use mongodb::{Collection, Database};
 use sequence_runtime::{
-    id::Bounds, id::CounterKey, options::Layout, store::MongoStore, store::StoredCounter, Scope,
-    SequenceOptions,
+    id::Bounds, id::CounterKey, store::MongoStore, store::StoredCounter, Scope, SequenceOptions,
 };
 
 use crate::args::{CounterArgs, Shape};
@@ -39,16 +38,13 @@ pub(crate) fn key(
     };
     let mut options = SequenceOptions::builder(args.name.clone())
         .counters(counters)
+        .layout(args.layout)
+        .id_field(&args.id_field)
         .write_concern(Some(WriteConcern::majority()));
-    if args.mongoose {
-        options = options.layout(Layout::Mongoose);
+    if let Some(prefix) = &args.prefix {
+        options = options.prefix(prefix);
     }
-    if let Some(field) = &args.shape.field {
-        options = options.field(field);
-    }
-    if let Some(stores) = args.shape.stores {
-        options = options.stores(stores);
-    }
+    let options = args.shape.apply(options);
     Ok((key, MongoStore::new(db, &options.build())?))
 }
 

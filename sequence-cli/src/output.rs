@@ -113,7 +113,7 @@ pub(crate) fn row(
 ) -> (Value, Vec<String>) {
     let scope = c.scope.as_ref().map(|s| Bson::Document(s.clone()));
     let bounds = bounds_of(doc, c, limits);
-    let layout = if c.mongoose { "mongoose" } else { "default" };
+    let layout = c.layout.name();
     let (last, room_left, used, cells) = match &c.last {
         Ok(v) => {
             let (left, used) = room(*v, bounds);

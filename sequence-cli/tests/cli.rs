@@ -86,7 +86,7 @@ async fn counters(name: &str) -> (String, mongodb::Database) {
     acme.reserve(7).await.unwrap();
     let shared = SequenceOptions::builder("shared")
         .counters("identitycounters")
-        .layout(Layout::Mongoose)
+        .layout(Layout::MongooseSequence)
         .build();
     Sequence::new(&db, shared)
         .unwrap()
@@ -129,7 +129,7 @@ async fn list_and_show_decode_every_counter() {
         ]
     );
     let mongoose = json(&["list", &db, "--counters", "identitycounters"]);
-    assert_eq!(mongoose[0]["layout"], "mongoose");
+    assert_eq!(mongoose[0]["layout"], "mongoose_sequence");
     assert_eq!(mongoose[0]["last_issued"], 5);
 
     let table = cli(&["list", &db]);
@@ -475,7 +475,8 @@ async fn delete_needs_force_and_a_dry_run_deletes_nothing() {
         "shared",
         "--counters",
         "identitycounters",
-        "--mongoose",
+        "--layout",
+        "mongoose_sequence",
         "--force",
     ]);
     assert_eq!(mongoose["deleted"], 1);
@@ -714,6 +715,113 @@ async fn counters_of_another_field_are_decoded() {
         (Some(1999), Some(3000))
     );
     assert_eq!(count().await, 3001);
+}
+
+/// The counters of typegoose, of mongoose-auto-increment and of a filter of one's own are
+/// listed with their layout, and shown and moved by name (`--layout`) or by filter
+/// (`--filter`, with the `--prefix` that renders a period).
+#[tokio::test]
+async fn counters_of_other_conventions_are_listed_shown_and_moved() {
+    let db_name = unique_db_name("cli_conventions");
+    let database = TestServer::shared_or_panic()
+        .client()
+        .await
+        .database(&db_name);
+    let db = db_name.as_str();
+    database
+        .collection::<Document>("identitycounters")
+        .insert_many([
+            doc! { "field": "_id", "modelName": "Ticket", "count": Bson::Int64(9) },
+            doc! { "model": "Order", "field": "_id", "groupingField": "acme", "count": 4 },
+        ])
+        .await
+        .unwrap();
+    database
+        .collection::<Document>("ids")
+        .insert_one(doc! { "prefix": 251125, "count": 7 })
+        .await
+        .unwrap();
+
+    let listed = json(&["list", db, "--counters", "identitycounters"]);
+    let rows: Vec<(&str, &str, i64)> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["name"].as_str().unwrap(),
+                c["layout"].as_str().unwrap(),
+                c["last_issued"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("Order", "mongoose_auto_increment", 4),
+            ("Ticket", "typegoose", 9)
+        ],
+        "{listed}"
+    );
+    let typegoose = ["--counters", "identitycounters", "--layout", "typegoose"];
+    let ticket = json(&[&["show", db, "Ticket"][..], &typegoose].concat());
+    assert_eq!(ticket["last_issued"], 9);
+    let moved = json(&[&["set-next", db, "Ticket", "20"][..], &typegoose].concat());
+    assert_eq!(moved["old"], 9);
+    let order = json(&[
+        "show",
+        db,
+        "Order",
+        "--counters",
+        "identitycounters",
+        "--layout",
+        "mongoose_auto_increment",
+        "--scope",
+        "groupingField=acme",
+    ]);
+    assert_eq!(order["last_issued"], 4);
+
+    let seed = [
+        "--counters",
+        "ids",
+        "--field",
+        "count",
+        "--filter",
+        "prefix = period as number",
+    ];
+    let listed = json(&[&["list", db][..], &seed].concat());
+    assert_eq!(
+        (
+            listed[0]["period"].as_str(),
+            listed[0]["last_issued"].as_i64()
+        ),
+        (Some("251125"), Some(7)),
+        "{listed}"
+    );
+    let day = json(
+        &[
+            &[
+                "show", db, "daily", "--prefix", "YYMMDD", "--period", "20251125",
+            ][..],
+            &seed,
+        ]
+        .concat(),
+    );
+    assert_eq!(day["last_issued"], 7, "{day}");
+    let counters = database.collection::<Document>("identitycounters");
+    let stored = counters
+        .find_one(doc! { "modelName": "Ticket" })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.get("count"), Some(&Bson::Int64(19)), "{stored}");
+    let usage = cli(&["show", db, "Ticket", "--layout", "mongoose"]);
+    assert_eq!(usage.status.code(), Some(2));
+    assert!(
+        stderr(&usage).contains("mongoose_sequence"),
+        "{}",
+        stderr(&usage)
+    );
 }
 
 #[test]

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use proc_macro2::{Ident, Span};
-use sequence_rules::{defaults, IdField as RuleIdField, Spec};
+use sequence_rules::{defaults, FilterField, IdField as RuleIdField, Spec};
 use serde_derive_internals::{ast as serde_ast, Derive};
 use syn::spanned::Spanned;
 use syn::{Data, DeriveInput, Fields, GenericArgument, Member, PathArguments, Type};
@@ -74,6 +74,7 @@ impl Model {
             layout,
             field,
             stores,
+            filter,
             unique,
             proxy,
             gapless,
@@ -100,6 +101,18 @@ impl Model {
             layout: copied(layout),
             field: text(field),
             stores: copied(stores),
+            filter: filter
+                .as_ref()
+                .map(|f| {
+                    f.value
+                        .iter()
+                        .map(|e| FilterField {
+                            field: e.field.value.as_str(),
+                            value: e.value.value.as_str(),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
             unique: copied(unique),
             proxy: text(proxy),
             gapless: copied(gapless),

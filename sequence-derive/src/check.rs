@@ -26,6 +26,9 @@ fn span(model: &Model, at: At) -> Span {
     match at {
         At::Key(key) => model.attrs.span_of(key),
         At::ScopeField(i) => scope.and_then(|s| s.value.get(i)).map(|name| name.span),
+        At::FilterField(i) => (model.attrs.filter.as_ref())
+            .and_then(|f| f.value.get(i))
+            .map(|entry| entry.value.span),
         At::IdType => Some(model.id.ty_span),
         // Options of the runtime alone: the derive has no token for them.
         At::Option(_) => None,

@@ -4,11 +4,11 @@ use std::time::Duration;
 
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
-use sequence_rules::{Batch, Checked, Layout, Stores, Strategy, Unique};
+use sequence_rules::{Batch, Checked, FilterValue, Layout, Stores, Strategy, Unique};
 use syn::DeriveInput;
 
 use crate::ast::{self, Model};
-use crate::attr::{Errors, StructAttrs, WithSpan};
+use crate::attr::{Errors, FilterEntry, StructAttrs, WithSpan};
 use crate::check;
 
 /// Expands the derive, or its errors plus a stub that keeps further errors away.
@@ -118,6 +118,26 @@ impl ConfigValue for Batch {
     }
 }
 
+impl ConfigValue for Vec<FilterEntry> {
+    fn tokens(&self, p: &TokenStream) -> TokenStream {
+        let fields = self.iter().map(|entry| {
+            let field = &entry.field.value;
+            let value = match &entry.value.value {
+                FilterValue::Text(t) => quote!(#p::FilterValue::Text(#t)),
+                FilterValue::Integer(n) => quote!(#p::FilterValue::Integer(#n)),
+                FilterValue::Bool(b) => quote!(#p::FilterValue::Bool(#b)),
+                FilterValue::Name => quote!(#p::FilterValue::Name),
+                FilterValue::IdField => quote!(#p::FilterValue::IdField),
+                FilterValue::Period => quote!(#p::FilterValue::Period),
+                FilterValue::PeriodNumber => quote!(#p::FilterValue::PeriodNumber),
+                FilterValue::Scope(s) => quote!(#p::FilterValue::Scope(#s)),
+            };
+            quote!(#p::FilterField { field: #field, value: #value })
+        });
+        quote!(&[#(#fields),*])
+    }
+}
+
 impl ConfigValue for Duration {
     fn tokens(&self, _: &TokenStream) -> TokenStream {
         let (secs, nanos) = (self.as_secs(), self.subsec_nanos());
@@ -146,13 +166,17 @@ fn config(model: &Model, checked: &Checked, p: &TokenStream) -> TokenStream {
         layout,
         field,
         stores,
+        filter,
         unique,
         proxy,
         gapless,
         transaction_timeout,
         krate: _,
     } = &model.attrs;
+    // `layout` first: it sets `counters` and `field` to its own, which those keys, when written,
+    // replace.
     let setters = [
+        setter("layout", layout, p),
         setter("batch", batch, p),
         setter("prefix", prefix, p),
         setter("tz", tz, p),
@@ -165,9 +189,9 @@ fn config(model: &Model, checked: &Checked, p: &TokenStream) -> TokenStream {
         setter("retries", retries, p),
         setter("scope", scope, p),
         setter("counters", counters, p),
-        setter("layout", layout, p),
         setter("field", field, p),
         setter("stores", stores, p),
+        setter("filter", filter, p),
         setter("unique", unique, p),
         setter("proxy", proxy, p),
         setter("gapless", gapless, p),

@@ -4,13 +4,15 @@ use jiff::tz::TimeZone;
 
 use crate::batch::Batch;
 use crate::defaults;
+use crate::filter::FilterValue;
 use crate::id::IdNeeds;
 use crate::key::Key;
+use crate::layout::Layout;
 use crate::limits::{self, digits_range, pow10, MAX_DIGITS, MAX_RETRIES, MAX_SHARDS};
 use crate::names::{self, NameKind};
 use crate::pattern::Pattern;
 use crate::spec::Spec;
-use crate::strategy::{Layout, Strategy, Unique, SHARD_BOUND_FIELDS};
+use crate::strategy::{Strategy, Unique, SHARD_BOUND_FIELDS};
 use crate::tz;
 use crate::violation::{At, Problem, Violation};
 
@@ -52,6 +54,7 @@ pub fn check(spec: &Spec<'_>) -> Result<Checked, Vec<Violation>> {
     c.strategy_needs(&space, shards);
     c.scope();
     c.layout(&format);
+    c.filter(&format);
     c.gapless();
     c.unique();
     if !c.v.0.is_empty() {
@@ -439,14 +442,157 @@ impl<'s, 'a> Checker<'s, 'a> {
         }
     }
 
-    /// `layout`: mongoose-sequence's has no periods.
+    /// `layout`: what the layout has a place for (periods, scope fields, shards).
     fn layout(&mut self, f: &FormatKeys) {
-        if self.on(Key::Layout) && self.spec.layout == Some(Layout::Mongoose) && f.periodic {
+        let layout = self.spec.layout.unwrap_or_default();
+        if !self.on(Key::Layout) {
+            return;
+        }
+        let name = layout.name();
+        if f.periodic && !layout.has_periods() {
             self.v.at(
                 Key::Layout,
-                "the mongoose layout has no periods: remove the date tokens from `prefix` or \
-                 use the default layout",
+                format!(
+                    "the {name} layout has no periods: remove the date tokens from `prefix` or \
+                     use the default layout"
+                ),
             );
+        }
+        let scoped = if self.on(Key::Scope) {
+            self.spec.scope.len()
+        } else {
+            0
+        };
+        match layout.scope_fields() {
+            Some(0) if scoped > 0 => self.v.at(
+                Key::Layout,
+                format!(
+                    "the {name} layout keeps one counter per model and field: it has no place \
+                     for `scope`"
+                ),
+            ),
+            Some(1) if scoped > 1 => self.v.at(
+                Key::Layout,
+                format!(
+                    "the {name} layout keeps one scope value per counter, in `groupingField`: \
+                     scope by one field"
+                ),
+            ),
+            _ => {}
+        }
+        if self.strategy == Strategy::Ranges && !layout.has_shards() {
+            self.v.at(
+                Key::Layout,
+                format!(
+                    "the {name} layout keeps one counter per model and field: it has no place \
+                     for the shards of `strategy = \"ranges\"`"
+                ),
+            );
+        }
+    }
+
+    /// `filter`: its fields, and that it tells the counters of every period and scope apart.
+    fn filter(&mut self, f: &FormatKeys) {
+        if !self.on(Key::Filter) {
+            return;
+        }
+        let spec = self.spec;
+        if let Some(layout) = spec
+            .layout
+            .filter(|l| *l != Layout::Default && self.on(Key::Layout))
+        {
+            self.v.at(
+                Key::Filter,
+                format!(
+                    "`filter` says how counter documents are found, and so does `layout = \"{}\"`: \
+                     keep one of them",
+                    layout.name()
+                ),
+            );
+            return;
+        }
+        let field = spec.field.unwrap_or(Layout::Default.field());
+        let mut has_period = false;
+        for (i, ff) in spec.filter.iter().enumerate() {
+            let at = At::FilterField(i);
+            if spec.filter[..i].iter().any(|o| o.field == ff.field) {
+                self.v
+                    .push(at, format!("`filter` names the field `{}` twice", ff.field));
+                continue;
+            }
+            if names::check(NameKind::Field, ff.field).is_err() {
+                self.v.name(at, NameKind::Field, ff.field);
+                continue;
+            }
+            if ff.field == field {
+                self.v.push(
+                    at,
+                    format!(
+                        "the filter field `{field}` is the counter field (`field = \"{field}\"`): \
+                         the filter finds the counter document, the counter field counts"
+                    ),
+                );
+            }
+            has_period |= matches!(ff.value, FilterValue::Period | FilterValue::PeriodNumber);
+            match &ff.value {
+                FilterValue::Period | FilterValue::PeriodNumber if !f.periodic => {
+                    self.v.push(
+                        at,
+                        "`period` needs a `prefix` with date tokens (`YYYY`, `YY`, `MM`, `DD`, \
+                         `HH`)",
+                    );
+                }
+                FilterValue::PeriodNumber
+                    if f.pattern.as_ref().is_some_and(Pattern::has_literal) =>
+                {
+                    self.v.push(
+                        at,
+                        format!(
+                            "`period as number` needs a `prefix` of date tokens alone, such as \
+                             `YYMMDD`: `{}` does not read as a number; write `period` to store \
+                             the period as text",
+                            spec.prefix.unwrap_or_default()
+                        ),
+                    );
+                }
+                FilterValue::Scope(s) if !spec.scope.contains(s) => {
+                    let known = if spec.scope.is_empty() {
+                        "the model has no `scope`".to_owned()
+                    } else {
+                        format!(
+                            "`scope` has {}",
+                            crate::key::list(spec.scope.iter().copied())
+                        )
+                    };
+                    self.v.push(
+                        at,
+                        format!("`scope({s})` names no field of `scope` ({known})"),
+                    );
+                }
+                _ => {}
+            }
+        }
+        if f.periodic && !has_period {
+            self.v.at(
+                Key::Filter,
+                "a `prefix` with date tokens has a counter per period: add the period to the \
+                 filter (`<field> = period`, or `period as number`)",
+            );
+        }
+        for (i, s) in spec.scope.iter().enumerate() {
+            let found = spec
+                .filter
+                .iter()
+                .any(|ff| matches!(ff.value, FilterValue::Scope(v) if v == *s));
+            if !found && self.on(Key::Scope) {
+                self.v.push(
+                    At::ScopeField(i),
+                    format!(
+                        "the scope field `{s}` is in no field of `filter`, so every `{s}` would \
+                         share one counter: add `{s} = scope({s})` to the filter"
+                    ),
+                );
+            }
         }
     }
 
@@ -592,7 +738,7 @@ mod tests {
             (
                 Spec {
                     strategy: Some(Strategy::Uuid),
-                    layout: Some(Layout::Mongoose),
+                    layout: Some(Layout::MongooseSequence),
                     ..Spec::new("a")
                 },
                 "layout",
@@ -636,7 +782,7 @@ mod tests {
     fn sharded_takes_the_mongoose_layout_and_limits_its_shards() {
         assert!(errors(Spec {
             strategy: Some(Strategy::Ranges),
-            layout: Some(Layout::Mongoose),
+            layout: Some(Layout::MongooseSequence),
             ..Spec::new("a")
         })
         .is_empty());
@@ -677,9 +823,13 @@ mod tests {
             }),
             ["`retries` must be at most 10000, got 10001"]
         );
+        assert!(
+            errors(Spec::new("ticket.id")).is_empty(),
+            "MongoEngine's names"
+        );
         assert_eq!(
-            errors(Spec::new("user.id")),
-            ["invalid counter name `user.id`: it contains `.`"]
+            errors(Spec::new("$user")),
+            ["invalid counter name `$user`: it contains `$`"]
         );
         let needs = |spec| check(&spec).unwrap().id_needs;
         let uuid = needs(Spec {
@@ -800,5 +950,147 @@ mod tests {
             ..Spec::new("a")
         })
         .is_empty());
+    }
+
+    #[test]
+    fn each_layout_refuses_what_it_has_no_place_for() {
+        let typegoose = || Spec {
+            layout: Some(Layout::Typegoose),
+            ..Spec::new("Ticket")
+        };
+        assert!(errors(typegoose()).is_empty());
+        assert_eq!(
+            errors(Spec {
+                prefix: Some("YYMMDD"),
+                ..typegoose()
+            }),
+            [
+                "the typegoose layout has no periods: remove the date tokens from `prefix` or use \
+              the default layout"
+            ]
+        );
+        assert_eq!(
+            errors(Spec {
+                scope: vec!["tenant"],
+                ..typegoose()
+            }),
+            [
+                "the typegoose layout keeps one counter per model and field: it has no place for \
+              `scope`"
+            ]
+        );
+        assert_eq!(
+            errors(Spec {
+                strategy: Some(Strategy::Ranges),
+                ..typegoose()
+            }),
+            [
+                "the typegoose layout keeps one counter per model and field: it has no place for \
+              the shards of `strategy = \"ranges\"`"
+            ]
+        );
+        let autoinc = |scope| Spec {
+            layout: Some(Layout::MongooseAutoIncrement),
+            scope,
+            ..Spec::new("Ticket")
+        };
+        assert!(errors(autoinc(vec!["group"])).is_empty());
+        assert_eq!(
+            errors(autoinc(vec!["a", "b"])),
+            [
+                "the mongoose_auto_increment layout keeps one scope value per counter, in \
+              `groupingField`: scope by one field"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_filter_tells_every_period_and_scope_apart() {
+        use crate::filter::{self, FilterField};
+        let fields = |text: &str| filter::parse(text).unwrap();
+        fn spec(f: &[FilterField]) -> Spec<'_> {
+            Spec {
+                filter: f.iter().map(FilterField::as_str).collect(),
+                ..Spec::new("daily")
+            }
+        }
+        let seed = fields("prefix = period as number");
+        assert!(errors(Spec {
+            prefix: Some("YYMMDD"),
+            field: Some("count"),
+            ..spec(&seed)
+        })
+        .is_empty());
+        let reworked = fields(r#"m = "Ticket", f = id_field"#);
+        assert!(errors(Spec {
+            field: Some("c"),
+            ..spec(&reworked)
+        })
+        .is_empty());
+        assert_eq!(
+            errors(spec(&seed)),
+            ["`period` needs a `prefix` with date tokens (`YYYY`, `YY`, `MM`, `DD`, `HH`)"]
+        );
+        assert_eq!(
+            errors(Spec {
+                prefix: Some("INV-YYMMDD"),
+                ..spec(&seed)
+            }),
+            [
+                "`period as number` needs a `prefix` of date tokens alone, such as `YYMMDD`: \
+              `INV-YYMMDD` does not read as a number; write `period` to store the period as \
+              text"
+            ]
+        );
+        assert_eq!(
+            errors(Spec {
+                prefix: Some("YYMMDD"),
+                ..spec(&reworked)
+            }),
+            [
+                "a `prefix` with date tokens has a counter per period: add the period to the \
+              filter (`<field> = period`, or `period as number`)"
+            ]
+        );
+        assert_eq!(
+            errors(Spec {
+                scope: vec!["tenant"],
+                ..spec(&reworked)
+            }),
+            [
+                "the scope field `tenant` is in no field of `filter`, so every `tenant` would \
+              share one counter: add `tenant = scope(tenant)` to the filter"
+            ]
+        );
+        assert_eq!(
+            errors(spec(&fields("t = scope(tenant)"))),
+            ["`scope(tenant)` names no field of `scope` (the model has no `scope`)"]
+        );
+        assert_eq!(
+            errors(spec(&fields("a = 1, a = 2"))),
+            ["`filter` names the field `a` twice"]
+        );
+        assert_eq!(
+            errors(spec(&fields("seq = name"))),
+            ["the filter field `seq` is the counter field (`field = \"seq\"`): the filter finds \
+              the counter document, the counter field counts"]
+        );
+        assert_eq!(
+            errors(spec(&fields(r#""$m" = name"#))),
+            ["invalid field name `$m`: it starts with `$`"]
+        );
+        assert_eq!(
+            errors(Spec {
+                layout: Some(Layout::Typegoose),
+                ..spec(&reworked)
+            }),
+            [
+                "`filter` says how counter documents are found, and so does `layout = \
+              \"typegoose\"`: keep one of them"
+            ]
+        );
+        let violations = check(&spec(&fields("a = 1, b = period"))).unwrap_err();
+        assert_eq!(violations[0].at, At::FilterField(1));
+        assert_eq!(violations[0].key(), Some(Key::Filter));
     }
 }

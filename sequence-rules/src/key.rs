@@ -42,12 +42,16 @@ pub enum Key {
     Scope,
     /// The collection holding the counters, in the target collection's database.
     Counters,
-    /// How counter documents are found: by `_id`, or mongoose-sequence's way.
+    /// Which convention the counter documents follow: this crate's, or mongoose-sequence's,
+    /// typegoose's or mongoose-auto-increment's.
     Layout,
     /// The name of the counter field.
     Field,
     /// What the counter field holds: the last value issued, or the next free one.
     Stores,
+    /// Counter documents found by a filter of fields (a convention of one's own):
+    /// `filter(prefix = period as number)`.
+    Filter,
     /// What keeps two documents from holding one ID: a unique index on the target collection,
     /// or a proxy collection of claims written in the insert's transaction (for collections
     /// that cannot have that index, such as sharded ones).
@@ -83,6 +87,7 @@ impl Key {
         Key::Layout,
         Key::Field,
         Key::Stores,
+        Key::Filter,
         Key::Unique,
         Key::Proxy,
         Key::Gapless,
@@ -109,6 +114,7 @@ impl Key {
             Key::Layout => "layout",
             Key::Field => "field",
             Key::Stores => "stores",
+            Key::Filter => "filter",
             Key::Unique => "unique",
             Key::Proxy => "proxy",
             Key::Gapless => "gapless",
@@ -127,6 +133,7 @@ impl Key {
             | Key::Tz
             | Key::Width
             | Key::Scope
+            | Key::Filter
             | Key::Gapless
             | Key::TransactionTimeout => COUNTER,
             Key::Shards => RANGES,

@@ -32,8 +32,10 @@
 mod batch;
 mod check;
 pub mod defaults;
+pub mod filter;
 mod id;
 mod key;
+mod layout;
 pub mod limits;
 pub mod names;
 pub mod pattern;
@@ -44,10 +46,10 @@ mod violation;
 
 pub use batch::{AdaptiveBatch, Batch};
 pub use check::{check, Checked};
+pub use filter::{FilterField, FilterValue};
 pub use id::{IdField, IdKind, IdNeeds, IdProblems, Message};
 pub use key::Key;
+pub use layout::Layout;
 pub use spec::Spec;
-pub use strategy::{
-    default_proxy, Layout, Stores, Strategy, Unique, UnknownStrategy, SHARD_BOUND_FIELDS,
-};
+pub use strategy::{default_proxy, Stores, Strategy, Unique, UnknownStrategy, SHARD_BOUND_FIELDS};
 pub use violation::{At, Problem, Violation};

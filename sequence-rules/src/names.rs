@@ -57,16 +57,17 @@ pub fn describe(what: &str, name: &str, reason: &str) -> String {
 /// Checks a name of `kind`:
 ///
 /// - every name: not empty, no NUL byte;
-/// - a counter name: no `$` and no `.` (which would read as an operator or a path wherever the
-///   name becomes part of a document or a query), at most 255 bytes;
+/// - a counter name: no `$` (which an aggregation reads as a field path wherever the name is
+///   a value in it), at most 255 bytes; a `.` is allowed, since a counter name is always a value
+///   (MongoEngine's counters are named `"<collection>.<field>"`);
 /// - a collection name: no `$`, not `system.`-prefixed;
 /// - a field name: no `.`, not `$`-prefixed.
 ///
 /// ```
 /// use sequence_rules::names::{check, NameKind};
-/// assert!(check(NameKind::Counter, "userid").is_ok());
-/// let e = check(NameKind::Counter, "user.id").unwrap_err();
-/// assert_eq!(e.to_string(), "invalid counter name `user.id`: it contains `.`");
+/// assert!(check(NameKind::Counter, "ticket.id").is_ok());
+/// let e = check(NameKind::Counter, "$user").unwrap_err();
+/// assert_eq!(e.to_string(), "invalid counter name `$user`: it contains `$`");
 /// ```
 pub fn check(kind: NameKind, name: &str) -> Result<(), NameError> {
     let reason = if name.is_empty() {
@@ -76,7 +77,6 @@ pub fn check(kind: NameKind, name: &str) -> Result<(), NameError> {
     } else {
         match kind {
             NameKind::Counter if name.contains('$') => Some("it contains `$`"),
-            NameKind::Counter if name.contains('.') => Some("it contains `.`"),
             NameKind::Counter if name.len() > MAX_NAME_BYTES => Some("it is longer than 255 bytes"),
             NameKind::Collection if name.contains('$') => Some("it contains `$`"),
             NameKind::Collection if name.starts_with("system.") => {
@@ -107,16 +107,12 @@ mod tests {
 
     #[test]
     fn counter_names() {
-        for ok in ["userid", "with space", "zähler", "a-b_c"] {
+        for ok in ["userid", "with space", "zähler", "a-b_c", "ticket.id"] {
             assert_eq!(reason(NameKind::Counter, ok), None, "{ok}");
         }
         assert_eq!(reason(NameKind::Counter, ""), Some("it is empty"));
         assert_eq!(reason(NameKind::Counter, "$inc"), Some("it contains `$`"));
         assert_eq!(reason(NameKind::Counter, "x$inc"), Some("it contains `$`"));
-        assert_eq!(
-            reason(NameKind::Counter, "user.id"),
-            Some("it contains `.`")
-        );
         assert_eq!(reason(NameKind::Counter, &"x".repeat(255)), None);
         assert!(reason(NameKind::Counter, &"x".repeat(256))
             .unwrap()

@@ -181,6 +181,20 @@ impl Pattern {
         self.resolution
     }
 
+    /// Whether the prefixes this pattern renders sort as their periods do: the date tokens
+    /// written from the year down to the finest, one each (literal text only between them,
+    /// the same in every prefix). `YYMMDD` and `INV-YYYY-MM` sort; `DDMMYY` does not.
+    ///
+    /// ```
+    /// use sequence_rules::pattern::Pattern;
+    /// assert!(Pattern::parse("YYMMDD").unwrap().is_chronological());
+    /// assert!(!Pattern::parse("DD.MM.YY").unwrap().is_chronological());
+    /// ```
+    pub fn is_chronological(&self) -> bool {
+        let units: Vec<Resolution> = self.pieces.iter().filter_map(Piece::resolution).collect();
+        !units.is_empty() && units.windows(2).all(|w| w[0] < w[1])
+    }
+
     /// Whether the pattern has literal text (which an integer ID cannot hold).
     pub fn has_literal(&self) -> bool {
         self.pieces.iter().any(|p| matches!(p, Piece::Literal(_)))

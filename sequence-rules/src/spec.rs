@@ -3,9 +3,11 @@
 use std::time::Duration;
 
 use crate::batch::Batch;
+use crate::filter::FilterField;
 use crate::id::IdField;
 use crate::key::Key;
-use crate::strategy::{Layout, Stores, Strategy, Unique};
+use crate::layout::Layout;
+use crate::strategy::{Stores, Strategy, Unique};
 
 /// A configuration as written: every key that was not given is `None` (or empty) and takes its
 /// default from [`defaults`](crate::defaults).
@@ -49,6 +51,8 @@ pub struct Spec<'a> {
     pub field: Option<&'a str>,
     /// What the counter field holds.
     pub stores: Option<Stores>,
+    /// The filter that finds counter documents (empty: the layout's).
+    pub filter: Vec<FilterField<&'a str>>,
     /// What keeps two documents from holding one ID.
     pub unique: Option<Unique>,
     /// The proxy collection of `unique = "proxy"`.
@@ -91,6 +95,7 @@ impl<'a> Spec<'a> {
             Key::Layout => self.layout.is_some(),
             Key::Field => self.field.is_some(),
             Key::Stores => self.stores.is_some(),
+            Key::Filter => !self.filter.is_empty(),
             Key::Unique => self.unique.is_some(),
             Key::Proxy => self.proxy.is_some(),
             Key::Gapless => self.gapless.is_some(),

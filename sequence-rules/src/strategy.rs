@@ -182,48 +182,6 @@ impl Stores {
     }
 }
 
-/// `layout = "..."`: how counter documents are found. The counter field's name and what it
-/// holds are the keys `field` and `stores`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-#[non_exhaustive]
-pub enum Layout {
-    /// By `_id`: `{ _id: <name>, seq: <last issued> }`.
-    #[default]
-    Default,
-    /// mongoose-sequence's: by `{ id: <name>, reference_value: <scope or null> }`, with the
-    /// unique index on those two fields that mongoose-sequence declares, so that a Rust service
-    /// and a Node service using mongoose-sequence share one counter. `reference_value` is
-    /// `{ <field>: <value>, … }` (fields sorted by name, values as stored) for a scoped counter.
-    /// This layout has no periods: a `prefix` with date tokens cannot use it.
-    Mongoose,
-}
-
-impl Layout {
-    /// Every layout, in the order messages list them.
-    pub const ALL: [Layout; 2] = [Layout::Default, Layout::Mongoose];
-
-    /// The name, as written in `#[seq(layout = "...")]`.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Layout::Default => "default",
-            Layout::Mongoose => "mongoose",
-        }
-    }
-
-    /// The name of the Rust variant (`Default`, `Mongoose`), for generated code.
-    pub const fn variant(self) -> &'static str {
-        match self {
-            Layout::Default => "Default",
-            Layout::Mongoose => "Mongoose",
-        }
-    }
-
-    /// The layout named `name`.
-    pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|l| l.name() == name)
-    }
-}
-
 /// `unique = "..."`: what keeps two documents from holding one ID.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]

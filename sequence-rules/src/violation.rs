@@ -12,6 +12,8 @@ pub enum At {
     Key(Key),
     /// The field at this position in `scope`.
     ScopeField(usize),
+    /// The field at this position in `filter`.
+    FilterField(usize),
     /// The type of the ID field.
     IdType,
     /// An option of the runtime that has no `#[seq(...)]` key (such as `prefetch_at`).
@@ -50,6 +52,7 @@ impl Violation {
         match self.at {
             At::Key(key) => Some(key),
             At::ScopeField(_) => Some(Key::Scope),
+            At::FilterField(_) => Some(Key::Filter),
             _ => None,
         }
     }

@@ -70,7 +70,9 @@ pub mod __private {
     pub use crate::options::SequenceConfig;
     pub use crate::{Error, Result, Sequence, SequentialId, Strategy};
     pub use mongodb;
-    pub use sequence_rules::{AdaptiveBatch, Batch, Layout, Stores, Unique};
+    pub use sequence_rules::{
+        AdaptiveBatch, Batch, FilterField, FilterValue, Layout, Stores, Unique,
+    };
     pub use sequence_rules::{IdKind, IdNeeds, IdProblems};
     pub use serde;
 

@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use mongo_sequence::options::{Layout, SequenceOptionsBuilder, Stores, Unique};
+use mongo_sequence::options::{filter, Layout, SequenceOptionsBuilder, Stores, Unique};
 use mongo_sequence::{Batch, Error, SequenceOptions, Strategy};
 use sequence_rules::{defaults, Key};
 
@@ -62,6 +62,18 @@ fn keys_of(item: &syn::ItemStruct) -> Option<Vec<WrittenKey>> {
             let key = meta.path.get_ident().map(ToString::to_string);
             let value = if meta.input.peek(syn::Token![=]) {
                 Some(meta.value()?.parse::<syn::Expr>()?)
+            } else if meta.input.peek(syn::token::Paren) {
+                // `filter(a = x, b = y)`, as the text the runtime reads: `a = x, b = y`.
+                let mut fields = Vec::new();
+                meta.parse_nested_meta(|inner| {
+                    let field = inner.path.get_ident().map(ToString::to_string);
+                    let value = inner.value()?.parse::<syn::Expr>()?;
+                    let value = quote::ToTokens::to_token_stream(&value).to_string();
+                    fields.push(format!("{} = {value}", field.unwrap_or_default()));
+                    Ok(())
+                })?;
+                let text = syn::LitStr::new(&fields.join(", "), proc_macro2::Span::call_site());
+                Some(syn::parse_quote!(#text))
             } else {
                 None
             };
@@ -266,6 +278,7 @@ fn set_option(
             b.field(v)
         }),
         Key::Stores => given(b, value, Stores::LastIssued, d, |b, v| b.stores(v)),
+        Key::Filter => Some(b.filter(filter::parse(&String::read(value)?).ok()?)),
         Key::Unique => given(b, value, Unique::Index, d, |b, v| b.unique(v)),
         Key::Proxy => Some(b.proxy(String::read(value)?)),
         Key::Gapless => given(b, value, false, d, |b, v| b.gapless(v)),

@@ -446,7 +446,11 @@ async fn a_stored_id_beyond_max_is_a_typed_error() {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
-#[seq(name = "shared", layout = "mongoose", counters = "identitycounters")]
+#[seq(
+    name = "shared",
+    layout = "mongoose_sequence",
+    counters = "identitycounters"
+)]
 struct Shared {
     #[serde(rename = "_id")]
     id: i64,

@@ -49,7 +49,7 @@ struct Sharded {
 #[derive(Debug, Serialize, Deserialize, SequentialId)]
 #[seq(
     name = "mongoose",
-    layout = "mongoose",
+    layout = "mongoose_sequence",
     counters = "identitycounters",
     batch = 10
 )]

@@ -12,6 +12,7 @@ mod adoption;
 mod allocator;
 mod allocator_load;
 mod claims;
+mod conventions;
 mod deployments;
 mod formats;
 mod foundation;

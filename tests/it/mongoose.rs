@@ -69,14 +69,14 @@ async fn counter_docs(db: &Database, id: &str) -> Vec<Document> {
 }
 
 #[derive(Debug, Serialize, Deserialize, SequentialId)]
-#[seq(name = "user_id", layout = "mongoose")]
+#[seq(name = "user_id", layout = "mongoose_sequence")]
 struct User {
     #[serde(rename = "_id")]
     id: i64,
 }
 
 #[derive(Debug, Serialize, Deserialize, SequentialId)]
-#[seq(name = "cached", layout = "mongoose", batch = 5)]
+#[seq(name = "cached", layout = "mongoose_sequence", batch = 5)]
 struct Cached {
     #[serde(rename = "_id")]
     id: i64,
@@ -117,7 +117,7 @@ async fn an_unscoped_counter_is_shared_with_node() {
 }
 
 #[derive(Debug, Serialize, Deserialize, SequentialId)]
-#[seq(name = "ticket", scope = "tenant", layout = "mongoose")]
+#[seq(name = "ticket", scope = "tenant", layout = "mongoose_sequence")]
 struct Ticket {
     #[seq(id)]
     number: i64,
@@ -134,7 +134,7 @@ fn ticket(tenant: &str) -> Ticket {
 /// `reference_fields: ["year", "hall"]`: mongoose sorts them, and Node stores small numbers
 /// as 32-bit integers while this model has an `i64`.
 #[derive(Debug, Serialize, Deserialize, SequentialId)]
-#[seq(name = "seat", scope = ["year", "hall"], layout = "mongoose")]
+#[seq(name = "seat", scope = ["year", "hall"], layout = "mongoose_sequence")]
 struct Seat {
     #[seq(id)]
     seat: i64,
@@ -198,7 +198,7 @@ async fn concurrent_first_use_creates_one_counter() {
     let seq = Sequence::new(
         &db,
         SequenceOptions::builder("job")
-            .layout(Layout::Mongoose)
+            .layout(Layout::MongooseSequence)
             .scope(["queue"])
             .build(),
     )
@@ -242,7 +242,7 @@ async fn a_collection_of_default_layout_counters_is_refused() {
     let seq = Sequence::new(
         &db,
         SequenceOptions::builder("job")
-            .layout(Layout::Mongoose)
+            .layout(Layout::MongooseSequence)
             .build(),
     )
     .unwrap();
@@ -261,7 +261,7 @@ async fn a_collection_of_default_layout_counters_is_refused() {
     let seq = Sequence::new(
         &db,
         SequenceOptions::builder("job")
-            .layout(Layout::Mongoose)
+            .layout(Layout::MongooseSequence)
             .counters("mongoose_counters")
             .build(),
     )

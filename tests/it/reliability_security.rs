@@ -396,7 +396,7 @@ async fn every_path_names_the_missing_privilege() {
     let no_index = login("no_index").await;
     let mongoose = opts("m")
         .counters("identitycounters")
-        .layout(Layout::Mongoose)
+        .layout(Layout::MongooseSequence)
         .build();
     let first = handle(&no_index, mongoose).next().await;
     assert_refused(

@@ -3,20 +3,29 @@
 use mongodb::bson::{doc, Document};
 use mongodb::options::{CollectionOptions, WriteConcern};
 use mongodb::Database;
+use sequence_runtime::options::Layout;
 use sequence_runtime::Scope;
 use serde_json::json;
 
 use crate::args::{Change, CounterArgs, Limits};
-use crate::counters::{find, shard_alone};
+use crate::counters::{find, key, shard_alone};
 use crate::failure::Failure;
 use crate::output::{ranges_held_warning, rows, Output};
 
 /// The filter of the counter documents `delete` deletes: every counter of the sequence, or the
 /// one of the period, scope or shard given.
-fn filter(args: &CounterArgs) -> Result<Document, Failure> {
+fn filter(db: &Database, counters: &str, args: &CounterArgs) -> Result<Document, Failure> {
     shard_alone(args)?;
     let scope = (!args.scope.is_empty()).then(|| Scope::from_values(args.scope.iter().cloned()));
-    if args.mongoose {
+    if args.shape.filter.is_some()
+        || !matches!(args.layout, Layout::Default | Layout::MongooseSequence)
+    {
+        // A layout of one counter per model and field (and group), or a filter of one's own:
+        // the one counter named.
+        let (key, store) = key(db, counters, args)?;
+        return Ok(store.filter(&key));
+    }
+    if args.layout == Layout::MongooseSequence {
         if args.period.is_some() {
             return Err(Failure::usage(
                 "mongoose-sequence's layout has no periods: `--period` does not apply",
@@ -55,7 +64,7 @@ pub(crate) async fn run(
     change: Change,
     out: &Output,
 ) -> Result<(), Failure> {
-    let filter = filter(args)?;
+    let filter = filter(db, counters, args)?;
     let options = CollectionOptions::builder()
         .write_concern(WriteConcern::majority())
         .build();

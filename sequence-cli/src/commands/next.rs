@@ -17,16 +17,8 @@ pub(crate) async fn run(
 ) -> Result<(), Failure> {
     let db = client.database(&args.db);
     let fields = args.scope.iter().map(|(field, _)| field.clone());
-    let options = args
-        .sequence
-        .options(
-            &args.name,
-            counters,
-            args.shape.field.as_deref(),
-            args.shape.stores,
-        )
-        .scope(fields)
-        .build();
+    let options = args.sequence.options(&args.name, counters, None, None);
+    let options = args.shape.apply(options).scope(fields).build();
     let mut seq = Sequence::new(&db, options)?;
     if !args.scope.is_empty() {
         seq = seq.in_scope(Scope::from_values(args.scope.iter().cloned()))?;

@@ -24,7 +24,12 @@ pub(crate) async fn run(
             args.counter_field.as_deref(),
             args.stores,
         )
-        .scope(args.scope.iter().cloned());
+        .scope(args.scope.iter().cloned())
+        .id_field(&args.field);
+    let options = match &args.filter {
+        Some(filter) => options.filter(filter.0.iter().cloned()),
+        None => options,
+    };
     let seq = Sequence::new(&db, options.build())?;
     let report = seq
         .sync_counters(&target, &args.field)

@@ -12,8 +12,8 @@ use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
 use syn::{Attribute, LitStr};
 
-pub use self::value::WithSpan;
-use self::value::{expected_one_of, names, path, skip_value, string, Value};
+use self::value::{expected_one_of, filter, names, path, skip_value, string, Value};
+pub use self::value::{FilterEntry, WithSpan};
 
 /// Keys accepted in a field-level `#[seq(...)]`.
 pub const FIELD_KEYS: &[&str] = &["id"];
@@ -38,6 +38,7 @@ pub struct StructAttrs {
     pub layout: Option<WithSpan<Layout>>,
     pub field: Option<WithSpan<String>>,
     pub stores: Option<WithSpan<Stores>>,
+    pub filter: Option<WithSpan<Vec<FilterEntry>>>,
     pub unique: Option<WithSpan<Unique>>,
     pub proxy: Option<WithSpan<String>>,
     pub gapless: Option<WithSpan<bool>>,
@@ -70,6 +71,7 @@ impl StructAttrs {
             Key::Layout => set_once(&mut self.layout, key, Value::parse(meta, key)?, errors),
             Key::Field => set_once(&mut self.field, key, string(meta, key)?, errors),
             Key::Stores => set_once(&mut self.stores, key, Value::parse(meta, key)?, errors),
+            Key::Filter => set_once(&mut self.filter, key, filter(meta, key)?, errors),
             Key::Unique => set_once(&mut self.unique, key, Value::parse(meta, key)?, errors),
             Key::Proxy => set_once(&mut self.proxy, key, string(meta, key)?, errors),
             Key::Gapless => set_once(&mut self.gapless, key, Value::parse(meta, key)?, errors),
@@ -106,6 +108,7 @@ impl StructAttrs {
             Key::Layout => at(&self.layout),
             Key::Field => at(&self.field),
             Key::Stores => at(&self.stores),
+            Key::Filter => at(&self.filter),
             Key::Unique => at(&self.unique),
             Key::Proxy => at(&self.proxy),
             Key::Gapless => at(&self.gapless),

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use proc_macro2::Span;
 use sequence_rules::limits::MAX_DIGITS;
-use sequence_rules::{Batch, Key, Layout, Stores, Strategy, Unique};
+use sequence_rules::{Batch, FilterValue, Key, Layout, Stores, Strategy, Unique};
 use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, ExprRange, ExprUnary, Lit, RangeLimits, UnOp};
@@ -252,9 +252,149 @@ impl Value for Unique {
 
 impl Value for Layout {
     fn parse(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<WithSpan<Self>> {
+        let s = string(meta, key)?;
+        if let Some(now) = Layout::renamed(&s.value) {
+            return Err(syn::Error::new(s.span, now));
+        }
         let names = Layout::ALL.map(Layout::name);
-        one_of(meta, key, "layout", &names, Layout::from_name)
+        Layout::from_name(&s.value)
+            .map(|layout| WithSpan::new(layout, s.span))
+            .ok_or_else(|| {
+                syn::Error::new(
+                    s.span,
+                    format!(
+                        "unknown layout \"{}\", expected one of: {}",
+                        s.value,
+                        expected_one_of(&names)
+                    ),
+                )
+            })
     }
+}
+
+/// One field of `filter(...)`: its name and what it holds, each with its span.
+#[derive(Clone, Debug)]
+pub struct FilterEntry {
+    pub field: WithSpan<String>,
+    pub value: WithSpan<FilterValue>,
+}
+
+/// `filter(field = value, …)`, or the same as text: `filter = "field = value, …"`.
+pub(crate) fn filter(
+    meta: &ParseNestedMeta<'_>,
+    key: Key,
+) -> syn::Result<WithSpan<Vec<FilterEntry>>> {
+    let span = meta.path.span();
+    if meta.input.peek(syn::Token![=]) {
+        let text = string(meta, key)?;
+        let fields = sequence_rules::filter::parse(&text.value)
+            .map_err(|e| syn::Error::new(text.span, e))?;
+        let entries = fields
+            .into_iter()
+            .map(|f| FilterEntry {
+                field: WithSpan::new(f.field, text.span),
+                value: WithSpan::new(f.value, text.span),
+            })
+            .collect();
+        return Ok(WithSpan::new(entries, text.span));
+    }
+    if !meta.input.peek(syn::token::Paren) {
+        return Err(meta.error(
+            "`filter` needs its fields: `filter(prefix = period as number, app = \"billing\")`",
+        ));
+    }
+    let empty = {
+        let fork = meta.input.fork();
+        let content;
+        syn::parenthesized!(content in fork);
+        content.is_empty()
+    };
+    if empty {
+        skip_value(meta);
+        return Err(syn::Error::new(
+            span,
+            "`filter` needs at least one field: `filter(prefix = period as number)`",
+        ));
+    }
+    let mut entries = Vec::new();
+    meta.parse_nested_meta(|inner| {
+        let Some(name) = inner.path.get_ident() else {
+            return Err(
+                inner.error("a field of `filter` is named by an identifier, such as `prefix`")
+            );
+        };
+        let field = WithSpan::new(name.to_string(), name.span());
+        if !inner.input.peek(syn::Token![=]) {
+            return Err(inner.error(format!(
+                "the field `{name}` of `filter` needs a value: `{name} = name`"
+            )));
+        }
+        let expr: Expr = inner.value()?.parse()?;
+        let value = filter_value(&expr)?;
+        entries.push(FilterEntry { field, value });
+        Ok(())
+    })?;
+    Ok(WithSpan::new(entries, span))
+}
+
+/// What a field of `filter(...)` holds, from the expression written.
+fn filter_value(expr: &Expr) -> syn::Result<WithSpan<FilterValue>> {
+    let span = spanned(expr);
+    let value = match expr {
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => FilterValue::Text(s.value()),
+        Expr::Lit(ExprLit {
+            lit: Lit::Bool(b), ..
+        }) => FilterValue::Bool(b.value),
+        Expr::Path(p) if p.path.is_ident("name") => FilterValue::Name,
+        Expr::Path(p) if p.path.is_ident("id_field") => FilterValue::IdField,
+        Expr::Path(p) if p.path.is_ident("period") => FilterValue::Period,
+        Expr::Cast(cast) if matches!(&*cast.expr, Expr::Path(p) if p.path.is_ident("period")) => {
+            match &*cast.ty {
+                syn::Type::Path(t) if t.path.is_ident("number") => FilterValue::PeriodNumber,
+                other => {
+                    return Err(syn::Error::new_spanned(
+                        other,
+                        "a period is read `as number`: `period as number`",
+                    ))
+                }
+            }
+        }
+        Expr::Call(call) if matches!(&*call.func, Expr::Path(p) if p.path.is_ident("scope")) => {
+            match call.args.iter().collect::<Vec<_>>().as_slice() {
+                [Expr::Path(p)] if p.path.get_ident().is_some() => {
+                    FilterValue::Scope(p.path.get_ident().expect("an identifier").to_string())
+                }
+                _ => {
+                    return Err(syn::Error::new_spanned(
+                        &call.args,
+                        "`scope(...)` takes the name of one scope field: `scope(tenant)`",
+                    ))
+                }
+            }
+        }
+        e => match integer(e) {
+            Some(Ok(n)) => match i64::try_from(n) {
+                Ok(n) => FilterValue::Integer(n),
+                Err(_) => {
+                    return Err(syn::Error::new_spanned(
+                        e,
+                        "a number in `filter` must fit in `i64`",
+                    ))
+                }
+            },
+            _ => {
+                return Err(syn::Error::new_spanned(
+                    e,
+                    "a field of `filter` holds a text (`\"Ticket\"`), an integer, `true`, \
+                     `false`, `name`, `id_field`, `period`, `period as number` or \
+                     `scope(field)`",
+                ))
+            }
+        },
+    };
+    Ok(WithSpan::new(value, span))
 }
 
 impl Value for bool {

@@ -24,6 +24,10 @@ pub(crate) const DUPLICATE_KEY_CODES: [i32; 3] = [11000, 11001, 12582];
 /// The server's error code for a missing privilege (`Unauthorized`).
 const UNAUTHORIZED: i32 = 13;
 
+/// The server's codes for an index that exists with the same keys under another name or other
+/// options (`IndexOptionsConflict`, `IndexKeySpecsConflict`).
+const INDEX_CONFLICTS: [i32; 2] = [85, 86];
+
 /// The server's `IllegalOperation` error code, which it gives to a transaction on a server that
 /// is not a replica set member or `mongos`.
 const ILLEGAL_OPERATION: i32 = 20;
@@ -66,7 +70,9 @@ impl Access {
             Access::Release => "the `update` action on it to give values back",
             Access::Delete => "the `remove` action on it to delete counters",
             Access::Index => {
-                "the `createIndex` action on it for the unique index of the mongoose layout"
+                "the `createIndex` action on it for the unique index that the counters of its \
+                 layout need (mongoose-sequence's, typegoose's, mongoose-auto-increment's, or a \
+                 filter's)"
             }
             Access::Insert => "the `insert` action on it to insert documents",
             Access::Confirm => {
@@ -144,6 +150,12 @@ fn code(err: &mongodb::error::Error) -> Option<i32> {
         ErrorKind::Write(WriteFailure::WriteError(e)) => Some(e.code),
         _ => None,
     }
+}
+
+/// Whether a driver error says that an index of the same keys exists with other options or
+/// another name.
+pub(crate) fn is_index_options_conflict(err: &mongodb::error::Error) -> bool {
+    code(err).is_some_and(|c| INDEX_CONFLICTS.contains(&c))
 }
 
 /// Whether a driver error is a duplicate-key error (codes 11000, 11001, 12582), in any of the

@@ -21,6 +21,16 @@ use mongodb::bson::Bson;
 use sequence_rules::names::{self, NameError};
 use sequence_rules::{At, Key, Problem, Violation};
 
+/// `a and b`, or `a, b and c`, for messages.
+fn and_list(items: &[Bson]) -> String {
+    let items: Vec<String> = items.iter().map(ToString::to_string).collect();
+    match items.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
 /// Result alias used throughout the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -145,12 +155,32 @@ pub enum Error {
         /// The counters or target collection.
         collection: String,
         /// The index's keys.
-        index: &'static str,
+        index: String,
         /// Why, and what to do.
         reason: String,
         /// The server's error.
         #[source]
         source: Box<mongodb::error::Error>,
+    },
+
+    /// Two counter documents match the filter of one counter, so that neither can be picked
+    /// safely: a program that finds, then creates its counter (typegoose, the
+    /// mongoose-auto-increment plugins) raced another creating the same one. Nothing was
+    /// written.
+    #[error(
+        "two counter documents in `{collection}` match {filter}: `_id` {} (another program \
+         created one while the other was being created); keep the one with the higher count, \
+         delete the other, and restart the programs that number from it",
+        and_list(.ids)
+    )]
+    #[non_exhaustive]
+    DuplicateCounters {
+        /// The counters collection.
+        collection: String,
+        /// The filter the documents match.
+        filter: String,
+        /// The `_id` of each (two).
+        ids: Vec<Bson>,
     },
 
     /// A value that does not fit the ID field's type.
@@ -477,10 +507,10 @@ mod tests {
                 &["`invoice`", "`app.counters`", "fix or delete it"],
             ),
             (
-                names::check(names::NameKind::Counter, "a.b")
+                names::check(names::NameKind::Counter, "$a")
                     .unwrap_err()
                     .into(),
-                &["`a.b`"],
+                &["`$a`", "`$`"],
             ),
             (
                 Error::InvalidConfig {
@@ -513,11 +543,24 @@ mod tests {
             (
                 Error::IndexConflict {
                     collection: "app.counters".into(),
-                    index: "{ id: 1, reference_value: 1 } (unique)",
+                    index: "{ id: 1, reference_value: 1 } (unique)".into(),
                     reason: "keep the two layouts in separate collections".into(),
                     source: Box::new(driver_error()),
                 },
                 &["`app.counters`", "reference_value", "separate collections"],
+            ),
+            (
+                Error::DuplicateCounters {
+                    collection: "app.identitycounters".into(),
+                    filter: "{ \"model\": \"Ticket\" }".into(),
+                    ids: vec![Bson::Int32(1), Bson::Int32(2)],
+                },
+                &[
+                    "`app.identitycounters`",
+                    "\"Ticket\"",
+                    "higher count",
+                    "delete the other",
+                ],
             ),
             (
                 Error::IdOutOfRange {

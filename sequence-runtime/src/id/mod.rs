@@ -25,7 +25,7 @@ pub use bounds::Bounds;
 pub(crate) use counter_key::bson_integer;
 pub use counter_key::CounterKey;
 pub use generated::Generated;
-pub(crate) use period::{Format, Slot};
+pub(crate) use period::{canonical_start, Format, Slot};
 pub use range::IdRange;
 pub use render::Rendering;
 pub use scope::Scope;

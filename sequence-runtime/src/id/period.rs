@@ -24,6 +24,21 @@ pub(crate) struct PeriodId {
     hour: i8,
 }
 
+/// The first civil date-time of the period whose canonical string is `canonical`
+/// (`"2025"`, `"202511"`, `"20251122"`, `"2025112214"`).
+pub(crate) fn canonical_start(canonical: &str) -> Option<DateTime> {
+    if !canonical.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let part = |range: std::ops::Range<usize>, default: i8| match canonical.get(range) {
+        Some(digits) if !digits.is_empty() => digits.parse::<i8>().ok(),
+        _ => Some(default),
+    };
+    let year: i16 = canonical.get(0..4)?.parse().ok()?;
+    let (month, day, hour) = (part(4..6, 1)?, part(6..8, 1)?, part(8..10, 0)?);
+    jiff::civil::DateTime::new(year, month, day, hour, 0, 0, 0).ok()
+}
+
 impl PeriodId {
     fn of(at: DateTime, resolution: Resolution) -> Self {
         let fine = |r: Resolution, v: i8, default: i8| if resolution >= r { v } else { default };

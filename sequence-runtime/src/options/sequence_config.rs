@@ -2,7 +2,9 @@
 
 use std::time::Duration;
 
-use sequence_rules::{self as rules, defaults, Batch, Layout, Stores, Strategy, Unique};
+use sequence_rules::{
+    self as rules, defaults, Batch, FilterField, Layout, Stores, Strategy, Unique,
+};
 
 use super::sequence_options::SequenceOptions;
 
@@ -47,6 +49,8 @@ pub struct SequenceConfig {
     pub field: &'static str,
     /// What the counter field holds.
     pub stores: Stores,
+    /// The filter that finds counter documents (empty: the layout's).
+    pub filter: &'static [FilterField<&'static str>],
     /// What keeps two documents from holding one ID.
     pub unique: Unique,
     /// The proxy collection of `unique = "proxy"`.
@@ -83,6 +87,7 @@ impl SequenceConfig {
             layout: Layout::Default,
             field: defaults::COUNTER_FIELD,
             stores: Stores::LastIssued,
+            filter: &[],
             unique: Unique::Index,
             proxy: None,
             gapless: false,
@@ -164,8 +169,15 @@ impl SequenceConfig {
         self
     }
 
-    /// Sets how counter documents are found.
+    /// Sets which convention the counter documents follow; `counters` and `field` become the
+    /// layout's, unless they were set to something else already.
     pub const fn layout(mut self, layout: Layout) -> Self {
+        if const_eq(self.counters, self.layout.counters()) {
+            self.counters = layout.counters();
+        }
+        if const_eq(self.field, self.layout.field()) {
+            self.field = layout.field();
+        }
         self.layout = layout;
         self
     }
@@ -179,6 +191,12 @@ impl SequenceConfig {
     /// Sets what the counter field holds.
     pub const fn stores(mut self, stores: Stores) -> Self {
         self.stores = stores;
+        self
+    }
+
+    /// Sets the filter that finds counter documents.
+    pub const fn filter(mut self, fields: &'static [FilterField<&'static str>]) -> Self {
+        self.filter = fields;
         self
     }
 
@@ -225,11 +243,12 @@ impl SequenceConfig {
             layout,
             field,
             stores,
+            filter,
             unique,
             proxy,
             gapless,
             transaction_timeout,
-            id_field: _,
+            id_field,
             scope_fields: _,
         } = *self;
         let mut options = SequenceOptions::builder(name).build();
@@ -251,12 +270,14 @@ impl SequenceConfig {
             layout: o_layout,
             field: o_field,
             stores: o_stores,
+            filter: o_filter,
             unique: o_unique,
             proxy: o_proxy,
             gapless: o_gapless,
             transaction_timeout: o_transaction_timeout,
             prefetch_at: _,
             write_concern: _,
+            id_field: o_id_field,
         } = &mut options;
         *o_batch = batch;
         *o_prefix = prefix.map(str::to_owned);
@@ -273,10 +294,12 @@ impl SequenceConfig {
         *o_layout = layout;
         *o_field = field.to_owned();
         *o_stores = stores;
+        *o_filter = filter.iter().map(FilterField::to_owned).collect();
         *o_unique = unique;
         *o_proxy = proxy.map(str::to_owned);
         *o_gapless = gapless;
         *o_transaction_timeout = transaction_timeout;
+        *o_id_field = id_field.to_owned();
         options
     }
 }
@@ -338,4 +361,20 @@ impl SequenceConfig {
             && !self.gapless;
         (plain && self.batch.is_cached()).then_some(self.batch)
     }
+}
+
+/// Whether two texts are equal, in a `const fn`.
+const fn const_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }

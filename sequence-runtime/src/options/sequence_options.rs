@@ -4,7 +4,9 @@
 use std::time::Duration;
 
 use mongodb::options::WriteConcern;
-use sequence_rules::{self as rules, defaults, Batch, Layout, Spec, Stores, Strategy, Unique};
+use sequence_rules::{
+    self as rules, defaults, Batch, FilterField, Layout, Spec, Stores, Strategy, Unique,
+};
 
 use crate::error::Result;
 use crate::id::{Bounds, Format};
@@ -51,12 +53,18 @@ pub struct SequenceOptions {
     /// The collection holding the counters, in the target collection's database (default
     /// `counters`).
     pub counters: String,
-    /// How counter documents are found: by `_id`, or mongoose-sequence's way.
+    /// Which convention the counter documents follow: this crate's, or mongoose-sequence's,
+    /// typegoose's or mongoose-auto-increment's (to share a counter with a program using that
+    /// library). Setting it sets `counters` and `field` to the layout's, unless they were set.
     pub layout: Layout,
-    /// The name of the counter field (default `seq`).
+    /// The name of the counter field (default `seq`; `count` in the typegoose and
+    /// mongoose-auto-increment layouts).
     pub field: String,
     /// What the counter field holds: the last value issued, or the next free one.
     pub stores: Stores,
+    /// The filter that finds counter documents, for a convention of one's own (empty: the
+    /// layout's): see [`filter`](crate::options::filter).
+    pub filter: Vec<FilterField>,
     /// What keeps two documents from holding one ID: a unique index on the target collection,
     /// or a proxy collection of claims written in the insert's transaction (for collections
     /// that cannot have that index, such as sharded ones).
@@ -74,6 +82,10 @@ pub struct SequenceOptions {
     pub prefetch_at: f64,
     /// Write concern of counter updates (default `majority`; `None` uses the collection's).
     pub write_concern: Option<WriteConcern>,
+    /// The name the documents store the ID under (default `_id`): what the typegoose and
+    /// mongoose-auto-increment layouts, and `id_field` in a filter, put in the counter's
+    /// filter. A derived model sets it from its ID field.
+    pub id_field: String,
 }
 
 impl SequenceOptions {
@@ -97,12 +109,14 @@ impl SequenceOptions {
                 layout: Layout::Default,
                 field: defaults::COUNTER_FIELD.to_owned(),
                 stores: Stores::LastIssued,
+                filter: Vec::new(),
                 unique: Unique::Index,
                 proxy: None,
                 gapless: false,
                 transaction_timeout: defaults::TRANSACTION_TIMEOUT,
                 prefetch_at: defaults::PREFETCH_AT,
                 write_concern: Some(WriteConcern::majority()),
+                id_field: "_id".to_owned(),
             },
         }
     }
@@ -127,12 +141,14 @@ impl SequenceOptions {
             layout,
             field,
             stores,
+            filter,
             unique,
             proxy,
             gapless,
             transaction_timeout,
             prefetch_at,
             write_concern: _,
+            id_field: _,
         } = self;
         Spec {
             name,
@@ -151,6 +167,7 @@ impl SequenceOptions {
             layout: given(*layout, Layout::Default),
             field: given(field.as_str(), defaults::COUNTER_FIELD),
             stores: given(*stores, Stores::LastIssued),
+            filter: filter.iter().map(FilterField::as_str).collect(),
             unique: given(*unique, Unique::Index),
             proxy: proxy.as_deref(),
             gapless: given(*gapless, false),
@@ -264,9 +281,17 @@ impl SequenceOptionsBuilder {
         self
     }
 
-    /// Sets how counter documents are found.
+    /// Sets which convention the counter documents follow; `counters` and `field` become the
+    /// layout's, unless they were set to something else already.
     pub fn layout(mut self, layout: Layout) -> Self {
-        self.options.layout = layout;
+        let options = &mut self.options;
+        if options.counters == options.layout.counters() {
+            options.counters = layout.counters().to_owned();
+        }
+        if options.field == options.layout.field() {
+            options.field = layout.field().to_owned();
+        }
+        options.layout = layout;
         self
     }
 
@@ -279,6 +304,26 @@ impl SequenceOptionsBuilder {
     /// Sets what the counter field holds.
     pub fn stores(mut self, stores: Stores) -> Self {
         self.options.stores = stores;
+        self
+    }
+
+    /// Sets the filter that finds counter documents, for a convention of one's own.
+    ///
+    /// ```
+    /// use sequence_runtime::options::filter;
+    /// use sequence_runtime::SequenceOptions;
+    ///
+    /// // Seed 001's daily counters: `{ prefix: 251125, count: <last issued> }` in `ids`.
+    /// let options = SequenceOptions::builder("daily")
+    ///     .counters("ids")
+    ///     .field("count")
+    ///     .prefix("YYMMDD")
+    ///     .filter(filter::parse("prefix = period as number").unwrap())
+    ///     .build();
+    /// assert!(options.validate().is_ok());
+    /// ```
+    pub fn filter(mut self, fields: impl IntoIterator<Item = FilterField>) -> Self {
+        self.options.filter = fields.into_iter().collect();
         self
     }
 
@@ -315,6 +360,12 @@ impl SequenceOptionsBuilder {
     /// Sets the write concern of counter updates (`None`: the collection's own).
     pub fn write_concern(mut self, wc: Option<WriteConcern>) -> Self {
         self.options.write_concern = wc;
+        self
+    }
+
+    /// Sets the name the documents store the ID under.
+    pub fn id_field(mut self, field: impl Into<String>) -> Self {
+        self.options.id_field = field.into();
         self
     }
 
@@ -374,13 +425,13 @@ mod tests {
         }
         let o = SequenceOptions::builder("x")
             .ranges(4)
-            .layout(Layout::Mongoose)
+            .layout(Layout::MongooseSequence)
             .batch(10..=100)
             .transaction_timeout(Duration::from_secs(5))
             .build();
         let spec = o.spec();
         assert_eq!(spec.shards, Some(4));
-        assert_eq!(spec.layout, Some(Layout::Mongoose));
+        assert_eq!(spec.layout, Some(Layout::MongooseSequence));
         assert_eq!(spec.batch, Some(Batch::from(10..=100)));
         assert_eq!(spec.transaction_timeout, Some(Duration::from_secs(5)));
         assert_eq!(spec.field, None);

@@ -60,15 +60,21 @@ pub(super) fn reservation(
         Some(floor) => Bson::Document(doc! { "$max": [current, Bson::Int64(floor + off)] }),
         None => Bson::Document(current),
     };
-    let update = vec![doc! { "$set": { field: { "$let": {
+    let mut set = doc! { field: { "$let": {
         "vars": { "v": from },
         "in": { "$cond": [
             { "$eq": ["$$v", { "$trunc": "$$v" }] },
             { "$add": ["$$v", Bson::Int64(n as i64)] },
             "$$v",
         ] },
-    } } } }];
-    (filter, update)
+    } } };
+    // The fields a new counter document of the layout needs that the filter does not fix; a
+    // value already stored is kept.
+    for (name, value) in layout.on_insert(key) {
+        let kept = doc! { "$ifNull": [format!("${name}"), value] };
+        set.insert(name, kept);
+    }
+    (filter, vec![doc! { "$set": set }])
 }
 
 #[cfg(test)]

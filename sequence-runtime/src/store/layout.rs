@@ -1,19 +1,62 @@
-//! How the stores address and read the counter documents of a sequence (its `layout`, `field`
-//! and `stores`), and how a counter document of any layout is decoded ([`StoredCounter`]).
+//! How the stores address and read the counter documents of a sequence (its `layout` or
+//! `filter`, `field` and `stores`), and how a counter document of any named layout is decoded
+//! ([`StoredCounter`]).
 
 use mongodb::bson::{doc, Bson, Document};
-use sequence_rules::defaults;
+use sequence_rules::filter::{self, FilterField, FilterValue};
+use sequence_rules::pattern::Pattern;
 
-use crate::id::{bson_integer, CounterKey};
+use crate::id::{bson_integer, canonical_start, CounterKey};
 use crate::options::{Layout, SequenceOptions, Stores};
 
 /// The shape of a sequence's counter documents, as the stores use it: how they are found
-/// (`layout`), the counter field's name (`field`) and what it holds (`stores`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// (`layout` or `filter`), the counter field's name (`field`) and what it holds (`stores`).
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct CounterLayout {
     pub(crate) field: String,
     pub(crate) stores: Stores,
-    mongoose: bool,
+    finder: Finder,
+}
+
+/// How the counter document of a key is found.
+#[derive(Clone, Debug, PartialEq)]
+enum Finder {
+    /// By `_id`: the key's value.
+    Id,
+    /// mongoose-sequence's `{ id, reference_value }`.
+    MongooseSequence,
+    /// typegoose's `{ field: <ID field>, modelName: <name> }`.
+    Typegoose { id_field: String },
+    /// mongoose-auto-increment's `{ model: <name>, field: <ID field>, groupingField }`.
+    AutoIncrement { id_field: String },
+    /// A filter of one's own, the period rendered with `pattern`.
+    Filter {
+        fields: Vec<FilterField>,
+        id_field: String,
+        pattern: Option<Pattern>,
+    },
+}
+
+/// The unique index a layout's counters need, so that two concurrent first upserts cannot
+/// create two counter documents (and the foreign library's own declaration finds it built).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct KeyIndex {
+    /// The keys, in the library's order.
+    pub(crate) keys: Document,
+    /// The index's name where the library names it (else the server's default).
+    pub(crate) name: Option<&'static str>,
+    /// Whose convention needs it, for messages.
+    pub(crate) needed_by: String,
+    /// The filter of the documents of this layout in a collection (those that have the fields
+    /// that find a counter), for telling duplicates from documents of another layout.
+    pub(crate) members: Document,
+}
+
+impl KeyIndex {
+    /// The keys as written, for messages: `{ field: 1, modelName: 1 } (unique)`.
+    pub(crate) fn describe(&self) -> String {
+        format!("{} (unique)", self.keys)
+    }
 }
 
 impl CounterLayout {
@@ -21,9 +64,9 @@ impl CounterLayout {
     #[cfg(test)]
     pub(crate) fn new() -> Self {
         CounterLayout {
-            field: defaults::COUNTER_FIELD.to_owned(),
+            field: sequence_rules::defaults::COUNTER_FIELD.to_owned(),
             stores: Stores::LastIssued,
-            mongoose: false,
+            finder: Finder::Id,
         }
     }
 
@@ -31,23 +74,36 @@ impl CounterLayout {
     #[cfg(test)]
     pub(crate) fn mongoose() -> Self {
         CounterLayout {
-            mongoose: true,
+            finder: Finder::MongooseSequence,
             ..Self::new()
         }
     }
 
     /// The layout `options` describe.
     pub(crate) fn of(options: &SequenceOptions) -> Self {
+        let id_field = options.id_field.clone();
+        let finder = if !options.filter.is_empty() {
+            Finder::Filter {
+                fields: options.filter.clone(),
+                id_field,
+                pattern: options
+                    .prefix
+                    .as_deref()
+                    .and_then(|p| Pattern::parse(p).ok()),
+            }
+        } else {
+            match options.layout {
+                Layout::MongooseSequence => Finder::MongooseSequence,
+                Layout::Typegoose => Finder::Typegoose { id_field },
+                Layout::MongooseAutoIncrement => Finder::AutoIncrement { id_field },
+                _ => Finder::Id,
+            }
+        };
         CounterLayout {
             field: options.field.clone(),
             stores: options.stores,
-            mongoose: options.layout == Layout::Mongoose,
+            finder,
         }
-    }
-
-    /// Whether counters are found as mongoose-sequence finds them.
-    pub(crate) fn is_mongoose(&self) -> bool {
-        self.mongoose
     }
 
     #[cfg(test)]
@@ -67,6 +123,66 @@ impl CounterLayout {
         self.stores.offset()
     }
 
+    /// The unique index the counters need, for the layouts that find them by other fields than
+    /// `_id`.
+    pub(crate) fn key_index(&self) -> Option<KeyIndex> {
+        let (keys, name, needed_by) = match &self.finder {
+            Finder::Id => return None,
+            Finder::MongooseSequence => (
+                doc! { "id": 1, "reference_value": 1 },
+                None,
+                "mongoose-sequence's layout".to_owned(),
+            ),
+            Finder::Typegoose { .. } => (
+                doc! { "field": 1, "modelName": 1 },
+                Some("field_1_modelName_1"),
+                "typegoose's layout".to_owned(),
+            ),
+            Finder::AutoIncrement { .. } => (
+                doc! { "field": 1, "groupingField": 1, "model": 1 },
+                Some("field_1_groupingField_1_model_1"),
+                "mongoose-auto-increment's layout".to_owned(),
+            ),
+            Finder::Filter { fields, .. } => (
+                fields
+                    .iter()
+                    .map(|f| (f.field.clone(), Bson::Int32(1)))
+                    .collect(),
+                None,
+                format!("the filter `{}`", filter::display(fields)),
+            ),
+        };
+        let exists = |fields: &[&str]| -> Document {
+            fields
+                .iter()
+                .map(|f| ((*f).to_owned(), Bson::Document(doc! { "$exists": true })))
+                .collect()
+        };
+        let members = match &self.finder {
+            Finder::Id => return None,
+            Finder::MongooseSequence => exists(&["id", "reference_value"]),
+            Finder::Typegoose { .. } => exists(&["field", "modelName"]),
+            // The original plugin's counters have no `groupingField`.
+            Finder::AutoIncrement { .. } => exists(&["field", "model"]),
+            Finder::Filter { fields, .. } => {
+                exists(&fields.iter().map(|f| f.field.as_str()).collect::<Vec<_>>())
+            }
+        };
+        Some(KeyIndex {
+            keys,
+            name,
+            needed_by,
+            members,
+        })
+    }
+
+    /// Whether two documents can match the filter of one key despite the unique index (the
+    /// counters of mongoose-auto-increment without a group match `groupingField` missing or
+    /// `""`): the store then checks a counter once before it first uses it.
+    pub(crate) fn may_match_twice(&self, key: &CounterKey) -> bool {
+        matches!(self.finder, Finder::AutoIncrement { .. }) && key.scope().is_none()
+    }
+
     /// The filter that selects the counter document of `key`, with its fixed fields (so that
     /// an upsert writes them, and a document holding other values does not match).
     pub(crate) fn key_filter(&self, key: &CounterKey) -> Document {
@@ -77,39 +193,104 @@ impl CounterLayout {
 
     /// The filter that selects the document of `key`, whatever its other fields.
     pub(crate) fn id_filter(&self, key: &CounterKey) -> Document {
-        if !self.mongoose {
-            return doc! { "_id": key.value().clone() };
-        }
-        let (id, reference) = match (key.name(), key.value()) {
-            (Some(name), _) => (
-                name.to_owned(),
-                key.scope()
-                    .map_or(Bson::Null, |s| Bson::Document(s.document())),
-            ),
-            // A composite key of other parts: `seq` names the counter, the rest is the
-            // reference value.
-            (None, Bson::Document(d)) => {
-                let mut rest = d.clone();
-                let id = match rest.remove("seq") {
-                    Some(Bson::String(s)) => s,
-                    _ => key.to_string(),
-                };
-                let reference = if rest.is_empty() {
-                    Bson::Null
-                } else {
-                    Bson::Document(rest)
-                };
-                (id, reference)
+        match &self.finder {
+            Finder::Id => doc! { "_id": key.value().clone() },
+            Finder::MongooseSequence => mongoose_filter(key),
+            Finder::Typegoose { id_field } => {
+                doc! { "field": id_field, "modelName": key_name(key) }
             }
-            (None, _) => (key.to_string(), Bson::Null),
-        };
-        doc! { "id": id, "reference_value": reference }
+            Finder::AutoIncrement { id_field } => {
+                let group = match key.scope().and_then(|s| s.fields().next()) {
+                    Some((_, value)) => Bson::String(group_text(value)),
+                    // The original plugin's documents have no `groupingField`; the fork's
+                    // (and this crate's) have `""`.
+                    None => Bson::Document(doc! { "$in": ["", Bson::Null] }),
+                };
+                doc! { "model": key_name(key), "field": id_field, "groupingField": group }
+            }
+            Finder::Filter {
+                fields,
+                id_field,
+                pattern,
+            } => fields
+                .iter()
+                .map(|f| {
+                    let value = match &f.value {
+                        FilterValue::Text(t) => Bson::String(t.clone()),
+                        FilterValue::Integer(n) => integer(*n),
+                        FilterValue::Bool(b) => Bson::Boolean(*b),
+                        FilterValue::Name => Bson::String(key_name(key)),
+                        FilterValue::IdField => Bson::String(id_field.clone()),
+                        FilterValue::Period => Bson::String(rendered(key, pattern.as_ref())),
+                        FilterValue::PeriodNumber => {
+                            let text = rendered(key, pattern.as_ref());
+                            text.parse().map_or(Bson::String(text), integer)
+                        }
+                        FilterValue::Scope(name) => key
+                            .scope()
+                            .and_then(|s| s.fields().find(|(f, _)| f == name))
+                            .map_or(Bson::Null, |(_, v)| v.clone()),
+                    };
+                    (f.field.clone(), value)
+                })
+                .collect(),
+        }
+    }
+
+    /// The fields a counter document of this layout gets when it is created by an update
+    /// whose filter does not say their value: mongoose-auto-increment's `groupingField: ""`.
+    /// As the stages of a pipeline update (`{ $ifNull: [<field>, <value>] }`, which keeps a
+    /// value already stored), and as plain values for `$setOnInsert`.
+    pub(crate) fn on_insert(&self, key: &CounterKey) -> Document {
+        match &self.finder {
+            Finder::AutoIncrement { .. } if key.scope().is_none() => doc! { "groupingField": "" },
+            _ => Document::new(),
+        }
     }
 
     /// The filter that selects every counter document of sequence `name` whose period is
-    /// before `period`, in every scope.
-    pub(crate) fn periods_before_filter(&self, name: &str, period: &str) -> Document {
-        doc! { "_id.seq": name, "_id.period": { "$lt": period } }
+    /// before `period` (canonical), in every scope; `Err` with why, for a layout whose
+    /// documents cannot be told apart by period in one query.
+    pub(crate) fn periods_before_filter(
+        &self,
+        name: &str,
+        period: &str,
+    ) -> std::result::Result<Document, String> {
+        let Finder::Filter {
+            fields,
+            id_field,
+            pattern,
+        } = &self.finder
+        else {
+            return Ok(doc! { "_id.seq": name, "_id.period": { "$lt": period } });
+        };
+        if !pattern.as_ref().is_some_and(Pattern::is_chronological) {
+            return Err(format!(
+                "the periods of `{name}`'s filter do not sort by time (its `prefix` is not \
+                 written from years to hours), so no query finds the periods before another"
+            ));
+        }
+        let key = CounterKey::of(name.to_owned(), Some(period), None);
+        let mut filter = Document::new();
+        for f in fields {
+            let value = match &f.value {
+                FilterValue::Text(t) => Bson::String(t.clone()),
+                FilterValue::Integer(n) => integer(*n),
+                FilterValue::Bool(b) => Bson::Boolean(*b),
+                FilterValue::Name => Bson::String(name.to_owned()),
+                FilterValue::IdField => Bson::String(id_field.clone()),
+                FilterValue::Period => {
+                    Bson::Document(doc! { "$lt": rendered(&key, pattern.as_ref()) })
+                }
+                FilterValue::PeriodNumber => {
+                    let text = rendered(&key, pattern.as_ref());
+                    Bson::Document(doc! { "$lt": text.parse().map_or(Bson::String(text), integer) })
+                }
+                FilterValue::Scope(_) => continue,
+            };
+            filter.insert(f.field.clone(), value);
+        }
+        Ok(filter)
     }
 
     /// Reads the stored counter as a last-issued value, or says why it cannot.
@@ -131,51 +312,201 @@ impl CounterLayout {
     }
 }
 
+/// mongoose-sequence's filter of `key`: `{ id: <name>, reference_value: <scope or null> }`.
+fn mongoose_filter(key: &CounterKey) -> Document {
+    let (id, reference) = match (key.name(), key.value()) {
+        (Some(name), _) => (
+            name.to_owned(),
+            key.scope()
+                .map_or(Bson::Null, |s| Bson::Document(s.document())),
+        ),
+        // A composite key of other parts: `seq` names the counter, the rest is the reference
+        // value.
+        (None, Bson::Document(d)) => {
+            let mut rest = d.clone();
+            let id = match rest.remove("seq") {
+                Some(Bson::String(s)) => s,
+                _ => key.to_string(),
+            };
+            let reference = if rest.is_empty() {
+                Bson::Null
+            } else {
+                Bson::Document(rest)
+            };
+            (id, reference)
+        }
+        (None, _) => (key.to_string(), Bson::Null),
+    };
+    doc! { "id": id, "reference_value": reference }
+}
+
+/// The counter's name, as the layouts that store it as a value hold it.
+fn key_name(key: &CounterKey) -> String {
+    key.name().map_or_else(|| key.to_string(), str::to_owned)
+}
+
+/// An integer as a JavaScript or Python driver writes it: 32 bits where it fits.
+fn integer(n: i64) -> Bson {
+    i32::try_from(n).map_or(Bson::Int64(n), Bson::Int32)
+}
+
+/// mongoose-plugin-autoinc's `groupingField`: the group's value as text (`String(value)`).
+fn group_text(value: &Bson) -> String {
+    match value {
+        Bson::String(s) => s.clone(),
+        Bson::ObjectId(id) => id.to_hex(),
+        Bson::Int32(n) => n.to_string(),
+        Bson::Int64(n) => n.to_string(),
+        Bson::Boolean(b) => b.to_string(),
+        Bson::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// The period of `key` as `pattern` renders it (empty for a key without one).
+fn rendered(key: &CounterKey, pattern: Option<&Pattern>) -> String {
+    key.period()
+        .and_then(canonical_start)
+        .zip(pattern)
+        .map_or_else(String::new, |(start, pattern)| pattern.render(start))
+}
+
 /// A counter document as found in a counters collection: which counter it is, and what it
-/// holds. Decoded from either layout by [`StoredCounter::decode`]; this is how operators'
+/// holds. Decoded from any named layout by [`StoredCounter::decode`]; this is how operators'
 /// tools list counters.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct StoredCounter {
-    /// The sequence name.
+    /// The sequence name (of typegoose's and mongoose-auto-increment's layouts: the model's).
     pub name: String,
     /// The canonical period (`"20251122"`), for a counter of a period.
     pub period: Option<String>,
-    /// The scope values (of the mongoose layout: its `reference_value`), for a scoped counter.
+    /// The scope values (of mongoose-sequence's layout: its `reference_value`; of
+    /// mongoose-auto-increment's: `{ groupingField: <group> }` when it has one), for a scoped
+    /// counter.
     pub scope: Option<Document>,
     /// The shard, for a counter of a ranges sequence.
     pub shard: Option<i64>,
-    /// Whether the document is in mongoose-sequence's layout.
-    pub mongoose: bool,
-    /// The last issued value (read from the field `seq`, or the one given to
+    /// The layout the document is in.
+    pub layout: Layout,
+    /// The last issued value (read from the layout's counter field, or the one given to
     /// [`decode_with`](Self::decode_with)), or why it cannot be read.
     pub last: std::result::Result<i64, String>,
 }
 
 impl StoredCounter {
-    /// Decodes a counter document of the default layout (`{ _id: <key>, seq }`) or of
-    /// mongoose-sequence's (`{ id, reference_value, seq }`); `None` for a document that is
-    /// neither.
+    /// Decodes a counter document of the default layout (`{ _id: <key>, seq }`),
+    /// mongoose-sequence's (`{ id, reference_value, seq }`), typegoose's (`{ modelName,
+    /// field, count }`) or mongoose-auto-increment's (`{ model, field, count }`), each with its
+    /// layout's counter field; `None` for a document that is none of them.
     pub fn decode(doc: &Document) -> Option<Self> {
-        Self::decode_with(doc, defaults::COUNTER_FIELD, Stores::LastIssued)
+        Self::decode_with(doc, None, Stores::LastIssued)
     }
 
-    /// Like [`decode`](Self::decode), for counters whose value is in `field` and holds what
-    /// `stores` says (the options `field` and `stores`): `{ _id: "invoice", COUNT: 42 }` with
-    /// `"COUNT"` and [`Stores::NextFree`] has 41 as its last issued value.
+    /// Like [`decode`](Self::decode), for counters whose value is in `field` (the option
+    /// `field`; `None`: the layout's) and holds what `stores` says: `{ _id: "invoice", COUNT:
+    /// 42 }` with `"COUNT"` and [`Stores::NextFree`] has 41 as its last issued value.
     ///
     /// ```
     /// use sequence_runtime::{options::Stores, store::StoredCounter};
     /// use mongodb::bson::doc;
     /// let found = doc! { "_id": "invoice", "COUNT": 42 };
-    /// let counter = StoredCounter::decode_with(&found, "COUNT", Stores::NextFree).unwrap();
+    /// let counter = StoredCounter::decode_with(&found, Some("COUNT"), Stores::NextFree).unwrap();
     /// assert_eq!(counter.last, Ok(41));
     /// ```
-    pub fn decode_with(doc: &Document, field: &str, stores: Stores) -> Option<Self> {
-        let layout = |mongoose| CounterLayout {
-            field: field.to_owned(),
-            stores,
-            mongoose,
+    pub fn decode_with(doc: &Document, field: Option<&str>, stores: Stores) -> Option<Self> {
+        Self::decode_named(doc, field, stores)
+    }
+
+    /// Decodes a counter document that `filter` finds (a convention of one's own), its value in
+    /// `field`, holding what `stores` says; `None` for a document whose constant fields do not
+    /// match. Its name is the field of `name` (else the filter as written), its period and
+    /// scope values the values its `period` and `scope(...)` fields hold, as stored.
+    ///
+    /// ```
+    /// use sequence_runtime::options::{filter, Stores};
+    /// use sequence_runtime::store::StoredCounter;
+    /// use mongodb::bson::doc;
+    /// let seed = filter::parse("prefix = period as number").unwrap();
+    /// let found = doc! { "_id": 1, "prefix": 251125, "count": 7 };
+    /// let counter = StoredCounter::decode_filter(&found, &seed, "count", Stores::LastIssued).unwrap();
+    /// assert_eq!((counter.period.as_deref(), counter.last), (Some("251125"), Ok(7)));
+    /// ```
+    pub fn decode_filter(
+        doc: &Document,
+        filter: &[FilterField],
+        field: &str,
+        stores: Stores,
+    ) -> Option<Self> {
+        let mut counter = StoredCounter {
+            name: filter::display(filter),
+            period: None,
+            scope: None,
+            shard: None,
+            layout: Layout::Default,
+            last: CounterLayout {
+                field: field.to_owned(),
+                stores,
+                finder: Finder::Id,
+            }
+            .read_last(doc),
+        };
+        for f in filter {
+            let value = doc.get(&f.field);
+            let constant = match &f.value {
+                FilterValue::Text(t) => Some(Bson::String(t.clone())),
+                FilterValue::Integer(n) => Some(Bson::Int64(*n)),
+                FilterValue::Bool(b) => Some(Bson::Boolean(*b)),
+                _ => None,
+            };
+            if let Some(constant) = constant {
+                let same = value.is_some_and(|v| {
+                    v == &constant
+                        || bson_integer(v).is_some_and(|v| Some(v) == bson_integer(&constant))
+                });
+                if !same {
+                    return None;
+                }
+                continue;
+            }
+            let value = value?;
+            match &f.value {
+                FilterValue::Name => counter.name = value.as_str()?.to_owned(),
+                FilterValue::Period | FilterValue::PeriodNumber => {
+                    counter.period = Some(match value {
+                        Bson::String(s) => s.clone(),
+                        other => bson_integer(other)?.to_string(),
+                    });
+                }
+                FilterValue::Scope(name) => {
+                    counter
+                        .scope
+                        .get_or_insert_with(Document::new)
+                        .insert(name.clone(), value.clone());
+                }
+                _ => {}
+            }
+        }
+        Some(counter)
+    }
+
+    /// [`decode_with`](Self::decode_with)'s work: the layouts that say themselves what they are.
+    fn decode_named(doc: &Document, field: Option<&str>, stores: Stores) -> Option<Self> {
+        let read = |layout: Layout| {
+            CounterLayout {
+                field: field.unwrap_or(layout.field()).to_owned(),
+                stores,
+                finder: Finder::Id,
+            }
+            .read_last(doc)
+        };
+        let unscoped = |name: &str, layout: Layout, scope: Option<Document>| StoredCounter {
+            name: name.to_owned(),
+            period: None,
+            scope,
+            shard: None,
+            layout,
+            last: read(layout),
         };
         if let (Ok(name), Some(reference)) = (doc.get_str("id"), doc.get("reference_value")) {
             let scope = match reference {
@@ -183,16 +514,24 @@ impl StoredCounter {
                 _ => None,
             };
             return Some(StoredCounter {
-                name: name.to_owned(),
-                period: None,
                 shard: scope
                     .as_ref()
                     .and_then(|s| s.get("shard"))
                     .and_then(bson_integer),
                 scope: scope.filter(|s| !s.contains_key("shard")),
-                mongoose: true,
-                last: layout(true).read_last(doc),
+                ..unscoped(name, Layout::MongooseSequence, None)
             });
+        }
+        if let (Ok(name), Ok(_)) = (doc.get_str("modelName"), doc.get_str("field")) {
+            return Some(unscoped(name, Layout::Typegoose, None));
+        }
+        if let (Ok(name), Ok(_)) = (doc.get_str("model"), doc.get_str("field")) {
+            let group = doc
+                .get_str("groupingField")
+                .ok()
+                .filter(|g| !g.is_empty())
+                .map(|g| doc! { "groupingField": g });
+            return Some(unscoped(name, Layout::MongooseAutoIncrement, group));
         }
         let (name, period, scope, shard) = match doc.get("_id")? {
             Bson::String(name) => (name.clone(), None, None, None),
@@ -209,8 +548,8 @@ impl StoredCounter {
             period,
             scope,
             shard,
-            mongoose: false,
-            last: layout(false).read_last(doc),
+            layout: Layout::Default,
+            last: read(Layout::Default),
         })
     }
 }
@@ -258,7 +597,7 @@ mod tests {
         assert_eq!(StoredCounter::decode(&shard).unwrap().shard, Some(7));
         let mongoose = doc! { "id": "order", "reference_value": { "tenant": "a" }, "seq": 9 };
         let mongoose = StoredCounter::decode(&mongoose).unwrap();
-        assert!(mongoose.mongoose);
+        assert_eq!(mongoose.layout, Layout::MongooseSequence);
         assert_eq!(
             (mongoose.scope, mongoose.last),
             (Some(doc! { "tenant": "a" }), Ok(9))
@@ -272,7 +611,7 @@ mod tests {
     fn mongoose_keys() {
         use crate::id::Scope;
         let l = CounterLayout::mongoose();
-        assert!(l.is_mongoose() && !CounterLayout::new().is_mongoose());
+        assert!(l.key_index().is_some() && CounterLayout::new().key_index().is_none());
         assert_eq!(
             l.key_filter(&CounterKey::named("order")),
             doc! { "id": "order", "reference_value": Bson::Null }

@@ -1,6 +1,8 @@
 //! Counters in a MongoDB collection: one `findAndModify` per reservation.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+
+use futures_util::TryStreamExt;
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use mongodb::action::Action;
@@ -15,12 +17,12 @@ use sequence_rules::names::{self, NameKind};
 use super::counter_store::{BoxFuture, CounterStore, Reservation};
 use super::deployment::Deployment;
 use super::guarded_update::{reservation, CounterMove};
-use crate::error::driver::{is_duplicate_key, Access};
+use crate::error::driver::{is_duplicate_key, is_index_options_conflict, Access};
 use crate::error::{Error, Result};
 use crate::id::{Bounds, CounterKey, IdRange};
 use crate::observability::{ADMIN, RESERVE, STORE};
 use crate::options::SequenceOptions;
-use crate::store::layout::CounterLayout;
+use crate::store::layout::{CounterLayout, KeyIndex};
 
 /// How often a reservation is retried after a duplicate-key error from a concurrent first
 /// upsert of the same counter.
@@ -172,14 +174,16 @@ impl MongoStore {
         }
     }
 
-    /// With mongoose-sequence's layout, makes sure the unique index on `{ id, reference_value }`
+    /// For a layout that finds counters by other fields than `_id`, makes sure its unique index
     /// exists before the first upsert, so that two concurrent first upserts cannot create two
-    /// counters. Done once per collection per process; an index mongoose already created is
-    /// left as it is.
+    /// counters, with the keys in the order the other library declares them (so that its own
+    /// declaration finds the index built). Done once per collection per process; an index
+    /// already there is left as it is. Where two counter documents already hold one key, the
+    /// index cannot be built: [`Error::DuplicateCounters`] names them.
     async fn ensure_key_index(&self) -> Result<()> {
-        if !self.layout.is_mongoose() {
+        let Some(index) = self.layout.key_index() else {
             return Ok(());
-        }
+        };
         static DONE: LazyLock<Mutex<HashMap<String, Arc<OnceCell<()>>>>> =
             LazyLock::new(Default::default);
         let cell = DONE
@@ -189,35 +193,137 @@ impl MongoStore {
             .or_default()
             .clone();
         cell.get_or_try_init(|| async {
-            let index = IndexModel::builder()
-                .keys(doc! { "id": 1, "reference_value": 1 })
-                .options(IndexOptions::builder().unique(true).build())
+            let model = IndexModel::builder()
+                .keys(index.keys.clone())
+                .options(
+                    IndexOptions::builder()
+                        .unique(true)
+                        .name(index.name.map(str::to_owned))
+                        .build(),
+                )
                 .build();
-            self.collection.create_index(index).await.map_err(|e| {
-                if is_duplicate_key(&e) {
-                    Error::IndexConflict {
-                        collection: self.location(),
-                        index: "{ id: 1, reference_value: 1 } (unique)",
-                        reason: "mongoose-sequence's layout needs it, and the collection holds \
-                                 documents that are not mongoose-sequence counters (such as \
-                                 counters of the default layout); keep the two layouts in \
-                                 separate collections (`counters = \"...\"`)"
-                            .into(),
-                        source: Box::new(e),
-                    }
-                } else {
-                    self.error(e, Access::Index)
+            match self.collection.create_index(model).await {
+                Ok(_) => {}
+                Err(e) if is_duplicate_key(&e) => {
+                    return Err(match self.duplicates(&index).await? {
+                        Some(duplicates) => duplicates,
+                        None => Error::IndexConflict {
+                            collection: self.location(),
+                            index: index.describe(),
+                            reason: format!(
+                                "{} needs it, and the collection holds documents of another \
+                                 layout that the index cannot tell apart; keep the layouts in \
+                                 separate collections (`counters = \"...\"`)",
+                                index.needed_by
+                            ),
+                            source: Box::new(e),
+                        },
+                    });
                 }
-            })?;
+                // An index of these keys under another name, or without `unique`: the
+                // library that made it is the one to say how it wants it.
+                Err(e) if is_index_options_conflict(&e) => {}
+                Err(e) => return Err(self.error(e, Access::Index)),
+            }
             tracing::debug!(
                 target: STORE,
                 collection = %self.location(),
-                index = "{ id: 1, reference_value: 1 }",
+                index = %index.keys,
                 "Counter index ensured"
             );
             Ok::<(), Error>(())
         })
         .await?;
+        Ok(())
+    }
+
+    /// Two counter documents of the layout that hold the same values of the keys of `index`
+    /// (the unique index the layout needs), if any.
+    async fn duplicates(&self, index: &KeyIndex) -> Result<Option<Error>> {
+        let keys = &index.keys;
+        let group: Document = keys
+            .keys()
+            .map(|k| (k.clone(), Bson::String(format!("${k}"))))
+            .collect();
+        let pipeline = vec![
+            doc! { "$match": index.members.clone() },
+            doc! { "$group": { "_id": group, "ids": { "$push": "$_id" }, "n": { "$sum": 1 } } },
+            doc! { "$match": { "n": { "$gt": 1 } } },
+            doc! { "$limit": 1 },
+        ];
+        let found = self
+            .collection
+            .aggregate(pipeline)
+            .await
+            .map_err(|e| self.error(e, Access::Read))?
+            .try_next()
+            .await
+            .map_err(|e| self.error(e, Access::Read))?;
+        Ok(found.map(|row| {
+            let ids = row.get_array("ids").cloned().unwrap_or_default();
+            Error::DuplicateCounters {
+                collection: self.location(),
+                filter: row
+                    .get_document("_id")
+                    .map_or_else(|_| keys.to_string(), ToString::to_string),
+                ids,
+            }
+        }))
+    }
+
+    /// The filter of the counters of `name` before `period`, or why the layout has none.
+    fn periods_before(&self, name: &str, period: &str) -> Result<Document> {
+        self.layout
+            .periods_before_filter(name, period)
+            .map_err(|reason| Error::InvalidArgument {
+                argument: "before",
+                reason,
+            })
+    }
+
+    /// Where the filter of `key` can match two documents despite the unique index (see
+    /// [`CounterLayout::may_match_twice`]), checks once per process that it matches one at
+    /// most.
+    async fn ensure_one_counter(&self, key: &CounterKey) -> Result<()> {
+        if !self.layout.may_match_twice(key) {
+            return Ok(());
+        }
+        static CHECKED: LazyLock<Mutex<HashSet<String>>> = LazyLock::new(Default::default);
+        let id = format!("{}\0{}", self.identity(), key.canonical());
+        if CHECKED
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(&id)
+        {
+            return Ok(());
+        }
+        let filter = self.layout.id_filter(key);
+        let mut found = self
+            .collection
+            .find(filter.clone())
+            .projection(doc! { "_id": 1 })
+            .limit(2)
+            .await
+            .map_err(|e| self.error(e, Access::Read))?;
+        let mut ids = Vec::new();
+        while let Some(doc) = found
+            .try_next()
+            .await
+            .map_err(|e| self.error(e, Access::Read))?
+        {
+            ids.push(doc.get("_id").cloned().unwrap_or(Bson::Null));
+        }
+        if ids.len() > 1 {
+            return Err(Error::DuplicateCounters {
+                collection: self.location(),
+                filter: filter.to_string(),
+                ids,
+            });
+        }
+        CHECKED
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id);
         Ok(())
     }
 
@@ -287,6 +393,7 @@ impl MongoStore {
         mut session: Option<&mut ClientSession>,
     ) -> Result<(Option<Document>, u32)> {
         self.ensure_key_index().await?;
+        self.ensure_one_counter(key).await?;
         let bounds = self.storable(bounds);
         let n = step.n;
         let exhausted = |last: i64| Error::Exhausted {
@@ -369,6 +476,7 @@ impl MongoStore {
         mut session: Option<&mut ClientSession>,
     ) -> Result<()> {
         self.ensure_key_index().await?;
+        self.ensure_one_counter(key).await?;
         let off = self.layout.offset();
         let field = &self.layout.field;
         let stored = last + off;
@@ -376,9 +484,14 @@ impl MongoStore {
         if !force {
             filter.insert(field, doc! { "$lte": stored });
         }
+        let mut update = doc! { "$set": { field: stored } };
+        let on_insert = self.layout.on_insert(key);
+        if !on_insert.is_empty() {
+            update.insert("$setOnInsert", on_insert);
+        }
         let action = self
             .collection
-            .update_one(filter, doc! { "$set": { field: stored } })
+            .update_one(filter, update)
             .upsert(true)
             .optional(session.as_deref_mut(), |a, s| a.session(s));
         match action.await {
@@ -422,9 +535,10 @@ impl MongoStore {
         period: &str,
         session: Option<&mut ClientSession>,
     ) -> Result<u64> {
+        let filter = self.periods_before(name, period)?;
         let deleted = self
             .collection
-            .delete_many(self.layout.periods_before_filter(name, period))
+            .delete_many(filter)
             .optional(session, |a, s| a.session(s))
             .await
             .map_err(|e| self.error(e, Access::Delete))?
@@ -445,8 +559,9 @@ impl MongoStore {
         period: &str,
         session: Option<&mut ClientSession>,
     ) -> Result<u64> {
+        let filter = self.periods_before(name, period)?;
         self.collection
-            .count_documents(self.layout.periods_before_filter(name, period))
+            .count_documents(filter)
             .optional(session, |a, s| a.session(s))
             .await
             .map_err(|e| self.error(e, Access::Read))

@@ -15,7 +15,7 @@ pub struct Order {
 
 /// One counter per tenant and year, in mongoose-sequence's counters.
 #[derive(Debug, Serialize, Deserialize, SequentialId)]
-#[seq(name = "ticket_seq", scope = ["tenant", "year"], layout = "mongoose")]
+#[seq(name = "ticket_seq", scope = ["tenant", "year"], layout = "mongoose_sequence")]
 pub struct Ticket {
     #[seq(id)]
     pub ticket_number: u64,
@@ -25,7 +25,7 @@ pub struct Ticket {
 
 /// An unscoped counter shared with a mongoose-sequence model.
 #[derive(Debug, Serialize, Deserialize, SequentialId)]
-#[seq(layout = "mongoose", batch = 10)]
+#[seq(layout = "mongoose_sequence", batch = 10)]
 pub struct User {
     #[serde(rename = "_id")]
     pub id: i64,
@@ -35,6 +35,9 @@ fn main() {
     assert_eq!(<Order as SequentialId>::SEQUENCE.scope, &["tenant"]);
     let ticket = <Ticket as SequentialId>::SEQUENCE;
     assert_eq!(ticket.scope, &["tenant", "year"]);
-    assert_eq!(ticket.layout, Layout::Mongoose);
-    assert_eq!(<User as SequentialId>::SEQUENCE.layout, Layout::Mongoose);
+    assert_eq!(ticket.layout, Layout::MongooseSequence);
+    assert_eq!(
+        <User as SequentialId>::SEQUENCE.layout,
+        Layout::MongooseSequence
+    );
 }

@@ -31,7 +31,7 @@ pub struct Order {
 #[seq(
     strategy = "ranges",
     shards = 4,
-    layout = "mongoose",
+    layout = "mongoose_sequence",
     counters = "identitycounters"
 )]
 pub struct Ticket {
@@ -48,6 +48,9 @@ fn main() {
     assert_eq!(options.validate().unwrap().start, 100_000_000_000);
     assert_eq!(<Order as SequentialId>::SEQUENCE.options().shards, 16);
     let ticket = <Ticket as SequentialId>::SEQUENCE.options();
-    assert_eq!(ticket.layout, mongo_sequence::options::Layout::Mongoose);
+    assert_eq!(
+        ticket.layout,
+        mongo_sequence::options::Layout::MongooseSequence
+    );
     assert!(ticket.validate().is_ok());
 }

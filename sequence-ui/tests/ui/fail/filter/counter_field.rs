@@ -2,11 +2,10 @@ use mongo_sequence::SequentialId;
 use serde::Serialize;
 
 #[derive(Serialize, SequentialId)]
-#[seq(name = "user.id")]
-struct User {
+#[seq(field = "c", filter(c = name))]
+struct Ticket {
     #[serde(rename = "_id")]
     id: i64,
-    name: String,
 }
 
 fn main() {}

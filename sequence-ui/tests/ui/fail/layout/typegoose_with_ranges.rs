@@ -1,0 +1,11 @@
+use mongo_sequence::SequentialId;
+use serde::Serialize;
+
+#[derive(Serialize, SequentialId)]
+#[seq(layout = "typegoose", strategy = "ranges")]
+struct Ticket {
+    #[serde(rename = "_id")]
+    id: i64,
+}
+
+fn main() {}
