@@ -364,3 +364,92 @@ async fn batches_release_and_sync_work_on_a_layouts_counter() {
         [doc! { "field": "_id", "modelName": "Ticket", "count": Bson::Int64(120) }]
     );
 }
+
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(
+    name = "Invoice",
+    layout = "mongoose_auto_increment",
+    start = 0,
+    gapless
+)]
+struct AutoInvoice {
+    #[serde(rename = "_id")]
+    id: i64,
+    customer: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(name = "Member", layout = "typegoose", start = 0, batch = 5)]
+struct Member {
+    #[serde(rename = "_id")]
+    id: i64,
+    email: String,
+}
+
+/// Gapless inserts, skip-ahead over imported documents, `upsert_with_id` and the snapshot on
+/// the counters of the layouts, as on this crate's own.
+#[tokio::test]
+async fn gapless_skip_ahead_upsert_and_snapshot_work_on_a_layouts_counter() {
+    let db = common::database("conv_parts").await;
+    let invoices = db.collection::<AutoInvoice>("invoices");
+    for want in 0..3 {
+        let mut invoice = AutoInvoice {
+            id: -1,
+            customer: "acme".into(),
+        };
+        assert_eq!(invoice.insert_with_id(&invoices).await.unwrap(), want);
+    }
+    assert_eq!(
+        documents(&db, "identitycounters").await,
+        [doc! { "count": Bson::Int64(2), "field": "_id", "groupingField": "", "model": "Invoice" }]
+    );
+
+    // Documents imported with numbers the counter has not reached yet: skipped.
+    let members = db.collection::<Member>("members");
+    db.collection::<Document>("members")
+        .insert_many((0..=6_i64).map(|n| doc! { "_id": n, "email": format!("old{n}@example.com") }))
+        .await
+        .unwrap();
+    let mut member = Member {
+        id: -1,
+        email: "new@example.com".into(),
+    };
+    assert_eq!(member.insert_with_id(&members).await.unwrap(), 7);
+    let seq = Member::sequence(&members);
+    assert_eq!(seq.stats().skipped_ahead, 1);
+
+    // An upsert takes a number only when it inserts.
+    let filter = doc! { "email": "upserted@example.com" };
+    let mut upserted = Member {
+        id: -1,
+        email: "upserted@example.com".into(),
+    };
+    let id = upserted
+        .upsert_with_id(&members, filter.clone())
+        .await
+        .unwrap();
+    assert!(id > 7, "{id}");
+    let again = Member {
+        id: -1,
+        email: "upserted@example.com".into(),
+    }
+    .upsert_with_id(&members, filter)
+    .await
+    .unwrap();
+    assert_eq!(again, id, "the stored document keeps its number");
+
+    let snapshot = mongo_sequence::observability::snapshot();
+    let entry = snapshot
+        .sequences
+        .iter()
+        .find(|s| s.sequence == "Member" && s.location.ends_with(".identitycounters"))
+        .expect("the typegoose sequence in the snapshot");
+    assert_eq!(entry.stats.skipped_ahead, 1);
+    assert!(entry.cache.cached > 0, "{entry:?}");
+    let counters = documents(&db, "identitycounters").await;
+    let member_counter = counters
+        .iter()
+        .find(|d| d.get_str("modelName") == Ok("Member"))
+        .expect("typegoose's counter");
+    assert!(member_counter.get_i64("count").unwrap() >= id);
+}
