@@ -7,7 +7,8 @@ use mongodb::Client;
 use sequence_runtime::claims::{self, Claims};
 use sequence_runtime::jiff::civil::Date;
 use sequence_runtime::options::{filter, FilterField, Layout, SequenceOptionsBuilder, Stores};
-use sequence_runtime::{id::Bounds, store::StoredCounter, SequenceOptions};
+use sequence_runtime::store::{SequenceRecord, StoredCounter};
+use sequence_runtime::{id::Bounds, SequenceOptions};
 use serde_json::Value;
 
 use crate::failure::Failure;
@@ -43,7 +44,8 @@ pub(crate) enum Command {
     /// Lists the counters of a database, with the room each has left.
     ///
     /// Each counter decoded: name, period, scope, shard, layout, last issued, and the room left
-    /// before `max` (of a shard: its `hi`) with the share used.
+    /// before `max` (of a shard: its `hi`) with the share used. The limits are the ones given
+    /// (`--start`, `--max`), else the ones the sequence recorded, else unknown.
     List {
         /// The database.
         db: String,
@@ -67,14 +69,17 @@ pub(crate) enum Command {
     },
     /// Takes N values from a counter (default 1), as `nextval` does.
     ///
-    /// The values are issued: no other caller gets them. The counter's options are given as
-    /// `sync` takes them.
+    /// The values are issued: no other caller gets them. The sequence's options are the ones
+    /// it recorded, changed by the ones given. Refuses a gapless sequence (the values would be
+    /// a permanent gap) without `--leave-gap`, and a sequence without counters or record
+    /// without `--create`.
     Next(NextArgs),
     /// Makes VALUE the next value a counter issues.
     ///
-    /// Refuses a VALUE outside `start..=max` (of a shard: its slice `lo..=hi`), and moving the
-    /// counter backwards without `--force`. Running processes keep the ranges they already
-    /// hold.
+    /// Refuses a VALUE outside `start..=max` (of a shard: its slice `lo..=hi`), moving the
+    /// counter backwards without `--force`, a counter that does not exist without `--create`,
+    /// and moving the counter of a gapless sequence in use: forward without `--leave-gap`,
+    /// backwards without `--reissue`. Running processes keep the ranges they already hold.
     SetNext {
         /// The database.
         db: String,
@@ -87,6 +92,17 @@ pub(crate) enum Command {
         /// Allows moving the counter backwards (only if no document uses the values again).
         #[arg(long)]
         force: bool,
+        /// Creates the counter if it does not exist.
+        #[arg(long)]
+        create: bool,
+        /// Allows moving a gapless sequence's counter forward: the numbers skipped are a
+        /// permanent gap.
+        #[arg(long)]
+        leave_gap: bool,
+        /// Allows moving a gapless sequence's counter backwards (with `--force`): the numbers
+        /// are issued again, and inserts that meet them skip ahead.
+        #[arg(long)]
+        reissue: bool,
         /// Says what would change, and changes nothing.
         #[arg(long)]
         dry_run: bool,
@@ -95,7 +111,8 @@ pub(crate) enum Command {
     ///
     /// Every counter document of the sequence (its periods, scope values and shards), or the
     /// one `--period`, `--scope` or `--shard` name. Needs `--force`; `--dry-run` lists them and
-    /// deletes nothing. A deleted counter starts again at `start`.
+    /// deletes nothing. A deleted counter starts again at `start`; deleting the counter of a
+    /// gapless sequence in use also needs `--restart-numbering`.
     Delete {
         /// The database.
         db: String,
@@ -104,6 +121,10 @@ pub(crate) enum Command {
         /// Deletes them.
         #[arg(long)]
         force: bool,
+        /// Allows deleting a gapless sequence's counters that have issued numbers: its numbering
+        /// starts again at `start` and skips ahead of the stored documents.
+        #[arg(long)]
+        restart_numbering: bool,
         /// Lists what would be deleted, and deletes nothing.
         #[arg(long)]
         dry_run: bool,
@@ -229,26 +250,36 @@ const DEFAULT_FIELD: &str = "seq";
 /// The values of the counters read: `start..=max`, for the room they have left.
 #[derive(Args)]
 pub(crate) struct Limits {
-    /// The first value of the counters (default 1); of a shard, its `lo` is used.
+    /// The first value of the counters (default: the sequence's recorded `start`, else 1); of
+    /// a shard, its `lo` is used.
     #[arg(long)]
     pub(crate) start: Option<i64>,
-    /// The largest value of the counters (default 9223372036854775807, i64::MAX); of a shard,
-    /// its `hi` is used.
+    /// The largest value of the counters (default: the sequence's recorded limit, which
+    /// `width` and `digits` count in, else unknown); of a shard, its `hi` is used.
     #[arg(long)]
     pub(crate) max: Option<i64>,
 }
 
 impl Limits {
-    /// `start..=max` as given, each at the default of the options when not given.
-    pub(crate) fn bounds(&self, name: &str) -> Result<Bounds, Failure> {
+    /// `start..=max`: as given, else as `record` says, else the defaults of the options
+    /// (`start` 1, `max` i64::MAX) where only one of the two is given; `None` when neither is
+    /// given nor recorded.
+    pub(crate) fn bounds(
+        &self,
+        name: &str,
+        record: Option<&SequenceRecord>,
+    ) -> Result<Option<Bounds>, Failure> {
+        if self.start.is_none() && self.max.is_none() && record.is_none() {
+            return Ok(None);
+        }
         let mut options = SequenceOptions::builder(name);
-        if let Some(v) = self.start {
+        if let Some(v) = self.start.or(record.map(|r| r.start)) {
             options = options.start(v);
         }
-        if let Some(v) = self.max {
+        if let Some(v) = self.max.or(record.map(|r| r.max)) {
             options = options.max(v);
         }
-        Ok(options.build().validate()?)
+        Ok(Some(options.build().validate()?))
     }
 }
 
@@ -278,8 +309,8 @@ pub(crate) struct SequenceArgs {
     shards: Option<u32>,
     /// The convention of the counter documents: `default`, `mongoose_sequence`, `typegoose` or
     /// `mongoose_auto_increment`.
-    #[arg(long, value_parser = layout, default_value = "default")]
-    layout: Layout,
+    #[arg(long, value_parser = layout)]
+    layout: Option<Layout>,
 }
 
 impl SequenceArgs {
@@ -292,7 +323,20 @@ impl SequenceArgs {
         field: Option<&str>,
         stores: Option<Stores>,
     ) -> SequenceOptionsBuilder {
-        let mut options = SequenceOptions::builder(name).counters(counters);
+        self.apply(
+            SequenceOptions::builder(name).counters(counters),
+            field,
+            stores,
+        )
+    }
+
+    /// `options` with the options given, of the counter field `field` holding `stores`.
+    pub(crate) fn apply(
+        &self,
+        mut options: SequenceOptionsBuilder,
+        field: Option<&str>,
+        stores: Option<Stores>,
+    ) -> SequenceOptionsBuilder {
         if let Some(v) = &self.prefix {
             options = options.prefix(v);
         }
@@ -314,7 +358,9 @@ impl SequenceArgs {
         if let Some(v) = self.shards {
             options = options.ranges(v);
         }
-        options = options.layout(self.layout);
+        if let Some(v) = self.layout {
+            options = options.layout(v);
+        }
         if let Some(v) = field {
             options = options.field(v);
         }
@@ -345,6 +391,13 @@ pub(crate) struct NextArgs {
     /// What the counter field is called and holds.
     #[command(flatten)]
     pub(crate) shape: Shape,
+    /// Starts a sequence that has neither counters nor a record yet.
+    #[arg(long)]
+    pub(crate) create: bool,
+    /// Takes values from a gapless sequence: they are never stored, a permanent gap in its
+    /// numbering.
+    #[arg(long)]
+    pub(crate) leave_gap: bool,
 }
 
 /// The arguments of `sync`.
@@ -433,13 +486,21 @@ pub(crate) struct PurgeBeforeArgs {
     pub(crate) dry_run: bool,
 }
 
-/// `--force` and `--dry-run` of a write.
-#[derive(Clone, Copy)]
+/// `--force`, `--dry-run` and the overrides of a write.
+#[derive(Clone, Copy, Default)]
 pub(crate) struct Change {
     /// Whether to write what is refused without `--force`.
     pub(crate) force: bool,
     /// Whether to say what would be written, and write nothing.
     pub(crate) dry_run: bool,
+    /// Whether to create a counter that does not exist (`--create`).
+    pub(crate) create: bool,
+    /// Whether to leave a gap in a gapless sequence (`--leave-gap`).
+    pub(crate) leave_gap: bool,
+    /// Whether to issue a gapless sequence's numbers again (`--reissue`).
+    pub(crate) reissue: bool,
+    /// Whether to restart a gapless sequence's numbering (`--restart-numbering`).
+    pub(crate) restart_numbering: bool,
 }
 
 /// `field=value`, the value as JSON where it is JSON, else as text.

@@ -103,9 +103,14 @@ pub(crate) fn slice_of(doc: &Document) -> Option<Bounds> {
     Bounds::new(integer(doc.get("lo"))?, integer(doc.get("hi"))?).ok()
 }
 
-/// The values of a counter: of a shard, the slice its document holds; else `limits`.
-pub(crate) fn bounds_of(doc: &Document, counter: &StoredCounter, limits: Bounds) -> Bounds {
-    counter.shard.and_then(|_| slice_of(doc)).unwrap_or(limits)
+/// The values of a counter: of a shard, the slice its document holds; else `limits` (`None`:
+/// unknown).
+pub(crate) fn bounds_of(
+    doc: &Document,
+    counter: &StoredCounter,
+    limits: Option<Bounds>,
+) -> Option<Bounds> {
+    counter.shard.and_then(|_| slice_of(doc)).or(limits)
 }
 
 /// The room left after `last` before `bounds.max`, and the share of `bounds` used.

@@ -14,6 +14,7 @@ mod args;
 mod commands;
 mod counters;
 mod failure;
+mod known;
 mod output;
 mod server;
 

@@ -102,25 +102,32 @@ const COLUMNS: [&str; 9] = [
     "used",
 ];
 
+/// What the table shows where a counter's limits are not known.
+const UNKNOWN: &str = "unknown";
+
 /// A counter document as a row: name, period, scope, shard, layout, last issued, and the room
-/// left before the max of `limits` (of a shard: its `hi`). `field` is the name of the counter
-/// field, for the hint of a counter that cannot be read.
+/// left before the max of `limits` (of a shard: its `hi`; `None`: not known). `field` is the
+/// name of the counter field, for the hint of a counter that cannot be read.
 pub(crate) fn row(
     doc: &Document,
     c: &StoredCounter,
     field: &str,
-    limits: Bounds,
+    limits: Option<Bounds>,
 ) -> (Value, Vec<String>) {
     let scope = c.scope.as_ref().map(|s| Bson::Document(s.clone()));
     let bounds = bounds_of(doc, c, limits);
     let layout = c.layout.name();
-    let (last, room_left, used, cells) = match &c.last {
-        Ok(v) => {
+    let (last, room_left, used, cells) = match (&c.last, bounds) {
+        (Ok(v), Some(bounds)) => {
             let (left, used) = room(*v, bounds);
             let cells = [v.to_string(), left.to_string(), percent(used)];
             (json!(v), json!(left), json!(used), cells)
         }
-        Err(why) => {
+        (Ok(v), None) => {
+            let cells = [v.to_string(), UNKNOWN.into(), UNKNOWN.into()];
+            (json!(v), Value::Null, Value::Null, cells)
+        }
+        (Err(why), _) => {
             let (why, hint) = unreadable(doc, field, why);
             let text = match &hint {
                 Some(hint) => format!("corrupt: {why} ({hint})"),
@@ -142,8 +149,8 @@ pub(crate) fn row(
         "shard": c.shard,
         "layout": layout,
         "last_issued": last,
-        "start": bounds.start,
-        "max": bounds.max,
+        "start": bounds.map(|b| b.start),
+        "max": bounds.map(|b| b.max),
         "room_left": room_left,
         "used": used,
     });
@@ -155,7 +162,7 @@ pub(crate) fn row(
         c.shard.map(|s| s.to_string()).unwrap_or_default(),
         layout.to_owned(),
         last,
-        bounds.max.to_string(),
+        bounds.map_or_else(|| UNKNOWN.to_owned(), |b| b.max.to_string()),
         left,
         used,
     ];
@@ -171,11 +178,12 @@ pub(crate) fn counters_table(rows: Vec<Vec<String>>) -> String {
 pub(crate) fn rows(
     found: &[(Document, StoredCounter)],
     field: &str,
-    limits: Bounds,
+    limits: &[Option<Bounds>],
 ) -> (Value, String) {
     let (json, rows): (Vec<Value>, Vec<Vec<String>>) = found
         .iter()
-        .map(|(doc, c)| row(doc, c, field, limits))
+        .zip(limits)
+        .map(|((doc, c), limits)| row(doc, c, field, *limits))
         .unzip();
     (Value::Array(json), counters_table(rows))
 }

@@ -347,11 +347,13 @@ async fn next_takes_values_with_the_counters_options() {
     assert_eq!(seq("userid").await, 47, "the values are issued");
 
     // Rendered IDs, a scope, and the bounds given.
-    let ids = json(&["next", &db, "ticket", "2", "--prefix", "T-", "--width", "4"]);
+    let ids = json(&[
+        "next", &db, "ticket", "2", "--prefix", "T-", "--width", "4", "--create",
+    ]);
     assert_eq!(ids["ids"], serde_json::json!(["T-0001", "T-0002"]));
     let scoped = json(&["next", &db, "order", "2", "--scope", "tenant=acme"]);
     assert_eq!(scoped["ids"], serde_json::json!([8, 9]));
-    let small = ["--start", "100", "--max", "101"];
+    let small = ["--start", "100", "--max", "101", "--create"];
     let first = json(&[&["next", &db, "small", "2"][..], &small].concat());
     assert_eq!(first["ids"], serde_json::json!([100, 101]));
     let exhausted = json_error(&[&["next", &db, "small"][..], &small].concat(), 1);
@@ -543,12 +545,9 @@ async fn shards_are_shown_set_and_deleted_one_at_a_time() {
         (Ok(39), Ok(50))
     );
     let missing = json_error(&["show", &db, "acct", "--shard", "3"], 1);
-    assert!(
-        missing["error"]
-            .as_str()
-            .unwrap()
-            .contains("does not exist"),
-        "{missing}"
+    assert_eq!(
+        missing["hint"], "name one: --shard 0, --shard 1",
+        "the shards there: {missing}"
     );
     json_error(
         &["show", &db, "acct", "--shard", "1", "--period", "20251122"],
@@ -1044,4 +1043,193 @@ async fn repair_refuses_two_documents_holding_one_id_and_lists_them() {
         "{}",
         stderr(&out)
     );
+}
+
+/// The counter document of `filter` in `counters` of `db`, if any.
+async fn counter_doc(db: &mongodb::Database, filter: Document) -> Option<Document> {
+    db.collection::<Document>("counters")
+        .find_one(filter)
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gapless_sequence_is_kept_gapless_unless_an_override_names_the_gap() {
+    let db_name = unique_db_name("cli_gapless");
+    let db = TestServer::shared_or_panic()
+        .client()
+        .await
+        .database(&db_name);
+    // Three receipts issued by the application, which recorded the sequence as gapless.
+    let receipt = Sequence::new(
+        &db,
+        SequenceOptions::builder("receipt").gapless(true).build(),
+    )
+    .unwrap();
+    receipt.set_next(4).await.unwrap();
+    let last = || async {
+        counter_doc(&db, doc! { "_id": "receipt" })
+            .await
+            .unwrap()
+            .get_i64("seq")
+            .unwrap()
+    };
+
+    let refused = json_error(&["next", &db_name, "receipt"], 2);
+    assert_eq!(
+        refused["error"],
+        "sequence `receipt` is gapless: values that `next` takes are never stored, a permanent \
+         gap in its numbering; nothing was taken"
+    );
+    assert_eq!(last().await, 3, "the counter is untouched");
+    let forward = json_error(&["set-next", &db_name, "receipt", "10"], 2);
+    assert!(
+        forward["error"]
+            .as_str()
+            .unwrap()
+            .contains("leaves the numbers 4 to 9 permanently unused"),
+        "{forward}"
+    );
+    assert_eq!(forward["hint"], "`--leave-gap` moves it anyway");
+    let back = json_error(&["set-next", &db_name, "receipt", "2", "--force"], 2);
+    assert!(
+        back["error"]
+            .as_str()
+            .unwrap()
+            .contains("issues the numbers 2 to 3 again"),
+        "{back}"
+    );
+    let delete = json_error(&["delete", &db_name, "receipt", "--force"], 2);
+    assert!(
+        delete["error"]
+            .as_str()
+            .unwrap()
+            .contains("starts again at 1"),
+        "{delete}"
+    );
+    assert_eq!(last().await, 3, "nothing was written by the refusals");
+
+    // The overrides do what they name.
+    assert_eq!(
+        json(&["next", &db_name, "receipt", "--leave-gap"])["ids"],
+        serde_json::json!([4])
+    );
+    json(&["set-next", &db_name, "receipt", "10", "--leave-gap"]);
+    assert_eq!(last().await, 9);
+    json(&["set-next", &db_name, "receipt", "5", "--force", "--reissue"]);
+    assert_eq!(last().await, 4);
+    json(&[
+        "delete",
+        &db_name,
+        "receipt",
+        "--force",
+        "--restart-numbering",
+    ]);
+    assert_eq!(counter_doc(&db, doc! { "_id": "receipt" }).await, None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_names_create_nothing_and_periods_and_scopes_are_listed() {
+    let (db_name, db) = counters("cli_known").await;
+    let before = db
+        .collection::<Document>("counters")
+        .count_documents(doc! {})
+        .await
+        .unwrap();
+    for args in [
+        &["next", &db_name, "newcounter"][..],
+        &["set-next", &db_name, "newcounter", "5"],
+    ] {
+        let typo = json_error(args, 1);
+        assert!(
+            typo["hint"].as_str().unwrap().contains("--create"),
+            "{typo}"
+        );
+    }
+    assert_eq!(
+        db.collection::<Document>("counters")
+            .count_documents(doc! {})
+            .await
+            .unwrap(),
+        before,
+        "a typo creates nothing"
+    );
+    assert_eq!(
+        json(&["set-next", &db_name, "newcounter", "5", "--create"])["next"],
+        5
+    );
+
+    // A sequence of periods, and one of scopes: `show` lists the flags that name their counters.
+    let inv = json_error(&["show", &db_name, "inv"], 1);
+    assert_eq!(
+        inv["hint"],
+        "name one: --period 20251120, --period 20251121, --period 20251122"
+    );
+    let order = json_error(&["show", &db_name, "order"], 1);
+    assert_eq!(order["hint"], "name one: --scope tenant=acme");
+    // `next` takes the recorded options: the period of today, a scope value when given.
+    let today = jiff::Timestamp::now().strftime("%y%m%d").to_string();
+    let ids = json(&["next", &db_name, "inv"])["ids"].clone();
+    assert!(
+        ids[0].as_str().unwrap().starts_with(&today),
+        "{ids} is of today's period"
+    );
+    let order = json_error(&["next", &db_name, "order"], 1);
+    assert_eq!(order["hint"], "name one: --scope tenant=acme");
+    assert_eq!(
+        json(&["next", &db_name, "order", "--scope", "tenant=acme"])["ids"],
+        serde_json::json!([8])
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_shows_the_recorded_limits_or_says_they_are_unknown() {
+    let db_name = unique_db_name("cli_limits");
+    let db = TestServer::shared_or_panic()
+        .client()
+        .await
+        .database(&db_name);
+    let invoice = Sequence::new(
+        &db,
+        SequenceOptions::builder("invoice")
+            .prefix("INV-")
+            .width(4)
+            .build(),
+    )
+    .unwrap();
+    invoice.set_next(100).await.unwrap();
+    // A counter of other code: no record.
+    db.collection::<Document>("counters")
+        .insert_one(doc! { "_id": "legacy", "seq": 41_i64 })
+        .await
+        .unwrap();
+    let listed = json(&["list", &db_name]);
+    let row = |name: &str| {
+        listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(
+        (
+            row("invoice")["max"].as_i64(),
+            row("invoice")["room_left"].as_u64()
+        ),
+        (Some(9999), Some(9900)),
+        "width 4 leaves room for 9,999"
+    );
+    assert_eq!(
+        (
+            row("legacy")["max"].clone(),
+            row("legacy")["room_left"].clone()
+        ),
+        (Value::Null, Value::Null)
+    );
+    let text = stdout(&cli(&["list", &db_name]));
+    let legacy = text.lines().find(|l| l.contains("legacy")).unwrap();
+    assert!(legacy.contains("unknown"), "{text}");
+    assert!(!text.contains("9223372036854775807"), "{text}");
 }

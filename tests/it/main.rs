@@ -20,6 +20,7 @@ mod gapless;
 mod mongoose;
 mod periods;
 mod proxy;
+mod records;
 mod reliability_bad_input;
 mod reliability_failover;
 mod reliability_faults;

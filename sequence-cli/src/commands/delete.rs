@@ -10,6 +10,7 @@ use serde_json::json;
 use crate::args::{Change, CounterArgs, Limits};
 use crate::counters::{find, key, shard_alone};
 use crate::failure::Failure;
+use crate::known::Known;
 use crate::output::{ranges_held_warning, rows, Output};
 
 /// The filter of the counter documents `delete` deletes: every counter of the sequence, or the
@@ -80,6 +81,20 @@ pub(crate) async fn run(
             )),
         );
     }
+    let known = Known::of(db, counters, name, &args.shape).await?;
+    let start = known.record.as_ref().map_or(1, |r| r.start);
+    let in_use = found
+        .iter()
+        .filter(|(_, c)| c.last.as_ref().is_ok_and(|&last| last >= start))
+        .count();
+    if known.gapless() && in_use > 0 && !change.restart_numbering && !change.dry_run {
+        return Err(Failure::usage(format!(
+            "sequence `{name}` is gapless and {in_use} of these counter(s) have issued numbers: \
+             deleted, its numbering starts again at {start} and each insert meets the stored \
+             documents before it skips ahead of them; nothing was deleted"
+        ))
+        .hint("`--force --restart-numbering` deletes them anyway; `--dry-run` lists them"));
+    }
     if !change.force && !change.dry_run {
         return Err(Failure::usage(format!(
             "refusing to delete {} counter(s) of `{name}` in `{place}` without --force",
@@ -98,8 +113,8 @@ pub(crate) async fn run(
         start: None,
         max: None,
     }
-    .bounds(name)?;
-    let (json, text) = rows(&found, args.shape.field(), bounds);
+    .bounds(name, known.record.as_ref())?;
+    let (json, text) = rows(&found, args.shape.field(), &vec![bounds; found.len()]);
     let warning = ranges_held_warning(name);
     let verb = if change.dry_run {
         "would delete"

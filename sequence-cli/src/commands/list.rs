@@ -1,7 +1,10 @@
 //! `list`: the counters of a database, with the room each has left.
 
+use std::collections::HashMap;
+
 use mongodb::bson::doc;
 use mongodb::Database;
+use sequence_runtime::store::SequenceRecord;
 
 use crate::args::{Limits, Shape};
 use crate::counters::find;
@@ -17,12 +20,20 @@ pub(crate) async fn run(
     shape: &Shape,
     out: &Output,
 ) -> Result<(), Failure> {
-    let bounds = limits.bounds(name.unwrap_or("list"))?;
+    let records: HashMap<String, SequenceRecord> = SequenceRecord::read_all(db, counters)
+        .await?
+        .into_iter()
+        .map(|r| (r.name.clone(), r))
+        .collect();
     let mut found = find(&db.collection(counters), doc! {}, shape).await?;
     if let Some(pattern) = name {
         found.retain(|(_, c)| matches(pattern, &c.name));
     }
-    let (json, text) = rows(&found, shape.field(), bounds);
+    let bounds = found
+        .iter()
+        .map(|(_, c)| limits.bounds(&c.name, records.get(&c.name)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let (json, text) = rows(&found, shape.field(), &bounds);
     out.print(json, || text);
     Ok(())
 }

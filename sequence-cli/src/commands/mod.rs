@@ -42,20 +42,36 @@ pub(crate) async fn run(cli: Cli) -> Result<(), Failure> {
             value,
             limits,
             force,
+            create,
+            leave_gap,
+            reissue,
             dry_run,
         } => {
             let db = client.database(&db);
-            let change = Change { force, dry_run };
+            let change = Change {
+                force,
+                dry_run,
+                create,
+                leave_gap,
+                reissue,
+                ..Change::default()
+            };
             set_next::run(&db, counters, &counter, &limits, value, change, &out).await
         }
         Command::Delete {
             db,
             counter,
             force,
+            restart_numbering,
             dry_run,
         } => {
             let db = client.database(&db);
-            let change = Change { force, dry_run };
+            let change = Change {
+                force,
+                dry_run,
+                restart_numbering,
+                ..Change::default()
+            };
             delete::run(&db, counters, &counter, change, &out).await
         }
         Command::Sync(args) => sync::run(&client, counters, &args, &out).await,

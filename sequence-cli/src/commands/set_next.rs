@@ -8,6 +8,7 @@ use serde_json::json;
 use crate::args::{Change, CounterArgs, Limits};
 use crate::counters::{find_counter, key, slice_of};
 use crate::failure::Failure;
+use crate::known::Known;
 use crate::output::{ranges_held_warning, Output};
 
 /// Makes `value` the next value of the counter `args` names in `counters` of `db`.
@@ -21,7 +22,11 @@ pub(crate) async fn run(
     out: &Output,
 ) -> Result<(), Failure> {
     let (mut key, store) = key(db, counters, args)?;
-    let mut bounds = limits.bounds(&args.name)?;
+    let known = Known::of(db, counters, &args.name, &args.shape).await?;
+    let mut bounds = match limits.bounds(&args.name, known.record.as_ref())? {
+        Some(bounds) => bounds,
+        None => Bounds::new(1, i64::MAX)?,
+    };
     let mut what = "start..=max";
     if args.shard.is_some() {
         // The shard's slice is what its document holds: the ranges strategy checks it.
@@ -59,6 +64,18 @@ pub(crate) async fn run(
             "{value} has no value before it; give a larger VALUE"
         ))
     })?;
+    if old.is_none() && !change.create {
+        let place = format!("{}.{counters}", db.name());
+        return Err(known.elsewhere(&key.to_string()).unwrap_or_else(|| {
+            Failure::error(format!(
+                "counter `{key}` does not exist in `{place}`; nothing was written"
+            ))
+            .hint(format!(
+                "check the name with `mongo-sequence list {}`; `--create` creates the counter",
+                db.name()
+            ))
+        }));
+    }
     if let Some(current) = old.filter(|&current| current > last && !change.force) {
         return Err(Error::WouldMoveBackwards {
             counter: key.to_string(),
@@ -66,6 +83,9 @@ pub(crate) async fn run(
             requested: value,
         }
         .into());
+    }
+    if let Some(current) = old.filter(|&c| known.gapless() && c >= bounds.start) {
+        gapless_refusal(&args.name, current, last, change)?;
     }
     if !change.dry_run {
         store
@@ -94,4 +114,37 @@ pub(crate) async fn run(
     );
     out.warn(&warning);
     Ok(())
+}
+
+/// Refuses to move the counter of a gapless sequence in use from `current` to `last` (last
+/// issued) without the override that names the consequence.
+fn gapless_refusal(name: &str, current: i64, last: i64, change: Change) -> Result<(), Failure> {
+    if last > current && !change.leave_gap {
+        return Err(Failure::usage(format!(
+            "sequence `{name}` is gapless: moving its counter from last issued {current} to \
+             {last} leaves {} permanently unused; nothing was written",
+            numbers(current + 1, last)
+        ))
+        .hint("`--leave-gap` moves it anyway"));
+    }
+    if last < current && !change.reissue {
+        return Err(Failure::usage(format!(
+            "sequence `{name}` is gapless: moving its counter back from last issued {current} \
+             to {last} issues {} again, which its documents may hold; nothing was written",
+            numbers(last + 1, current)
+        ))
+        .hint(
+            "`--force --reissue` moves it anyway; inserts that meet a stored number skip ahead",
+        ));
+    }
+    Ok(())
+}
+
+/// "the number 5" or "the numbers 5 to 9".
+fn numbers(first: i64, last: i64) -> String {
+    if first == last {
+        format!("the number {first}")
+    } else {
+        format!("the numbers {first} to {last}")
+    }
 }

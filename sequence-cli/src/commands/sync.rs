@@ -1,6 +1,9 @@
 //! `sync`: moves the counters of a sequence up to the highest ID stored in a collection.
 
+use std::sync::Arc;
+
 use mongodb::Client;
+use sequence_runtime::store::MongoStore;
 use sequence_runtime::Sequence;
 
 use crate::args::SyncArgs;
@@ -30,7 +33,9 @@ pub(crate) async fn run(
         Some(filter) => options.filter(filter.0.iter().cloned()),
         None => options,
     };
-    let seq = Sequence::new(&db, options.build())?;
+    let options = options.build();
+    // A store without a record: the record is the application's.
+    let seq = Sequence::with_store(Arc::new(MongoStore::new(&db, &options)?), options)?;
     let report = seq
         .sync_counters(&target, &args.field)
         .text(args.text)

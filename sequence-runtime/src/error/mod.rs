@@ -88,6 +88,22 @@ pub enum Error {
         reason: String,
     },
 
+    /// A record of a sequence's settings (see
+    /// [`SequenceRecord`](crate::store::SequenceRecord)) that this version cannot read.
+    #[error(
+        "the record of sequence {sequence} in `{collection}` has no readable `{field}`: another \
+         version of this crate or a hand edit wrote it; delete the record, and the next process \
+         that uses the sequence writes it again"
+    )]
+    UnreadableRecord {
+        /// The record's `_id`, as stored.
+        sequence: String,
+        /// The collection of records.
+        collection: String,
+        /// The field that cannot be read.
+        field: &'static str,
+    },
+
     /// A counter, collection or field name that MongoDB would reject or misread.
     #[error("{}", names::describe(what, name, reason))]
     InvalidName {

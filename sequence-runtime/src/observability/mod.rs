@@ -95,7 +95,9 @@
 //! | `mongo_sequence::proxy` | `ID already claimed` | debug | `collection`, `proxy`, `draws` | with `unique = "proxy"`, a drawn or generated ID met a claim and is drawn again (a counter skips ahead instead: `Skipped ahead`) |
 //! | `mongo_sequence::ranges` | `Shard full` | debug | `counter`, `storedUpTo` (when full past stored IDs) | a shard of a `ranges` sequence has no values left; the others are used |
 //! | `mongo_sequence::period` | `Period counter selected` | debug | `sequence`, `counter` | the counter of a new period is used |
-//! | `mongo_sequence::store` | `Counter index ensured` | debug | `collection`, `index` | the unique index the `mongoose` layout needs was created or found |
+//! | `mongo_sequence::store` | `Counter index ensured` | debug | `collection`, `index` | the unique index a layout or a filter needs was created or found |
+//! | `mongo_sequence::store` | `Sequence recorded` | debug | `sequence`, `collection` | the sequence's settings were recorded beside its counters (see `store::SequenceRecord`), once per process |
+//! | `mongo_sequence::store` | `Sequence record not written` | warn | `sequence`, `collection`, `error` | the record could not be written (a missing privilege): numbering goes on, and the command line cannot tell the sequence's settings |
 //! | `mongo_sequence::store` | `Counter raised` | info | `counter`, `from` (absent if the counter was created), `to` | a counter was moved up to the IDs stored for it |
 //! | `mongo_sequence::store` | `Client options unreadable` | warn | `consequence` | a client's deployment cannot be told apart from others (once per process) |
 //! | `mongo_sequence::admin` | `Counters synced` | info | `sequence`, `counters`, `moved`, `skipped`, `dryRun` | `sync_counters` finished |

@@ -15,7 +15,7 @@ use crate::id::{Bounds, CounterKey, Format, Scope, Slot};
 use crate::observability::{self, Home, Labels, Stats};
 use crate::options::{SequenceConfig, SequenceOptions};
 use crate::process::{self, CounterAt, ProcessState};
-use crate::store::{CounterStore, Deployment, MemoryStore, MongoStore};
+use crate::store::{CounterStore, Deployment, MemoryStore, MongoStore, SequenceRecord};
 use crate::strategy::Maker;
 
 /// A handle on one sequence: cheap to clone, safe to share between tasks and threads.
@@ -131,7 +131,8 @@ impl Sequence {
         options: SequenceOptions,
     ) -> Self {
         let checked = options.checked().and_then(|(bounds, format)| {
-            let store = MongoStore::in_deployment(db, deployment, &options)?;
+            let store = MongoStore::in_deployment(db, deployment, &options)?
+                .recording(SequenceRecord::new(&options, bounds));
             Ok((bounds, format, store))
         });
         let (bounds, format, store) = match checked {

@@ -24,9 +24,11 @@ mod guarded_update;
 mod layout;
 mod memory;
 mod mongo;
+mod sequence_record;
 
 pub use counter_store::{BoxFuture, CounterStore, Reservation};
 pub(crate) use deployment::Deployment;
 pub use layout::StoredCounter;
 pub use memory::MemoryStore;
 pub use mongo::MongoStore;
+pub use sequence_record::SequenceRecord;

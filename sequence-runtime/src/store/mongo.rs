@@ -17,6 +17,7 @@ use sequence_rules::names::{self, NameKind};
 use super::counter_store::{BoxFuture, CounterStore, Reservation};
 use super::deployment::Deployment;
 use super::guarded_update::{reservation, CounterMove};
+use super::sequence_record::SequenceRecord;
 use crate::error::driver::{is_duplicate_key, is_index_options_conflict, Access};
 use crate::error::{Error, Result};
 use crate::id::{Bounds, CounterKey, IdRange};
@@ -58,6 +59,8 @@ pub struct MongoStore {
     /// The deployment of the collection's client, which tells apart two deployments with a
     /// database of the same name.
     deployment: Deployment,
+    /// The record of the sequence to write beside the counters before the first write.
+    record: Option<Arc<SequenceRecord>>,
 }
 
 impl MongoStore {
@@ -102,7 +105,48 @@ impl MongoStore {
             collection: db.collection_with_options(collection, options),
             layout,
             deployment,
+            record: None,
         })
+    }
+
+    /// The same store, which writes `record` beside the counters once per process, after its
+    /// first write to a counter (a write that fails records nothing).
+    pub(crate) fn recording(mut self, record: SequenceRecord) -> Self {
+        self.record = Some(Arc::new(record));
+        self
+    }
+
+    /// Writes the sequence's record, once per process per sequence and counters collection.
+    /// The first caller writes it, the others go on; a failure is logged, never returned: the
+    /// record helps tools, and numbering does not depend on it.
+    async fn ensure_recorded(&self) {
+        let Some(record) = &self.record else {
+            return;
+        };
+        static DONE: LazyLock<Mutex<HashSet<String>>> = LazyLock::new(Default::default);
+        let id = format!("{}\0{}", self.identity(), record.name);
+        if !DONE
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id)
+        {
+            return;
+        }
+        match record.write(&self.collection).await {
+            Ok(()) => tracing::debug!(
+                target: STORE,
+                sequence = %record.name,
+                collection = %SequenceRecord::collection_name(&self.location()),
+                "Sequence recorded"
+            ),
+            Err(e) => tracing::warn!(
+                target: STORE,
+                sequence = %record.name,
+                collection = %SequenceRecord::collection_name(&self.location()),
+                error = %e,
+                "Sequence record not written"
+            ),
+        }
     }
 
     /// The filter that selects the counter document of `key`.
@@ -348,6 +392,7 @@ impl MongoStore {
             .map_err(|reason| self.corrupt(key, reason))?;
         let range = IdRange::new(last - (n as i64 - 1), last)
             .ok_or_else(|| self.corrupt(key, format!("unexpected value {last}")))?;
+        self.ensure_recorded().await;
         Ok(Reservation { range, retries })
     }
 
@@ -369,6 +414,7 @@ impl MongoStore {
             .await?;
         let Some(before) = before else {
             tracing::info!(target: STORE, counter = %key, to = last, "Counter raised");
+            self.ensure_recorded().await;
             return Ok(None);
         };
         let old = self
@@ -378,6 +424,7 @@ impl MongoStore {
         if old < last {
             tracing::info!(target: STORE, counter = %key, from = old, to = last, "Counter raised");
         }
+        self.ensure_recorded().await;
         Ok(Some(old))
     }
 
@@ -495,7 +542,10 @@ impl MongoStore {
             .upsert(true)
             .optional(session.as_deref_mut(), |a, s| a.session(s));
         match action.await {
-            Ok(_) => Ok(()),
+            Ok(_) => {
+                self.ensure_recorded().await;
+                Ok(())
+            }
             Err(e) if is_duplicate_key(&e) => {
                 match self.read_checked(key, bounds, session).await? {
                     Some(current) if !force && current > last => Err(Error::WouldMoveBackwards {
