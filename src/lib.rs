@@ -19,9 +19,10 @@
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! # let server = sequence_testkit::TestServer::shared()?;
 //! # let client = server.client().await;
-//! # let app = sequence_testkit::unique_db_name("crate_doc");
-//! // let client = mongodb::Client::with_uri_str("mongodb://…").await?;
-//! let users = client.database(&app).collection::<User>("users");
+//! # let db = client.database(&sequence_testkit::unique_db_name("crate_doc"));
+//! // let client = mongodb::Client::with_uri_str("mongodb://127.0.0.1:27017").await?;
+//! // let db = client.database("app");
+//! let users = db.collection::<User>("users");
 //!
 //! let mut ada = User { id: None, name: "Ada".into() };
 //! let first = ada.insert_with_id(&users).await?;
@@ -29,7 +30,7 @@
 //! assert_eq!(bob.insert_with_id(&users).await?, first + 1); // from the cached batch
 //!
 //! User::sequence(&users).release().await?; // at shutdown: unused numbers go back
-//! # client.database(&app).drop().await?;
+//! # db.drop().await?;
 //! # Ok(()) }
 //! ```
 //!
@@ -62,10 +63,10 @@
 //! | [`uuid_as_binary`] | serde for `uuid::Uuid` ID fields, stored as BSON UUIDs |
 //! | [`jiff`] | the date and time crate of `prefix` periods and time zones, re-exported |
 //!
-//! The guide (the `docs/` folder of the repository and of the package) teaches one job per
-//! chapter: getting started, choosing a strategy, periods and scopes, adopting existing data,
-//! gapless numbering, guarantees, operations, performance, reliability, sharded clusters and
-//! troubleshooting.
+//! [The guide](https://docs.rs/crate/mongo-sequence/latest/source/docs/README.md) (the `docs/`
+//! folder of the package and the repository) teaches one job per chapter: getting started,
+//! choosing a strategy, periods and scopes, adopting existing data, gapless numbering,
+//! guarantees, operations, performance, reliability, sharded clusters and troubleshooting.
 //!
 //! # Cargo features
 //!

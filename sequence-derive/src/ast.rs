@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use proc_macro2::{Ident, Span};
-use sequence_rules::{defaults, FilterField, IdField as RuleIdField, Spec};
+use sequence_rules::{defaults, suggest, FilterField, IdField as RuleIdField, Spec};
 use serde_derive_internals::{ast as serde_ast, Derive};
 use syn::spanned::Spanned;
 use syn::{Data, DeriveInput, Fields, GenericArgument, Member, PathArguments, Type};
@@ -211,6 +211,11 @@ pub fn model(input: &DeriveInput, errors: &mut Errors) -> Option<Model> {
     id.is_doc_id |= id.stored == "_id";
 
     let mut scope = Vec::new();
+    let field_names: Vec<String> = fields
+        .named
+        .iter()
+        .filter_map(|f| f.ident.as_ref().map(ToString::to_string))
+        .collect();
     if let Some(names) = &attrs.scope {
         for written in &names.value {
             let name = written.value.clone();
@@ -227,8 +232,9 @@ pub fn model(input: &DeriveInput, errors: &mut Errors) -> Option<Model> {
                 None => errors.at(
                     written.span,
                     format!(
-                        "`scope` names `{name}`, which is not a field of `{}`",
-                        input.ident
+                        "`scope` names `{name}`, which is not a field of `{}`{}",
+                        input.ident,
+                        suggest::did_you_mean(&name, field_names.iter().map(String::as_str))
                     ),
                 ),
             }

@@ -566,7 +566,10 @@ impl<'s, 'a> Checker<'s, 'a> {
                     };
                     self.v.push(
                         at,
-                        format!("`scope({s})` names no field of `scope` ({known})"),
+                        format!(
+                            "`scope({s})` names no field of `scope` ({known}){}",
+                            crate::suggest::did_you_mean(s, spec.scope.iter().copied())
+                        ),
                     );
                 }
                 _ => {}

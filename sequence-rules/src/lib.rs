@@ -41,6 +41,7 @@ pub mod names;
 pub mod pattern;
 mod spec;
 mod strategy;
+pub mod suggest;
 pub mod tz;
 mod violation;
 

@@ -28,6 +28,10 @@ fn opts(name: &str) -> mongo_sequence::options::SequenceOptionsBuilder {
 const ABOUT_THE_STRUCT: &[(&str, &str)] = &[
     ("scope/id_field", "`scope` names the struct's ID field"),
     (
+        "scope/misspelled_scope_field",
+        "`scope` names a field the struct does not have, and another is close",
+    ),
+    (
         "scope/missing_field",
         "`scope` names a field the struct does not have",
     ),

@@ -73,9 +73,10 @@ async fn exhaustion_at_max_writes_nothing(b: Backend) {
             requested,
             last,
             max,
+            limit,
         }) => {
             assert_eq!(counter, "c");
-            assert_eq!((requested, last, max), (3, 3, 5));
+            assert_eq!((requested, last, max, limit), (3, 3, 5, "max"));
         }
         other => panic!("expected Exhausted, got {other:?}"),
     }
@@ -87,6 +88,24 @@ async fn exhaustion_at_max_writes_nothing(b: Backend) {
             seq.next().await,
             Err(Error::Exhausted { last: 5, .. })
         ));
+    }
+    // Where `width` sets the largest value, the fix is `width`, not a `max` never given.
+    let narrow = b.sequence(opts("w").prefix("W-").width(1).build());
+    match narrow.reserve(10).await {
+        Err(
+            e @ Error::Exhausted {
+                limit: "width",
+                max: 9,
+                ..
+            },
+        ) => {
+            assert!(
+                e.to_string()
+                    .ends_with("raise `width` or use another counter"),
+                "{e}"
+            );
+        }
+        other => panic!("expected Exhausted under `width`, got {other:?}"),
     }
     assert_eq!(
         seq.current().await.unwrap(),

@@ -193,8 +193,12 @@ async fn full_shards_are_skipped_then_the_sequence_is_exhausted() {
                 requested,
                 last,
                 max,
+                limit,
             }) => {
-                assert_eq!((counter.as_str(), requested, last, max), ("desk", 1, 9, 9));
+                assert_eq!(
+                    (counter.as_str(), requested, last, max, limit),
+                    ("desk", 1, 9, 9, "max")
+                );
                 break;
             }
             Err(e) => panic!("{e}"),

@@ -7,7 +7,7 @@ mod value;
 use std::time::Duration;
 
 use proc_macro2::Span;
-use sequence_rules::{Batch, Key, Layout, Stores, Strategy, Unique};
+use sequence_rules::{suggest, Batch, Key, Layout, Stores, Strategy, Unique};
 use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
 use syn::{Attribute, LitStr};
@@ -166,8 +166,9 @@ pub fn struct_attrs(attrs: &[Attribute], errors: &mut Errors) -> StructAttrs {
                         Some(w) => match Key::renamed(&w) {
                             Some(now) => now.to_owned(),
                             None => format!(
-                                "unknown `seq` key `{w}`, expected one of: {}",
-                                Key::expected()
+                                "unknown `seq` key `{w}`, expected one of: {}{}",
+                                Key::expected(),
+                                suggest::did_you_mean(&w, Key::ALL.iter().map(|k| k.name()))
                             ),
                         },
                         None => format!("unknown `seq` key, expected one of: {}", Key::expected()),
@@ -230,14 +231,16 @@ pub fn field_is_id(attrs: &[Attribute], errors: &mut Errors) -> Option<Span> {
                     found = Some(meta.path.span());
                 }
             } else {
+                let written = meta
+                    .path
+                    .get_ident()
+                    .map_or_else(|| "?".to_owned(), ToString::to_string);
                 errors.at(
                     meta.path.span(),
                     format!(
-                        "unknown field-level `seq` key `{}`, expected one of: {}",
-                        meta.path
-                            .get_ident()
-                            .map_or_else(|| "?".to_owned(), ToString::to_string),
-                        expected_one_of(FIELD_KEYS)
+                        "unknown field-level `seq` key `{written}`, expected one of: {}{}",
+                        expected_one_of(FIELD_KEYS),
+                        suggest::did_you_mean(&written, FIELD_KEYS.iter().copied())
                     ),
                 );
                 skip_value(&meta);

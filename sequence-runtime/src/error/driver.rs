@@ -46,8 +46,10 @@ pub(crate) enum Access {
     Release,
     /// Deleting counters (`delete`, `purge_periods_before`).
     Delete,
-    /// Creating the unique index of mongoose-sequence's layout.
+    /// Creating the unique index the counters of a layout or a filter need.
     Index,
+    /// Creating the index of a scoped proxy collection's claims.
+    ProxyIndex,
     /// Inserting documents.
     Insert,
     /// Reading back a document whose insert had an unknown outcome.
@@ -73,6 +75,10 @@ impl Access {
                 "the `createIndex` action on it for the unique index that the counters of its \
                  layout need (mongoose-sequence's, typegoose's, mongoose-auto-increment's, or a \
                  filter's)"
+            }
+            Access::ProxyIndex => {
+                "the `createIndex` action on it for the index of the claims of a scoped \
+                 `unique = \"proxy\"` model"
             }
             Access::Insert => "the `insert` action on it to insert documents",
             Access::Confirm => {

@@ -61,7 +61,7 @@ pub enum Error {
     /// sequence, `max - last` is the most values one shard still holds (0 when all are full).
     #[error(
         "sequence `{counter}` is exhausted: {requested} more value(s) requested but the last issued \
-         value is {last} and the maximum is {max}; raise `max` or use another counter"
+         value is {last} and the maximum is {max}; raise `{limit}` or use another counter"
     )]
     Exhausted {
         /// The counter's key, as stored in the counters collection.
@@ -70,8 +70,10 @@ pub enum Error {
         requested: u64,
         /// The last value issued (or the value right before the first one, if none was).
         last: i64,
-        /// The configured maximum.
+        /// The largest value.
         max: i64,
+        /// The option that sets the largest value: `max`, `width` or `digits`.
+        limit: &'static str,
     },
 
     /// The counter document holds something this crate cannot use; it was left untouched.
@@ -153,7 +155,8 @@ pub enum Error {
     /// A counter store that does not implement an operation (a custom
     /// [`CounterStore`](crate::store::CounterStore) without it); nothing was written.
     #[error(
-        "the counter store `{store}` cannot {operation}; implement it in the store, or use          `MongoStore` or `MemoryStore`"
+        "the counter store `{store}` cannot {operation}; implement it in the store, or use \
+         `MongoStore` or `MemoryStore`"
     )]
     #[non_exhaustive]
     StoreUnsupported {
@@ -306,13 +309,16 @@ pub enum Error {
 
     /// An operation the sequence's strategy does not have (for example `set_next` on random
     /// IDs, or `next_id` on a gapless sequence).
-    #[error("`{operation}` is not available for `{strategy}` sequences{hint}")]
+    #[error(
+        "`{operation}` is not available for `{strategy}` sequences{}",
+        then(hint)
+    )]
     Unsupported {
         /// The operation.
         operation: &'static str,
         /// The strategy's name, as written in `#[seq(strategy = "...")]`, or `gapless`.
         strategy: &'static str,
-        /// What to do instead, if anything (starts with `; `).
+        /// Why, or what to do instead (empty: nothing to add).
         hint: &'static str,
     },
 
@@ -416,6 +422,15 @@ pub enum Error {
     Mongo(mongodb::error::Error),
 }
 
+/// `"; {hint}"`, or nothing for an empty hint: the tail of a message.
+fn then(hint: &str) -> String {
+    if hint.is_empty() {
+        String::new()
+    } else {
+        format!("; {hint}")
+    }
+}
+
 /// An ID that two or more documents of a collection hold (with a scope: in one scope), as a
 /// check of claims finds it and [`Error::SharedIds`] lists it.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -511,8 +526,19 @@ mod tests {
                     requested: 5,
                     last: 98,
                     max: 100,
+                    limit: "max",
                 },
                 &["`invoice`", "raise `max`"],
+            ),
+            (
+                Error::Exhausted {
+                    counter: "INV-".into(),
+                    requested: 1,
+                    last: 9999,
+                    max: 9999,
+                    limit: "width",
+                },
+                &["`INV-`", "raise `width`"],
             ),
             (
                 Error::CorruptCounter {
@@ -639,7 +665,7 @@ mod tests {
                 Error::Unsupported {
                     operation: "next",
                     strategy: "gapless",
-                    hint: "; use `insert_with_id`",
+                    hint: "use `insert_with_id`",
                 },
                 &["`next`", "`gapless`", "use `insert_with_id`"],
             ),
@@ -670,7 +696,7 @@ mod tests {
                     namespace: "app.orders".into(),
                     id: "7".into(),
                     counter: "order".into(),
-                    hint: "; run `sync_counters`",
+                    hint: "run `sync_counters`",
                     source: Box::new(driver_error()),
                 },
                 &["`app.orders`", "`order`", "sync_counters"],

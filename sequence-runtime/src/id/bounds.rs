@@ -7,12 +7,47 @@ use super::range::IdRange;
 use crate::error::{Error, Result};
 
 /// The values a counter may issue: `start..=max`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 pub struct Bounds {
     /// The first value issued by a new counter.
     pub start: i64,
     /// The largest value ever issued.
     pub max: i64,
+    /// The option that sets `max`, for the fix a message of exhaustion gives.
+    pub(crate) limit: Limit,
+}
+
+/// Bounds are equal when their values are: what set them does not count.
+impl PartialEq for Bounds {
+    fn eq(&self, other: &Self) -> bool {
+        (self.start, self.max) == (other.start, other.max)
+    }
+}
+
+impl Eq for Bounds {}
+
+/// The option that sets the largest value of a counter: what to raise when it is reached.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Limit {
+    /// `max` (or its default, `i64::MAX`).
+    #[default]
+    Max,
+    /// `width`: the digits of the zero-padded counter part.
+    Width,
+    /// `digits`: the exact number of digits of every ID.
+    Digits,
+}
+
+impl Limit {
+    /// The option's name, as written in `#[seq(...)]`.
+    pub const fn key(self) -> &'static str {
+        match self {
+            Limit::Max => "max",
+            Limit::Width => "width",
+            Limit::Digits => "digits",
+        }
+    }
 }
 
 impl Bounds {
@@ -23,7 +58,11 @@ impl Bounds {
                 key: "start",
                 message,
             }),
-            None => Ok(Bounds { start, max }),
+            None => Ok(Bounds {
+                start,
+                max,
+                limit: Limit::Max,
+            }),
         }
     }
 
@@ -41,7 +80,21 @@ impl Bounds {
             key: "digits",
             message: format!("`digits` must be between 1 and 18, got {digits}"),
         })?;
-        Ok(Bounds { start, max })
+        Ok(Bounds {
+            start,
+            max,
+            limit: Limit::Digits,
+        })
+    }
+
+    /// The same values, with `limit` the option that sets `max`.
+    pub fn limited_by(self, limit: Limit) -> Self {
+        Bounds { limit, ..self }
+    }
+
+    /// The option that sets `max`.
+    pub fn limit(&self) -> Limit {
+        self.limit
     }
 
     /// How many values `start..=max` holds (at most `u64::MAX`, since `start > i64::MIN`).
@@ -93,6 +146,7 @@ impl Bounds {
                 requested: n,
                 last,
                 max: self.max,
+                limit: self.limit.key(),
             }),
         }
     }

@@ -21,7 +21,7 @@ mod render;
 mod scope;
 mod value;
 
-pub use bounds::Bounds;
+pub use bounds::{Bounds, Limit};
 pub(crate) use counter_key::bson_integer;
 pub use counter_key::CounterKey;
 pub use generated::Generated;

@@ -202,7 +202,7 @@ pub(crate) async fn ensure_index<T: SequentialId>(coll: &Collection<T>) -> Resul
             .create_index(IndexModel::builder().keys(keys).build())
             .await
             .map(drop)
-            .map_err(|e| Error::from_driver_on(e, proxy.namespace(), Access::Index))
+            .map_err(|e| Error::from_driver_on(e, proxy.namespace(), Access::ProxyIndex))
     })
     .await?;
     Ok(())

@@ -9,7 +9,7 @@ use sequence_rules::{
 };
 
 use crate::error::Result;
-use crate::id::{Bounds, Format};
+use crate::id::{Bounds, Format, Limit};
 
 /// Options of one sequence (one counter): the keys of `#[seq(...)]` under the same names, each
 /// at its default until set, and the options only the runtime has.
@@ -189,7 +189,15 @@ impl SequenceOptions {
     /// Checks every option; returns the bounds and the format they describe.
     pub(crate) fn checked(&self) -> Result<(Bounds, Format)> {
         let checked = rules::check(&self.spec()).map_err(|mut broken| broken.swap_remove(0))?;
-        let bounds = Bounds::new(checked.start, checked.max)?;
+        // Below the `max` given, `width` or `digits` set the largest value.
+        let limit = if checked.max >= self.max {
+            Limit::Max
+        } else if self.digits.is_some() {
+            Limit::Digits
+        } else {
+            Limit::Width
+        };
+        let bounds = Bounds::new(checked.start, checked.max)?.limited_by(limit);
         let format = Format::new(&self.name, checked.pattern, checked.tz, checked.width);
         Ok((bounds, format))
     }

@@ -15,13 +15,12 @@ use crate::process::Request;
 use crate::store::Reservation;
 
 /// The refusal of `operation` outside a session on a gapless sequence.
-/// The refusal of `operation` outside a session on a gapless sequence.
 fn gapless_refusal(operation: &'static str) -> Error {
     Error::Unsupported {
         operation,
         strategy: "gapless",
-        hint: "; a number taken outside the insert's transaction would leave a gap if it \
-               were not used: use `insert_with_id`, or `.session(..)` on `reserve` or `next_id`",
+        hint: "a number taken outside the insert's transaction would leave a gap if it were \
+               not used: use `insert_with_id`, or `.session(..)` on `reserve` or `next_id`",
     }
 }
 
@@ -33,22 +32,22 @@ impl Sequence {
     /// memory; with the random strategy it is a draw, made without a round trip. For a
     /// formatted ID (prefix, padding) use [`next_id`](Self::next_id).
     pub async fn next(&self) -> Result<i64> {
-        Ok(self.issue().await?.0)
+        Ok(self.issue("next").await?.0)
     }
 
     /// The next ID, rendered as `T`: `"{prefix}{counter zero-padded to width}"` for `String`,
     /// the same digits as a number for integer types.
     pub async fn next_id<T: IdValue>(&self) -> Result<T> {
-        let (value, slot) = self.issue().await?;
+        let (value, slot) = self.issue("next_id").await?;
         T::render(value, &slot.rendering)
     }
 
-    /// The next value and the slot it belongs to.
-    async fn issue(&self) -> Result<(i64, Arc<Slot>)> {
+    /// The next value and the slot it belongs to, for `operation` (`next`, `next_id`).
+    async fn issue(&self, operation: &'static str) -> Result<(i64, Arc<Slot>)> {
         let engine = self.scoped_engine()?;
         let options = &self.state.options;
         if options.gapless {
-            return Err(gapless_refusal("next"));
+            return Err(gapless_refusal(operation));
         }
         if let Some(value) = engine.maker.draw(engine.bounds)? {
             engine.shared.stats.issued(1);
@@ -120,7 +119,7 @@ impl Sequence {
 
     /// The next ID, rendered as `T`, with the counter it came from.
     pub(crate) async fn issue_id<T: IdValue>(&self) -> Result<(T, Issued)> {
-        let (value, slot) = self.issue().await?;
+        let (value, slot) = self.issue("next_id").await?;
         Ok((T::render(value, &slot.rendering)?, Issued { value, slot }))
     }
 
@@ -318,6 +317,19 @@ mod tests {
         match gapless.next().await {
             Err(e @ Error::Unsupported { .. }) => {
                 assert!(e.to_string().contains("`.session(..)`"), "{e}")
+            }
+            other => panic!("a gapless sequence takes numbers in a session only: {other:?}"),
+        }
+        // The refusal names the call made, and its parts read as sentences.
+        match gapless.next_id::<i64>().await {
+            Err(e @ Error::Unsupported { hint, .. }) => {
+                assert!(
+                    e.to_string().starts_with(
+                        "`next_id` is not available for `gapless` sequences; a number taken"
+                    ),
+                    "{e}"
+                );
+                assert!(hint.starts_with("a number taken"), "{hint}");
             }
             other => panic!("a gapless sequence takes numbers in a session only: {other:?}"),
         }

@@ -158,6 +158,7 @@ impl CounterStore for MemoryStore {
                     requested: 0,
                     last,
                     max: bounds.max,
+                    limit: bounds.limit().key(),
                 });
             }
             if before.is_none_or(|current| current < last) {

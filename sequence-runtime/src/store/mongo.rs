@@ -448,6 +448,7 @@ impl MongoStore {
             requested: n,
             last,
             max: bounds.max,
+            limit: bounds.limit().key(),
         };
         let highest_last = match bounds.highest_last_for(n) {
             Some(highest) if step.floor.is_none_or(|floor| floor <= highest) => highest,

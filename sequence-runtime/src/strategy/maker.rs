@@ -88,10 +88,10 @@ impl Maker {
         let strategy = self.strategy();
         let hint = match strategy {
             Strategy::Ranges => {
-                "; it needs a single counter, and a ranges sequence has one per shard"
+                "it needs a single counter, and a ranges sequence has one per shard"
             }
-            Strategy::Random => "; random IDs use no counter",
-            _ => "; this strategy makes no numbers",
+            Strategy::Random => "random IDs use no counter",
+            _ => "this strategy makes no numbers",
         };
         Error::Unsupported {
             operation,

@@ -75,6 +75,7 @@ pub(crate) fn slice(space: Bounds, count: u32, i: u32) -> Bounds {
     Bounds {
         start: space.start.wrapping_add_unsigned(from as u64),
         max: space.start.wrapping_add_unsigned((to - 1) as u64),
+        ..space
     }
 }
 
@@ -184,6 +185,7 @@ impl Shards {
             requested: n,
             last: self.space.max.saturating_sub_unsigned(most_left),
             max: self.space.max,
+            limit: self.space.limit().key(),
         })
     }
 

@@ -1,0 +1,12 @@
+use mongo_sequence::SequentialId;
+use serde::Serialize;
+
+#[derive(Serialize, SequentialId)]
+#[seq(scope = "tenant", filter(m = "Order", t = scope(tenat)))]
+struct Order {
+    #[seq(id)]
+    number: i64,
+    tenant: String,
+}
+
+fn main() {}
