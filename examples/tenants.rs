@@ -38,6 +38,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let server = TestServer::shared()?;
     let db = server.client().await.database(&unique_db_name("tenants"));
     let tickets = db.collection::<Ticket>("tickets");
+    // At startup: the unique index `{ tenant: 1, number: 1 }` by which an insert detects a
+    // number already stored in its tenant, and mongoose-sequence's counters index.
+    let indexes = Ticket::ensure_indexes(&tickets).await?;
+    for index in &indexes.indexes {
+        println!(
+            "index {} on {}: {}",
+            index.keys, index.namespace, index.purpose
+        );
+    }
+    check(
+        indexes.created().count() == 2,
+        "the tenant's unique index and the counters' index are created",
+    )?;
     let ticket = |tenant: &str, title: String| Ticket {
         oid: None,
         number: 0,

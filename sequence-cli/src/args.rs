@@ -133,6 +133,13 @@ pub(crate) enum Command {
     ///
     /// As `sync_counters` does: one counter per period, scope value or shard; never down.
     Sync(SyncArgs),
+    /// Creates the indexes a sequence's documents need, as a model's `ensure_indexes` does.
+    ///
+    /// The unique index of the ID field with the scope fields first (when it is not `_id`),
+    /// the index of a scoped proxy collection's claims, the unique index of the counters of a
+    /// layout or a filter; each reported as created or present. The sequence's scope, layout
+    /// and uniqueness come from its record, changed by the flags given.
+    EnsureIndexes(EnsureIndexesArgs),
     /// Checks the claims of a proxy collection (`unique = "proxy"`) against a collection.
     ///
     /// Lists the documents without a claim of their ID, the claims no document holds (their
@@ -432,6 +439,26 @@ pub(crate) struct SyncArgs {
     /// Says what would move, and moves nothing.
     #[arg(long)]
     pub(crate) dry_run: bool,
+}
+
+/// The arguments of `ensure-indexes`.
+#[derive(Args)]
+pub(crate) struct EnsureIndexesArgs {
+    /// The collection whose documents hold the IDs, as `DB.COLLECTION`.
+    pub(crate) target: String,
+    /// The sequence name.
+    #[arg(long)]
+    pub(crate) name: String,
+    /// The field the documents store the ID in, as stored (default: the recorded one, else
+    /// `_id`).
+    #[arg(long)]
+    pub(crate) field: Option<String>,
+    /// A scope field, as stored (repeat for several; default: the recorded ones).
+    #[arg(long = "scope", value_name = "FIELD")]
+    pub(crate) scope: Vec<String>,
+    /// The options of the sequence.
+    #[command(flatten)]
+    pub(crate) sequence: SequenceArgs,
 }
 
 /// A collection and the proxy collection that holds the claims of its IDs.

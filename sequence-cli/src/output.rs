@@ -3,6 +3,7 @@
 
 use comfy_table::{presets, Table};
 use mongodb::bson::{Bson, Document};
+use sequence_runtime::action::IndexReport;
 use sequence_runtime::claims::{ClaimsReport, RepairReport};
 use sequence_runtime::{id::Bounds, store::StoredCounter, sync::SyncReport};
 use serde_json::{json, Value};
@@ -372,4 +373,41 @@ pub(crate) fn repair_text(report: &RepairReport, limit: usize) -> String {
         text.push_str(&format!(" (at most {limit} of each listed)"));
     }
     text
+}
+
+/// What `ensure-indexes` found and created: as JSON, and as a table with a line of counts.
+pub(crate) fn index_report(report: &IndexReport) -> (Value, String) {
+    let json: Vec<Value> = report
+        .indexes
+        .iter()
+        .map(|i| {
+            json!({
+                "namespace": i.namespace,
+                "keys": Bson::Document(i.keys.clone()).into_relaxed_extjson(),
+                "unique": i.unique,
+                "created": i.created,
+                "purpose": i.purpose,
+            })
+        })
+        .collect();
+    let rows = report
+        .indexes
+        .iter()
+        .map(|i| {
+            vec![
+                i.namespace.clone(),
+                i.keys.to_string(),
+                if i.unique { "yes" } else { "no" }.to_owned(),
+                if i.created { "created" } else { "present" }.to_owned(),
+                i.purpose.to_owned(),
+            ]
+        })
+        .collect();
+    let text = format!(
+        "{}\n{} index(es) needed, {} created",
+        table(&["collection", "keys", "unique", "", "for"], rows),
+        report.indexes.len(),
+        report.created().count()
+    );
+    (Value::Array(json), text)
 }

@@ -42,7 +42,8 @@ fn json_error(args: &[&str], code: i32) -> Value {
     let out = cli(&[args, &["--json"]].concat());
     assert_eq!(out.status.code(), Some(code), "{args:?}: {}", stderr(&out));
     assert!(out.stdout.is_empty(), "{args:?}: {}", stdout(&out));
-    let error: Value = serde_json::from_slice(&out.stderr).expect("the error is JSON");
+    let error: Value = serde_json::from_slice(&out.stderr)
+        .unwrap_or_else(|e| panic!("{args:?}: the error is not JSON ({e}): {}", stderr(&out)));
     assert!(error["error"].is_string(), "{error}");
     error
 }
@@ -1232,4 +1233,47 @@ async fn list_shows_the_recorded_limits_or_says_they_are_unknown() {
     let legacy = text.lines().find(|l| l.contains("legacy")).unwrap();
     assert!(legacy.contains("unknown"), "{text}");
     assert!(!text.contains("9223372036854775807"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ensure_indexes_creates_the_scoped_unique_index_once() {
+    let (db_name, db) = counters("cli_indexes").await;
+    let target = format!("{db_name}.orders");
+    let args = [
+        "ensure-indexes",
+        &target,
+        "--name",
+        "order",
+        "--field",
+        "number",
+    ];
+    let first = json(&args);
+    assert_eq!(
+        first["indexes"],
+        serde_json::json!([{
+            "namespace": target,
+            "keys": { "tenant": 1, "number": 1 },
+            "unique": true,
+            "created": true,
+            "purpose": "inserts detect a stored ID by it, and skip ahead of it",
+        }]),
+        "the scope comes from the sequence's record"
+    );
+    let again = json(&args);
+    assert_eq!(again["indexes"][0]["created"], false, "{again}");
+    let mut cursor = db
+        .collection::<Document>("orders")
+        .list_indexes()
+        .await
+        .unwrap();
+    let mut unique = Vec::new();
+    while cursor.advance().await.unwrap() {
+        let index = cursor.deserialize_current().unwrap();
+        if index.options.and_then(|o| o.unique) == Some(true) {
+            unique.push(index.keys);
+        }
+    }
+    assert_eq!(unique, [doc! { "tenant": 1, "number": 1 }]);
+    let text = stdout(&cli(&args));
+    assert!(text.contains("1 index(es) needed, 0 created"), "{text}");
 }

@@ -318,6 +318,15 @@ fn inherent_methods(model: &Model, p: &TokenStream) -> TokenStream {
         #[automatically_derived]
         #[allow(dead_code)]
         impl #ident {
+            /// Creates the indexes this model needs in `collection`'s database (the unique
+            /// index of its ID field with its scope fields, a scoped proxy's, a layout's
+            /// counters'), and reports each.
+            pub fn ensure_indexes(
+                collection: &#p::mongodb::Collection<Self>,
+            ) -> #p::EnsureIndexes {
+                <Self as #p::SequentialId>::ensure_indexes(collection)
+            }
+
             #[doc = #insert_doc]
             ///
             /// Returns an action: `.await` it, or first give it `.session(&mut session)` or the
@@ -482,6 +491,9 @@ fn stub(ident: &Ident, krate: &TokenStream) -> TokenStream {
                 #p::Stub::new(0)
             }
             pub fn sync_counters<C>(collection: &C) -> #p::Stub<#p::SyncReport> {
+                #p::Stub::new(::core::default::Default::default())
+            }
+            pub fn ensure_indexes<C>(collection: &C) -> #p::Stub<#p::IndexReport> {
                 #p::Stub::new(::core::default::Default::default())
             }
         }

@@ -64,7 +64,10 @@ pub use jiff;
 
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::action::{InsertManyWithIds, InsertWithId, NextId, SyncCounters, UpsertWithId};
+    pub use crate::action::{
+        EnsureIndexes, IndexReport, InsertManyWithIds, InsertWithId, NextId, SyncCounters,
+        UpsertWithId,
+    };
     pub use crate::id::{Generated, IdValue, Rendering};
     pub use crate::model::scope_value;
     pub use crate::options::SequenceConfig;

@@ -17,6 +17,7 @@ mod deployments;
 mod formats;
 mod foundation;
 mod gapless;
+mod indexes;
 mod mongoose;
 mod periods;
 mod proxy;

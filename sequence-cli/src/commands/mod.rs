@@ -2,6 +2,7 @@
 
 mod check;
 mod delete;
+mod ensure_indexes;
 mod list;
 mod next;
 mod purge_before;
@@ -75,6 +76,7 @@ pub(crate) async fn run(cli: Cli) -> Result<(), Failure> {
             delete::run(&db, counters, &counter, change, &out).await
         }
         Command::Sync(args) => sync::run(&client, counters, &args, &out).await,
+        Command::EnsureIndexes(args) => ensure_indexes::run(&client, counters, &args, &out).await,
         Command::Check(args) => check::run(&client, &args, &out).await,
         Command::Repair {
             claims,

@@ -55,6 +55,7 @@ macro_rules! write_setters {
 mod check_claims;
 mod current;
 mod delete;
+mod ensure_indexes;
 mod insert_many_with_ids;
 mod insert_with_id;
 mod next_id;
@@ -69,6 +70,8 @@ mod upsert_with_id;
 pub use check_claims::CheckClaims;
 pub use current::Current;
 pub use delete::Delete;
+pub(crate) use ensure_indexes::{find_index, IndexTarget};
+pub use ensure_indexes::{EnsureIndexes, EnsuredIndex, IndexReport};
 pub use insert_many_with_ids::InsertManyWithIds;
 pub use insert_with_id::InsertWithId;
 pub use next_id::{NextId, NextIdFuture};

@@ -161,3 +161,14 @@ impl Claims {
         Error::from_driver_on(e, self.proxy.namespace(), Access::RepairClaims)
     }
 }
+
+/// The keys of the index of a scoped model's claims, whose documents store the scope values in
+/// `scope`: `{ "_id.<scope field>": 1, …, "_id.id": 1 }`.
+pub(crate) fn index_keys<'s>(scope: impl IntoIterator<Item = &'s str>) -> Document {
+    let mut keys = Document::new();
+    for field in scope {
+        keys.insert(format!("_id.{field}"), 1);
+    }
+    keys.insert("_id.id", 1);
+    keys
+}

@@ -37,6 +37,7 @@ mod repair;
 
 pub(crate) use check::check;
 pub use claims_report::{ClaimsReport, OrphanClaim, RepairReport, UnclaimedDocument};
+pub(crate) use collections::index_keys;
 pub use collections::Claims;
 pub(crate) use repair::repair;
 

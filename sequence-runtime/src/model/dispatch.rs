@@ -6,8 +6,8 @@ use std::future::IntoFuture;
 use super::gapless::{self, Docs};
 use super::sequential_id::SequentialId;
 use super::{
-    cached_id, counter_ids, document_scope, gapless_group, generated_ids, in_session, proxy,
-    random_ids, upsert,
+    cached_id, counter_ids, document_scope, gapless_group, generated_ids, in_session, indexes,
+    proxy, random_ids, upsert,
 };
 use crate::action::{InsertManyWithIds, InsertWithId, NextId, NextIdFuture, UpsertWithId};
 use crate::error::{Error, Result};
@@ -38,6 +38,7 @@ impl<'a, T: SequentialId> IntoFuture for InsertWithId<'a, T> {
                 session,
                 options,
             } = self;
+            indexes::warn_once_if_missing(coll).await;
             let options = options.as_ref();
             let config = &T::SEQUENCE;
             if let Some(session) = session {
@@ -78,6 +79,7 @@ impl<'a, T: SequentialId> IntoFuture for InsertManyWithIds<'a, T> {
                 session,
                 options,
             } = self;
+            indexes::warn_once_if_missing(coll).await;
             let options = options.as_ref();
             let config = &T::SEQUENCE;
             if config.unique == Unique::Proxy && !(config.gapless && session.is_none()) {
@@ -141,6 +143,7 @@ impl<'a, T: SequentialId> IntoFuture for UpsertWithId<'a, T> {
                 session,
                 options,
             } = self;
+            indexes::warn_once_if_missing(coll).await;
             let write_concern = options.as_ref().is_some_and(|o| o.write_concern.is_some());
             if T::SEQUENCE.gapless && session.is_none() && write_concern {
                 return Err(gapless_write_concern());

@@ -17,7 +17,9 @@
 //! - `upsert.rs`, `upsert_parts.rs`: update the document a filter matches, or insert with a
 //!   new ID;
 //! - `document_scope.rs`: the counter of a document's scope;
-//! - `handle.rs`: a model's `Sequence`, built once per collection handle and thread.
+//! - `handle.rs`: a model's `Sequence`, built once per collection handle and thread;
+//! - `indexes.rs`: the indexes a model needs, created on request, and the warning of a missing
+//!   one.
 
 mod cached_id;
 mod counter_ids;
@@ -28,6 +30,7 @@ mod gapless_group;
 mod generated_ids;
 mod handle;
 mod in_session;
+mod indexes;
 mod insert;
 mod proxy;
 mod random_ids;

@@ -192,14 +192,14 @@ pub(crate) async fn ensure_index<T: SequentialId>(coll: &Collection<T>) -> Resul
         .or_default()
         .clone();
     cell.get_or_try_init(|| async {
-        let (field, scope) = T::SEQUENCE.claim_fields();
-        let mut keys = Document::new();
-        for f in scope {
-            keys.insert(f, 1);
-        }
-        keys.insert(field, 1);
         proxy
-            .create_index(IndexModel::builder().keys(keys).build())
+            .create_index(
+                IndexModel::builder()
+                    .keys(crate::claims::index_keys(
+                        T::SEQUENCE.stored_scope().map(|(_, stored)| stored),
+                    ))
+                    .build(),
+            )
             .await
             .map(drop)
             .map_err(|e| Error::from_driver_on(e, proxy.namespace(), Access::ProxyIndex))

@@ -10,7 +10,9 @@ use sequence_rules::Unique;
 use serde::Serialize;
 
 use super::handle;
-use crate::action::{InsertManyWithIds, InsertWithId, NextId, SyncCounters, UpsertWithId};
+use crate::action::{
+    EnsureIndexes, IndexTarget, InsertManyWithIds, InsertWithId, NextId, SyncCounters, UpsertWithId,
+};
 use crate::error::{Error, Result};
 use crate::id::IdValue;
 use crate::options::SequenceConfig;
@@ -137,6 +139,28 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
         UpsertWithId::new(self, coll, filter)
     }
 
+    /// Creates every index this model's configuration needs that `coll`'s database lacks, and
+    /// reports each with whether it was created: the unique index of the ID field, with the
+    /// scope fields first (`{ tenant: 1, number: 1 }`), when it is not `_id` (inserts detect a
+    /// stored ID by it; without it two documents of a scope may hold one number); the index of
+    /// a scoped proxy collection's claims; the unique index of the counters of a layout or a
+    /// filter. Idempotent: an index of the same keys is left as it is, whatever its name; one
+    /// of the same keys without `unique` where `unique` is needed is
+    /// [`Error::IndexConflict`]. Needs `createIndex` (and `listIndexes`) on those collections;
+    /// run it at deployment or at startup.
+    ///
+    /// ```no_run
+    /// # use sequence_runtime::SequentialId;
+    /// # async fn f<T: SequentialId>(coll: mongodb::Collection<T>) -> sequence_runtime::Result<()> {
+    /// for index in T::ensure_indexes(&coll).await?.created() {
+    ///     println!("created {} on {}", index.keys, index.namespace);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    fn ensure_indexes(coll: &Collection<Self>) -> EnsureIndexes {
+        EnsureIndexes::new(target_of(coll))
+    }
+
     /// Moves every counter of this model up to the highest ID stored for it in `coll` (one per
     /// period, scope value or shard), never down, creating the missing ones: after an import,
     /// a restore, or documents written by another program. See
@@ -193,4 +217,20 @@ pub fn scope_value<T: Serialize + ?Sized>(value: &T) -> Result<Bson> {
         what: "a `scope` field",
         source: e.into(),
     })
+}
+
+/// The target of model `T` in `coll`: its collection, the names its documents store the ID
+/// and scope values under, and its options.
+pub(crate) fn target_of<T: SequentialId>(coll: &Collection<T>) -> IndexTarget {
+    let config = &T::SEQUENCE;
+    IndexTarget {
+        db: coll.client().database(&coll.namespace().db),
+        collection: coll.name().to_owned(),
+        id_field: config.id_field.to_owned(),
+        scope: config
+            .stored_scope()
+            .map(|(_, stored)| stored.to_owned())
+            .collect(),
+        options: config.options(),
+    }
 }

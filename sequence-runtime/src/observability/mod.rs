@@ -96,6 +96,8 @@
 //! | `mongo_sequence::ranges` | `Shard full` | debug | `counter`, `storedUpTo` (when full past stored IDs) | a shard of a `ranges` sequence has no values left; the others are used |
 //! | `mongo_sequence::period` | `Period counter selected` | debug | `sequence`, `counter` | the counter of a new period is used |
 //! | `mongo_sequence::store` | `Counter index ensured` | debug | `collection`, `index` | the unique index a layout or a filter needs was created or found |
+//! | `mongo_sequence::insert` | `Unique index missing` | warn | `collection`, `index` | the first insert of a model in this process found no unique index on its ID field (with its scope fields first) that inserts detect a stored ID by: create it with `ensure_indexes` |
+//! | `mongo_sequence::insert` | `Indexes not checked` | debug | `collection`, `error` | that check could not list the collection's indexes |
 //! | `mongo_sequence::store` | `Sequence recorded` | debug | `sequence`, `collection` | the sequence's settings were recorded beside its counters (see `store::SequenceRecord`), once per process |
 //! | `mongo_sequence::store` | `Sequence record not written` | warn | `sequence`, `collection`, `error` | the record could not be written (a missing privilege): numbering goes on, and the command line cannot tell the sequence's settings |
 //! | `mongo_sequence::store` | `Counter raised` | info | `counter`, `from` (absent if the counter was created), `to` | a counter was moved up to the IDs stored for it |

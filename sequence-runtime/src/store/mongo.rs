@@ -149,6 +149,11 @@ impl MongoStore {
         }
     }
 
+    /// The unique index the counters of this store's layout need, if any.
+    pub(crate) fn key_index(&self) -> Option<KeyIndex> {
+        self.layout.key_index()
+    }
+
     /// The filter that selects the counter document of `key`.
     pub fn filter(&self, key: &CounterKey) -> Document {
         self.layout.id_filter(key)

@@ -11,7 +11,7 @@ use crate::id::Bounds;
 use crate::options::{
     filter, FilterField, Layout, SequenceOptions, SequenceOptionsBuilder, Stores,
 };
-use crate::Strategy;
+use sequence_rules::Strategy;
 
 /// The settings a sequence was last used with, as a process that used it recorded them in the
 /// collection `<counters>.sequences` (one document per sequence name, `_id` the name), once per
