@@ -7,10 +7,12 @@ use std::collections::BTreeSet;
 use mongodb::bson::{doc, Bson, Document};
 use mongodb::Database;
 use sequence_runtime::store::{SequenceRecord, StoredCounter};
+use sequence_runtime::Error;
 
 use crate::args::Shape;
 use crate::counters::find;
 use crate::failure::Failure;
+use crate::output::Output;
 
 /// How many values of periods, scopes or shards a message lists.
 const LISTED: usize = 8;
@@ -35,8 +37,9 @@ impl Known {
         counters: &str,
         name: &str,
         shape: &Shape,
+        out: &Output,
     ) -> Result<Known, Failure> {
-        let record = SequenceRecord::read(db, counters, name).await?;
+        let record = records(db, counters, Some(name), out).await?.pop();
         let mut found = find(&db.collection(counters), doc! {}, shape).await?;
         found.retain(|(_, c)| c.name == name);
         Ok(Known {
@@ -106,6 +109,34 @@ impl Known {
             ))
             .hint(format!("name one: {}", flags.join(", "))),
         )
+    }
+}
+
+/// The records beside `counters` in `db` (of `name` only, where given). A user who may not
+/// read them gets a warning and none: the limits are then unknown, and a gapless sequence is
+/// not recognised.
+pub(crate) async fn records(
+    db: &Database,
+    counters: &str,
+    name: Option<&str>,
+    out: &Output,
+) -> Result<Vec<SequenceRecord>, Failure> {
+    let read = match name {
+        Some(name) => SequenceRecord::read(db, counters, name)
+            .await
+            .map(|r| r.into_iter().collect()),
+        None => SequenceRecord::read_all(db, counters).await,
+    };
+    match read {
+        Ok(records) => Ok(records),
+        Err(Error::Unauthorized { namespace, .. }) => {
+            out.warn(&format!(
+                "cannot read the sequences' settings in `{namespace}` (the `find` action on it \
+                 is missing): limits are unknown and a gapless sequence is not recognised"
+            ));
+            Ok(Vec::new())
+        }
+        Err(e) => Err(e.into()),
     }
 }
 

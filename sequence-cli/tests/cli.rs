@@ -1277,3 +1277,63 @@ async fn ensure_indexes_creates_the_scoped_unique_index_once() {
     let text = stdout(&cli(&args));
     assert!(text.contains("1 index(es) needed, 0 created"), "{text}");
 }
+
+/// With access control, an operator who may read the counters but not the sequences' records
+/// still lists them, warned that the limits are unknown and gapless sequences not recognised.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_without_the_privilege_to_read_records_warns_and_lists() {
+    let server = tokio::task::spawn_blocking(|| {
+        TestServer::start(sequence_testkit::ServerOptions::default().arg("--auth"))
+    })
+    .await
+    .unwrap()
+    .expect("a mongod with --auth starts");
+    let admin = server.client().await.database("admin");
+    admin
+        .run_command(doc! {
+            "createUser": "root", "pwd": "root-pw", "roles": [{ "role": "root", "db": "admin" }],
+        })
+        .await
+        .unwrap();
+    let root = mongodb::Client::with_uri_str(server.uri_with_credentials("root", "root-pw"))
+        .await
+        .unwrap();
+    let db = root.database("ops");
+    db.collection::<Document>("counters")
+        .insert_one(doc! { "_id": "invoice", "seq": 41_i64 })
+        .await
+        .unwrap();
+    db.run_command(doc! {
+        "createRole": "countersReader",
+        "privileges": [{ "resource": { "db": "ops", "collection": "counters" }, "actions": ["find"] }],
+        "roles": [],
+    })
+    .await
+    .unwrap();
+    root.database("admin")
+        .run_command(doc! {
+            "createUser": "operator",
+            "pwd": "operator-pw",
+            "roles": [{ "role": "countersReader", "db": "ops" }],
+        })
+        .await
+        .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_mongo-sequence"))
+        .env_remove("MONGODB_URI")
+        .arg("--uri")
+        .arg(server.uri_with_credentials("operator", "operator-pw"))
+        .args(["list", "ops"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("invoice"), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("cannot read the sequences' settings in `ops.counters.sequences`"),
+        "{}",
+        stderr(&out)
+    );
+    drop((root, db, admin));
+    tokio::task::spawn_blocking(move || drop(server))
+        .await
+        .unwrap();
+}

@@ -512,3 +512,204 @@ async fn every_path_names_the_missing_privilege() {
     drop((root, db, admin));
     stop(server).await;
 }
+
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(name = "scoped_order", scope = "tenant")]
+struct ScopedOrder {
+    #[seq(id)]
+    number: i64,
+    tenant: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(name = "recorded_order", scope = "tenant")]
+struct RecordedOrder {
+    #[seq(id)]
+    number: i64,
+    tenant: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(name = "claimed", unique = "proxy")]
+struct Claimed {
+    #[serde(rename = "_id")]
+    id: i64,
+}
+
+/// The rows of the privileges table beyond reserving and inserting: the record of a sequence's
+/// settings (optional: numbering goes on without it), `ensure_indexes` (`listIndexes`,
+/// `createIndex`), the check of the first insert (skipped without `listIndexes`), proxy inserts
+/// (`insert` on the proxy collection), and `check`/`repair` of the claims; each missing
+/// privilege named with its purpose.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_indexes_proxies_and_claims_need_what_the_table_says() {
+    let (server, root) = auth_server().await;
+    let db = root.database(PATHS);
+    let on = |collection: &str, actions: &[&str]| {
+        doc! { "resource": { "db": PATHS, "collection": collection }, "actions": actions }
+    };
+    let writer = ["find", "update", "insert"];
+    let roles = [
+        (
+            "plain",
+            vec![on("counters", &writer), on("scoped_orders", &["insert"])],
+        ),
+        (
+            "recorder",
+            vec![
+                on("counters", &writer),
+                on("counters.sequences", &["update", "insert"]),
+                on("scoped_orders", &["insert"]),
+            ],
+        ),
+        (
+            "lister",
+            vec![
+                on("counters", &writer),
+                on("scoped_orders", &["listIndexes"]),
+            ],
+        ),
+        (
+            "indexer",
+            vec![
+                on("counters", &writer),
+                on("scoped_orders", &["listIndexes", "createIndex"]),
+            ],
+        ),
+        (
+            "claimer",
+            vec![on("counters", &writer), on("claimed", &["insert"])],
+        ),
+        (
+            "claims_reader",
+            vec![
+                on("claimed", &["find"]),
+                on("claimed.claims._id", &["find"]),
+            ],
+        ),
+        ("target_reader", vec![on("claimed", &["find"])]),
+    ];
+    let admin = root.database("admin");
+    for (name, privileges) in roles {
+        db.run_command(doc! { "createRole": name, "privileges": privileges, "roles": [] })
+            .await
+            .unwrap();
+        admin
+            .run_command(doc! {
+                "createUser": name,
+                "pwd": format!("{name}-pw"),
+                "roles": [{ "role": name, "db": PATHS }],
+            })
+            .await
+            .unwrap();
+    }
+    let login = |user: &str| {
+        let uri = server.uri_with_credentials(user, &format!("{user}-pw"));
+        async move { Client::with_uri_str(uri).await.unwrap().database(PATHS) }
+    };
+    let order = |tenant: &str| ScopedOrder {
+        number: 0,
+        tenant: tenant.into(),
+    };
+    let record = || async {
+        mongo_sequence::store::SequenceRecord::read(&db, "counters", "scoped_order")
+            .await
+            .unwrap()
+    };
+
+    // Without privileges on `counters.sequences` numbering goes on, and nothing is recorded;
+    // without `listIndexes` the first insert's check of the indexes is skipped.
+    let plain = login("plain").await;
+    let orders = plain.collection::<ScopedOrder>("scoped_orders");
+    assert_eq!(order("acme").insert_with_id(&orders).await.unwrap(), 1);
+    assert_eq!(record().await, None, "no privilege, no record");
+
+    // `ensure_indexes`: `listIndexes`, then `createIndex`, each named when missing.
+    let refused_list = ScopedOrder::ensure_indexes(&orders).await;
+    assert_refused(
+        "ensure_indexes without listIndexes",
+        refused_list,
+        "scoped_orders",
+        "`listIndexes` action on it to find the indexes a model needs",
+    );
+    let lister = login("lister").await;
+    let refused_create = ScopedOrder::ensure_indexes(&lister.collection("scoped_orders")).await;
+    assert_refused(
+        "ensure_indexes without createIndex",
+        refused_create,
+        "scoped_orders",
+        "`createIndex` action on it for the unique index of the ID field",
+    );
+    let indexer = login("indexer").await;
+    let report = ScopedOrder::ensure_indexes(&indexer.collection("scoped_orders"))
+        .await
+        .unwrap();
+    assert_eq!(report.created().count(), 1, "{report:?}");
+
+    // With `update` and `insert` on `counters.sequences`, recorded. (A process records a
+    // sequence once, whether it could or not: another sequence shows it.)
+    let recorder = login("recorder").await;
+    let recorded = recorder.collection::<RecordedOrder>("scoped_orders");
+    let mut first = RecordedOrder {
+        number: 0,
+        tenant: "globex".into(),
+    };
+    assert_eq!(first.insert_with_id(&recorded).await.unwrap(), 1);
+    let record = mongo_sequence::store::SequenceRecord::read(&db, "counters", "recorded_order")
+        .await
+        .unwrap()
+        .expect("recorded with the privileges");
+    assert_eq!(record.scope, ["tenant"]);
+
+    // Proxy inserts write the claim: without `insert` on the proxy collection, refused,
+    // naming it; nothing is stored.
+    let claimer = login("claimer").await;
+    let claimed = claimer.collection::<Claimed>("claimed");
+    let refused_claim = Claimed { id: 0 }.insert_with_id(&claimed).await;
+    assert_refused(
+        "proxy insert",
+        refused_claim,
+        "claimed.claims._id",
+        "`insert` action on it to insert documents",
+    );
+    assert_eq!(
+        db.collection::<Document>("claimed")
+            .count_documents(doc! {})
+            .await
+            .unwrap(),
+        0
+    );
+
+    // `check` reads the target and the proxy collection; `repair` writes the claims.
+    let target_reader = login("target_reader").await;
+    let claims = mongo_sequence::claims::Claims::with_default_proxy(
+        &target_reader.collection::<Document>("claimed"),
+        "_id",
+    );
+    assert_refused(
+        "check without find on the proxy",
+        claims.check().await,
+        "claimed.claims._id",
+        "`find` action on it to check the claims of IDs",
+    );
+    let claims_reader = login("claims_reader").await;
+    db.collection::<Document>("claimed")
+        .insert_one(doc! { "_id": 7_i64 })
+        .await
+        .unwrap();
+    let claims = mongo_sequence::claims::Claims::with_default_proxy(
+        &claims_reader.collection::<Document>("claimed"),
+        "_id",
+    );
+    let report = claims.check().await.unwrap();
+    assert!(!report.is_clean(), "the unclaimed document is found");
+    assert_refused(
+        "repair without insert on the proxy",
+        claims.repair().await,
+        "claimed.claims._id",
+        "`insert`, `update` and `remove` actions on it to repair the claims",
+    );
+    println!("reliability: security rows=6 unauthorized=6");
+    drop((root, db, admin));
+    stop(server).await;
+}

@@ -81,7 +81,7 @@ pub(crate) async fn run(
             )),
         );
     }
-    let known = Known::of(db, counters, name, &args.shape).await?;
+    let known = Known::of(db, counters, name, &args.shape, out).await?;
     let start = known.record.as_ref().map_or(1, |r| r.start);
     let in_use = found
         .iter()

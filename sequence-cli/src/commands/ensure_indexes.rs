@@ -3,12 +3,13 @@
 use std::sync::Arc;
 
 use mongodb::Client;
-use sequence_runtime::store::{MongoStore, SequenceRecord};
+use sequence_runtime::store::MongoStore;
 use sequence_runtime::{Sequence, SequenceOptions};
 use serde_json::json;
 
 use crate::args::EnsureIndexesArgs;
 use crate::failure::Failure;
+use crate::known::records;
 use crate::output::{index_report, Output};
 use crate::server;
 
@@ -21,7 +22,7 @@ pub(crate) async fn run(
     out: &Output,
 ) -> Result<(), Failure> {
     let (db, target) = server::collection(client, &args.target)?;
-    let record = SequenceRecord::read(&db, counters, &args.name).await?;
+    let record = records(&db, counters, Some(&args.name), out).await?.pop();
     let base = match &record {
         Some(record) => record.options(counters)?,
         None => SequenceOptions::builder(args.name.clone()).counters(counters),

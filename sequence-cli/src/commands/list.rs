@@ -9,6 +9,7 @@ use sequence_runtime::store::SequenceRecord;
 use crate::args::{Limits, Shape};
 use crate::counters::find;
 use crate::failure::Failure;
+use crate::known::records;
 use crate::output::{rows, Output};
 
 /// Lists the counters in `counters` of `db`, of the names that match `name` where it is given.
@@ -20,7 +21,7 @@ pub(crate) async fn run(
     shape: &Shape,
     out: &Output,
 ) -> Result<(), Failure> {
-    let records: HashMap<String, SequenceRecord> = SequenceRecord::read_all(db, counters)
+    let records: HashMap<String, SequenceRecord> = records(db, counters, None, out)
         .await?
         .into_iter()
         .map(|r| (r.name.clone(), r))

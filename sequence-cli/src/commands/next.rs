@@ -22,7 +22,7 @@ pub(crate) async fn run(
 ) -> Result<(), Failure> {
     let db = client.database(&args.db);
     let name = &args.name;
-    let known = Known::of(&db, counters, name, &args.shape).await?;
+    let known = Known::of(&db, counters, name, &args.shape, out).await?;
     known.exists(args.create)?;
     if known.gapless() && !args.leave_gap {
         return Err(Failure::usage(format!(

@@ -22,7 +22,7 @@ pub(crate) async fn run(
     out: &Output,
 ) -> Result<(), Failure> {
     let (mut key, store) = key(db, counters, args)?;
-    let known = Known::of(db, counters, &args.name, &args.shape).await?;
+    let known = Known::of(db, counters, &args.name, &args.shape, out).await?;
     let mut bounds = match limits.bounds(&args.name, known.record.as_ref())? {
         Some(bounds) => bounds,
         None => Bounds::new(1, i64::MAX)?,

@@ -16,7 +16,7 @@ pub(crate) async fn run(
     limits: &Limits,
     out: &Output,
 ) -> Result<(), Failure> {
-    let known = Known::of(db, counters, &args.name, &args.shape).await?;
+    let known = Known::of(db, counters, &args.name, &args.shape, out).await?;
     let bounds = limits.bounds(&args.name, known.record.as_ref())?;
     let (key, store) = key(db, counters, args)?;
     let doc = match find_counter(db, counters, &key, &store).await {

@@ -98,6 +98,8 @@ pub(crate) struct Needed {
     /// The index's name where a library fixes it.
     name: Option<&'static str>,
     purpose: &'static str,
+    /// What creating it needs, for the error of a missing privilege.
+    access: Access,
 }
 
 /// What decides the indexes of a sequence's documents: where they are, the name they store the
@@ -135,6 +137,7 @@ impl IndexTarget {
             unique: true,
             name: None,
             purpose: "inserts detect a stored ID by it, and skip ahead of it",
+            access: Access::IdIndex,
         })
     }
 
@@ -153,6 +156,7 @@ impl IndexTarget {
                 unique: false,
                 name: None,
                 purpose: "the highest ID claimed in a scope is found by it",
+                access: Access::ProxyIndex,
             });
         }
         if options.strategy.uses_counters() {
@@ -163,6 +167,7 @@ impl IndexTarget {
                     unique: true,
                     name: index.name,
                     purpose: "two first reservations cannot create two counters",
+                    access: Access::Index,
                 });
             }
         }
@@ -218,12 +223,7 @@ async fn ensure(target: &IndexTarget) -> Result<Vec<EnsuredIndex>> {
                         })
                     }
                     Err(e) => {
-                        let access = if needed.unique {
-                            Access::Index
-                        } else {
-                            Access::ProxyIndex
-                        };
-                        return Err(Error::from_driver_on(e, coll.namespace(), access));
+                        return Err(Error::from_driver_on(e, coll.namespace(), needed.access))
                     }
                 }
             }
@@ -254,7 +254,13 @@ pub(crate) async fn find_index(
         Ok(cursor) => cursor.try_collect().await?,
         // No collection yet: no index.
         Err(e) if namespace_not_found(&e) => return Ok(None),
-        Err(e) => return Err(Error::from_driver_on(e, coll.namespace(), Access::Find)),
+        Err(e) => {
+            return Err(Error::from_driver_on(
+                e,
+                coll.namespace(),
+                Access::ListIndexes,
+            ))
+        }
     };
     // Of two indexes of these keys (one unique, one not), the unique one.
     Ok(indexes

@@ -50,6 +50,12 @@ pub(crate) enum Access {
     Index,
     /// Creating the index of a scoped proxy collection's claims.
     ProxyIndex,
+    /// Creating the unique index of a model's ID field (with its scope fields).
+    IdIndex,
+    /// Listing the indexes of a collection, for `ensure_indexes`.
+    ListIndexes,
+    /// Reading the records of the sequences' settings.
+    ReadRecords,
     /// Inserting documents.
     Insert,
     /// Reading back a document whose insert had an unknown outcome.
@@ -79,6 +85,14 @@ impl Access {
             Access::ProxyIndex => {
                 "the `createIndex` action on it for the index of the claims of a scoped \
                  `unique = \"proxy\"` model"
+            }
+            Access::IdIndex => {
+                "the `createIndex` action on it for the unique index of the ID field, by which \
+                 inserts detect a stored ID"
+            }
+            Access::ReadRecords => "the `find` action on it to read the sequences' settings",
+            Access::ListIndexes => {
+                "the `listIndexes` action on it to find the indexes a model needs"
             }
             Access::Insert => "the `insert` action on it to insert documents",
             Access::Confirm => {

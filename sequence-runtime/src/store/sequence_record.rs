@@ -6,6 +6,7 @@ use futures_util::TryStreamExt;
 use mongodb::bson::{doc, Bson, DateTime, Document};
 use mongodb::{Collection, Database};
 
+use crate::error::driver::Access;
 use crate::error::{Error, Result};
 use crate::id::Bounds;
 use crate::options::{
@@ -111,8 +112,11 @@ impl SequenceRecord {
     /// written.
     pub async fn read(db: &Database, counters: &str, name: &str) -> Result<Option<Self>> {
         let records = Self::collection(db, counters);
-        let found = records.find_one(doc! { "_id": name }).await?;
         let location = records.namespace().to_string();
+        let found = records
+            .find_one(doc! { "_id": name })
+            .await
+            .map_err(|e| Error::from_driver_on(e, &location, Access::ReadRecords))?;
         found
             .map(|d| Self::from_document(&d, &location))
             .transpose()
@@ -122,12 +126,15 @@ impl SequenceRecord {
     pub async fn read_all(db: &Database, counters: &str) -> Result<Vec<Self>> {
         let records = Self::collection(db, counters);
         let location = records.namespace().to_string();
+        let unreadable = |e| Error::from_driver_on(e, &location, Access::ReadRecords);
         let docs: Vec<Document> = records
             .find(doc! {})
             .sort(doc! { "_id": 1 })
-            .await?
+            .await
+            .map_err(unreadable)?
             .try_collect()
-            .await?;
+            .await
+            .map_err(unreadable)?;
         docs.iter()
             .map(|d| Self::from_document(d, &location))
             .collect()
