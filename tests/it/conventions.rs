@@ -31,23 +31,6 @@ async fn documents(db: &Database, name: &str) -> Vec<Document> {
     docs
 }
 
-/// The unique indexes of `name` in `db` other than `_id`'s, as `(name, keys)`.
-async fn unique_indexes(db: &Database, name: &str) -> Vec<(String, Document)> {
-    let indexes: Vec<_> = db
-        .collection::<Document>(name)
-        .list_indexes()
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
-    indexes
-        .into_iter()
-        .filter(|i| i.options.as_ref().and_then(|o| o.unique) == Some(true))
-        .map(|i| (i.options.unwrap().name.unwrap(), i.keys))
-        .collect()
-}
-
 #[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
 #[seq(name = "Ticket", layout = "typegoose", start = 0)]
 struct Ticket {
@@ -72,7 +55,7 @@ async fn typegoose_counters_are_typegooses() {
         [doc! { "field": "_id", "modelName": "Ticket", "count": Bson::Int64(2) }]
     );
     assert_eq!(
-        unique_indexes(&db, "identitycounters").await,
+        common::unique_indexes(&db.collection::<Document>("identitycounters")).await,
         [(
             "field_1_modelName_1".to_owned(),
             doc! { "field": 1, "modelName": 1 }
@@ -142,7 +125,7 @@ async fn mongoose_auto_increment_counters_serve_the_original_and_the_fork() {
         ]
     );
     assert_eq!(
-        unique_indexes(&db, "identitycounters").await,
+        common::unique_indexes(&db.collection::<Document>("identitycounters")).await,
         [(
             "field_1_groupingField_1_model_1".to_owned(),
             doc! { "field": 1, "groupingField": 1, "model": 1 }
@@ -251,7 +234,7 @@ async fn seed_001s_daily_counters_are_found_by_the_number_of_the_day() {
         ]
     );
     assert_eq!(
-        unique_indexes(&db, "ids").await,
+        common::unique_indexes(&db.collection::<Document>("ids")).await,
         [("prefix_1".to_owned(), doc! { "prefix": 1 })]
     );
     seq.set_clock(clock.clone());
@@ -306,7 +289,7 @@ async fn filters_and_dotted_names_reach_reworked_and_mongoengine() {
         [doc! { "f": "_id", "m": "Ticket", "c": Bson::Int64(4) }]
     );
     assert_eq!(
-        unique_indexes(&db, "idcounters").await,
+        common::unique_indexes(&db.collection::<Document>("idcounters")).await,
         [("f_1_m_1".to_owned(), doc! { "f": 1, "m": 1 })]
     );
 

@@ -28,17 +28,13 @@ struct Ticket {
     id: Option<i64>,
 }
 
-/// The unique indexes of `coll`, as (name, keys).
+/// The keys of the unique indexes of `coll`.
 async fn unique_indexes<T: Send + Sync>(coll: &Collection<T>) -> Vec<Document> {
-    let mut cursor = coll.list_indexes().await.unwrap();
-    let mut found = Vec::new();
-    while cursor.advance().await.unwrap() {
-        let index = cursor.deserialize_current().unwrap();
-        if index.options.and_then(|o| o.unique) == Some(true) {
-            found.push(index.keys);
-        }
-    }
-    found
+    common::unique_indexes(coll)
+        .await
+        .into_iter()
+        .map(|(_, keys)| keys)
+        .collect()
 }
 
 /// A scoped model needs `{ tenant: 1, number: 1 }` unique; a typegoose model its counters'

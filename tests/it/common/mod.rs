@@ -135,6 +135,27 @@ pub async fn unique_index<T: Send + Sync>(coll: &mongodb::Collection<T>, field: 
     coll.create_index(index).await.unwrap();
 }
 
+/// The unique indexes of `coll`, as (name, keys).
+pub async fn unique_indexes<T: Send + Sync>(
+    coll: &mongodb::Collection<T>,
+) -> Vec<(String, mongodb::bson::Document)> {
+    use futures_util::TryStreamExt;
+    let indexes: Vec<mongodb::IndexModel> = coll
+        .list_indexes()
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    indexes
+        .into_iter()
+        .filter_map(|i| {
+            let options = i.options.unwrap_or_default();
+            (options.unique == Some(true)).then(|| (options.name.unwrap_or_default(), i.keys))
+        })
+        .collect()
+}
+
 /// The server's `failCommand` fail point, switched on by [`fail_point`]. Switch it off with
 /// [`FailPoint::fired`] (which asserts that it fired: a fault test whose fault never happened
 /// proves nothing) or [`FailPoint::off`]; if the test panics before, dropping the guard switches

@@ -6,16 +6,11 @@
 const mongoose = require('mongoose');
 const { autoIncrement } = require('mongoose-plugin-autoinc');
 const protocol = require('../protocol');
+const connect = require('./connect');
 
 protocol.main(async () => {
   const { uri, database } = protocol.args();
-  await mongoose.connect(uri, {
-    dbName: database,
-    useNewUrlParser: true,
-    useUnifiedTopology: true,
-    useFindAndModify: false,
-    useCreateIndex: true,
-  });
+  await connect(mongoose, uri, database);
   const TicketSchema = new mongoose.Schema({ by: String });
   TicketSchema.plugin(autoIncrement, 'Ticket');
   const Ticket = mongoose.model('Ticket', TicketSchema);

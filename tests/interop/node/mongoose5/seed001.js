@@ -34,6 +34,7 @@ var nextId = function (callback) {
 };
 
 const protocol = require('../protocol');
+const connect = require('./connect');
 
 // One number, `nextId` retried while it fails on a duplicate key (two first upserts of a day).
 function takeNumber(day) {
@@ -52,13 +53,7 @@ function takeNumber(day) {
 
 protocol.main(async () => {
   const { uri, database } = protocol.args();
-  await mongoose.connect(uri, {
-    dbName: database,
-    useNewUrlParser: true,
-    useUnifiedTopology: true,
-    useFindAndModify: false,
-    useCreateIndex: true,
-  });
+  await connect(mongoose, uri, database);
   await Id.init();
   const Receipt = mongoose.model('Receipt', new Schema({ _id: String, by: String }));
   const day = () => moment().format('YYMMDD');
