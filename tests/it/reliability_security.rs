@@ -530,6 +530,14 @@ struct RecordedOrder {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(name = "bill", scope = "tenant", unique = "proxy")]
+struct Bill {
+    #[seq(id)]
+    number: i64,
+    tenant: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
 #[seq(name = "claimed", unique = "proxy")]
 struct Claimed {
     #[serde(rename = "_id")]
@@ -588,6 +596,14 @@ async fn records_indexes_proxies_and_claims_need_what_the_table_says() {
             ],
         ),
         ("target_reader", vec![on("claimed", &["find"])]),
+        (
+            "scoped_claimer",
+            vec![
+                on("counters", &writer),
+                on("bills", &["insert"]),
+                on("bills.claims.number", &["find", "insert"]),
+            ],
+        ),
     ];
     let admin = root.database("admin");
     for (name, privileges) in roles {
@@ -680,6 +696,23 @@ async fn records_indexes_proxies_and_claims_need_what_the_table_says() {
         0
     );
 
+    // A scoped proxy's first insert makes sure its claims are indexed: without `createIndex`
+    // on the proxy collection, refused, naming that index.
+    let scoped_claimer = login("scoped_claimer").await;
+    let mut bill = Bill {
+        number: 0,
+        tenant: "acme".into(),
+    };
+    let refused_index = bill
+        .insert_with_id(&scoped_claimer.collection("bills"))
+        .await;
+    assert_refused(
+        "scoped proxy index",
+        refused_index,
+        "bills.claims.number",
+        "`createIndex` action on it for the index of the claims of a scoped",
+    );
+
     // `check` reads the target and the proxy collection; `repair` writes the claims.
     let target_reader = login("target_reader").await;
     let claims = mongo_sequence::claims::Claims::with_default_proxy(
@@ -709,7 +742,7 @@ async fn records_indexes_proxies_and_claims_need_what_the_table_says() {
         "claimed.claims._id",
         "`insert`, `update` and `remove` actions on it to repair the claims",
     );
-    println!("reliability: security rows=6 unauthorized=6");
+    println!("reliability: security rows=7 unauthorized=6");
     drop((root, db, admin));
     stop(server).await;
 }
