@@ -30,6 +30,9 @@ const WORKER_TASKS: &str = "MONGO_SEQUENCE_TEST_WORKER_TASKS";
 const WORKER_PER_TASK: &str = "MONGO_SEQUENCE_TEST_WORKER_PER_TASK";
 const WORKER_OUT: &str = "MONGO_SEQUENCE_TEST_WORKER_OUT";
 const WORKER_LABEL: &str = "MONGO_SEQUENCE_TEST_WORKER_LABEL";
+/// The time a `skew` worker's clock starts at, and how far it moves before each insert (ms).
+const WORKER_CLOCK: &str = "MONGO_SEQUENCE_TEST_WORKER_CLOCK";
+const WORKER_CLOCK_STEP: &str = "MONGO_SEQUENCE_TEST_WORKER_CLOCK_STEP";
 
 /// Longest a worker runs, whatever it is told.
 const WORKER_TIME_LIMIT: Duration = Duration::from_secs(180);
@@ -77,6 +80,7 @@ fn worker() {
             "alloc" => alloc_worker(db).await,
             "insert" => insert_worker(db).await,
             "gapless" => gapless_worker(db).await,
+            "skew" => skew_worker(db).await,
             other => panic!("worker: unknown mode {other}"),
         }
     });
@@ -139,6 +143,65 @@ async fn gapless_worker(db: mongodb::Database) {
     let mut out = String::new();
     for t in tasks {
         out.push_str(&t.await.unwrap());
+    }
+    std::fs::write(env(WORKER_OUT), out).unwrap();
+}
+
+/// Stamps of a day, numbered per day from the clock of the process that inserts them.
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(name = "stamp", prefix = "YYMMDD", width = 6, batch = 25)]
+struct Stamp {
+    #[serde(rename = "_id")]
+    id: String,
+    worker: String,
+}
+
+/// The same, gapless: each day's numbers dense from 1.
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(name = "gapless_stamp", prefix = "YYMMDD", width = 6, gapless)]
+struct GaplessStamp {
+    #[serde(rename = "_id")]
+    id: String,
+    worker: String,
+}
+
+/// Inserts `per_task` stamps (`GaplessStamp`s when `WORKER_BATCH` is `gapless`), moving its own
+/// clock (a `ManualClock` from `WORKER_CLOCK`) by `WORKER_CLOCK_STEP` ms before each; the output
+/// file gets `YYMMDD ID` per insert: the day its clock said, and the ID it got.
+async fn skew_worker(db: mongodb::Database) {
+    let start: mongo_sequence::jiff::Timestamp = env(WORKER_CLOCK).parse().unwrap();
+    let step = mongo_sequence::jiff::SignedDuration::from_millis(env_num(WORKER_CLOCK_STEP) as i64);
+    let clock = Arc::new(mongo_sequence::clock::ManualClock::new(start));
+    let worker = env(WORKER_LABEL);
+    let gapless = env(WORKER_BATCH) == "gapless";
+    let (stamps, gapless_stamps) = (
+        db.collection::<Stamp>("stamps"),
+        db.collection::<GaplessStamp>("stamps"),
+    );
+    if gapless {
+        GaplessStamp::sequence(&gapless_stamps).set_clock(clock.clone());
+    } else {
+        Stamp::sequence(&stamps).set_clock(clock.clone());
+    }
+    let mut out = String::new();
+    let mut now = start;
+    for _ in 0..env_num(WORKER_PER_TASK) {
+        now = now.checked_add(step).unwrap();
+        clock.set(now);
+        let day = now.strftime("%y%m%d").to_string();
+        let (id, worker) = (String::new(), worker.clone());
+        let id = if gapless {
+            GaplessStamp { id, worker }
+                .insert_with_id(&gapless_stamps)
+                .await
+        } else {
+            Stamp { id, worker }.insert_with_id(&stamps).await
+        }
+        .unwrap();
+        out.push_str(&format!("{day} {id}\n"));
+    }
+    if !gapless {
+        Stamp::sequence(&stamps).release().await.unwrap();
     }
     std::fs::write(env(WORKER_OUT), out).unwrap();
 }
@@ -556,4 +619,81 @@ async fn gapless_groups_across_processes() {
         GAPLESS_PROCESSES as u64 * GAPLESS_TASKS,
         elapsed.as_millis()
     );
+}
+
+/// Two processes whose clocks differ by two minutes number one `prefix = "YYMMDD"` model at
+/// once, both across midnight (each clock moves 2 s per insert: the first crosses at its 90th
+/// insert, the other, behind, at its 150th), with batch 25 and gapless: no ID is issued twice,
+/// and each ID is in the day its own process's clock named, even while the other process
+/// already numbers the next day; gapless numbers are dense from 1 within each day.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn skewed_clocks_number_each_their_own_day() {
+    let server = TestServer::shared_or_panic();
+    let per_process: u64 = common::pick(200, 2000);
+    for mode in ["25", "gapless"] {
+        let name = unique_db_name("processes_skew");
+        let scratch = Scratch::new(&name);
+        let db = common::client().await.database(&name);
+        let clocks = ["2025-11-25T23:57:00Z", "2025-11-25T23:55:00Z"];
+        let outputs = run_workers(&scratch, "skew", clocks.len(), |p, out| {
+            vec![
+                (WORKER_URI, server.uri().to_owned()),
+                (WORKER_DB, name.clone()),
+                (WORKER_BATCH, mode.to_owned()),
+                (WORKER_CLOCK, clocks[p].to_owned()),
+                (WORKER_CLOCK_STEP, "2000".to_owned()),
+                (WORKER_PER_TASK, per_process.to_string()),
+                (WORKER_LABEL, format!("p{p}")),
+                (WORKER_OUT, out),
+            ]
+        })
+        .await;
+        let mut issued = HashSet::new();
+        let mut days: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+        for out in &outputs {
+            for line in std::fs::read_to_string(out).unwrap().lines() {
+                let (day, id) = line.split_once(' ').unwrap();
+                assert!(issued.insert(id.to_owned()), "{mode}: ID {id} issued twice");
+                assert_eq!(
+                    &id[..6],
+                    day,
+                    "{mode}: {id} is in the day its process's clock named"
+                );
+                days.entry(day.to_owned())
+                    .or_default()
+                    .push(id[6..].parse().unwrap());
+            }
+        }
+        assert_eq!(issued.len() as u64, 2 * per_process);
+        assert_eq!(
+            days.keys().map(String::as_str).collect::<Vec<_>>(),
+            ["251125", "251126"],
+            "{mode}: both days were numbered"
+        );
+        if mode == "gapless" {
+            for (day, numbers) in &mut days {
+                numbers.sort_unstable();
+                let dense: Vec<u64> = (1..=numbers.len() as u64).collect();
+                assert_eq!(
+                    *numbers, dense,
+                    "gapless: the numbers of {day} are dense from 1"
+                );
+            }
+        }
+        let stored = db
+            .collection::<Document>("stamps")
+            .count_documents(doc! {})
+            .await
+            .unwrap();
+        assert_eq!(
+            stored,
+            2 * per_process,
+            "{mode}: each acknowledged stamp stored once"
+        );
+        println!(
+            "reliability: clock-skew mode={mode} processes=2 skew_s=120 ids={} per_day={:?} duplicates=0 wrong_day=0",
+            issued.len(),
+            days.values().map(Vec::len).collect::<Vec<_>>()
+        );
+    }
 }
