@@ -1,6 +1,8 @@
 //! Failover on a 3-node replica set on loopback: during a steady insert workload the primary is
 //! stepped down (`replSetStepDown: 5, force: true`) and once killed with `SIGKILL` and started
-//! again. No ID is issued twice, every acknowledged document is there afterwards (read with
+//! again. Each fault is asserted applied: the step-down acknowledged, and after it and after
+//! the kill another node primary in a later election term; the killed node gone and back in
+//! the set; commands of the workload failed on the wire. No ID is issued twice, every acknowledged document is there afterwards (read with
 //! majority read concern from the new primary), failed calls return typed errors, and inserts
 //! go on after the faults.
 //!
@@ -94,25 +96,57 @@ where
     all
 }
 
-/// Steps the current primary down through a direct connection; returns its index.
-async fn step_down(server: &Arc<TestServer>) -> Option<usize> {
+/// The primary (waiting up to 30 s for one) and its election term.
+async fn primary_and_term(server: &Arc<TestServer>) -> (usize, i64) {
     let s = server.clone();
     let primary = tokio::task::spawn_blocking(move || s.wait_for_primary(Duration::from_secs(30)))
         .await
         .unwrap()
-        .ok()?;
+        .expect("a primary");
     let direct = mongodb::Client::with_uri_str(server.nodes()[primary].direct_uri())
         .await
         .unwrap();
-    let reply = direct
+    let status = direct
+        .database("admin")
+        .run_command(doc! { "replSetGetStatus": 1 })
+        .await
+        .expect("replSetGetStatus");
+    (primary, status.get_i64("term").expect("a term"))
+}
+
+/// Waits up to 30 s for a primary other than `old` elected in a term after `old_term`; returns
+/// it and its term. Fails the test if none is: the fault did not take effect.
+async fn new_primary(server: &Arc<TestServer>, old: usize, old_term: i64) -> (usize, i64) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (primary, term) = primary_and_term(server).await;
+        if primary != old && term > old_term {
+            return (primary, term);
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no other node was elected: node {primary} is primary in term {term} (before: node {old}, term {old_term})"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Steps the current primary down through a direct connection, asserts that the server
+/// acknowledged it and that another node was elected in a later term; returns the old and the
+/// new primary and the new term.
+async fn step_down(server: &Arc<TestServer>) -> (usize, usize, i64) {
+    let (primary, term) = primary_and_term(server).await;
+    let direct = mongodb::Client::with_uri_str(server.nodes()[primary].direct_uri())
+        .await
+        .unwrap();
+    direct
         .database("admin")
         .run_command(doc! { "replSetStepDown": 5, "force": true })
-        .await;
-    println!(
-        "failover: stepped down node {primary}: {:?}",
-        reply.map(|_| "ok")
-    );
-    Some(primary)
+        .await
+        .expect("replSetStepDown is acknowledged");
+    let (elected, new_term) = new_primary(server, primary, term).await;
+    println!("failover: stepped down node {primary} (term {term}); node {elected} elected in term {new_term}");
+    (primary, elected, new_term)
 }
 
 async fn stored(coll: &Collection<Document>, field: &str) -> BTreeMap<i64, usize> {
@@ -199,28 +233,31 @@ async fn failover_loses_no_acknowledged_document() {
 
     let mut killed = None;
     let mut applied = Vec::new();
+    let scheduled = schedule.len();
     for (at, fault) in schedule {
         let wait = Duration::from_secs(at).saturating_sub(start.elapsed());
         tokio::time::sleep(wait).await;
         match fault {
             Fault::StepDown => {
-                if step_down(&server).await.is_some() {
-                    applied.push("stepdown");
-                }
+                let (old, new, term) = step_down(&server).await;
+                applied.push(format!("stepdown:{old}->{new}@{term}"));
             }
             Fault::KillPrimary => {
+                let (primary, term) = primary_and_term(&server).await;
                 let s = server.clone();
-                let primary = tokio::task::spawn_blocking(move || {
-                    let primary = s.wait_for_primary(Duration::from_secs(30))?;
-                    s.kill_node(primary);
-                    Ok::<_, sequence_testkit::ProvisionError>(primary)
-                })
-                .await
-                .unwrap()
-                .expect("a primary to kill");
-                println!("failover: killed node {primary} with SIGKILL");
+                tokio::task::spawn_blocking(move || s.kill_node(primary))
+                    .await
+                    .unwrap();
+                assert!(
+                    !server.nodes()[primary].is_running(),
+                    "node {primary} is gone after SIGKILL"
+                );
+                let (elected, new_term) = new_primary(&server, primary, term).await;
+                println!(
+                    "failover: killed node {primary} with SIGKILL (term {term}); node {elected} elected in term {new_term}"
+                );
                 killed = Some(primary);
-                applied.push("kill");
+                applied.push(format!("kill:{primary}->{elected}@{new_term}"));
             }
             Fault::RestartKilled => {
                 let node = killed.take().expect("a killed node");
@@ -229,11 +266,18 @@ async fn failover_loses_no_acknowledged_document() {
                     .await
                     .unwrap()
                     .expect("the killed node starts again");
-                println!("failover: restarted node {node}");
-                applied.push("restart");
+                let s = server.clone();
+                tokio::task::spawn_blocking(move || s.wait_until_ready(Duration::from_secs(60)))
+                    .await
+                    .unwrap()
+                    .expect("the restarted node rejoins as a secondary");
+                assert!(server.nodes()[node].is_running(), "node {node} is back");
+                println!("failover: restarted node {node}, back in the set");
+                applied.push(format!("restart:{node}"));
             }
         }
     }
+    assert_eq!(applied.len(), scheduled, "every fault applied: {applied:?}");
     let wait = Duration::from_secs(duration).saturating_sub(start.elapsed());
     tokio::time::sleep(wait).await;
     stop.store(true, Ordering::SeqCst);
@@ -310,11 +354,16 @@ async fn failover_loses_no_acknowledged_document() {
     for line in &summary {
         println!("failover: {line}");
     }
+    let failed = failed_commands.load(Ordering::SeqCst);
+    assert!(
+        failed > 0,
+        "the workload's commands never failed on the wire: the faults missed it"
+    );
     println!(
         "reliability: failover seconds={duration} faults={} ({}) ids={total_ok} duplicates=0 missing=0 lost={total_lost} errors={total_errors} ok_after_faults={total_after} failed_commands={} primary_at_end={primary}",
         applied.len(),
         applied.join(","),
-        failed_commands.load(Ordering::SeqCst)
+        failed
     );
     drop(reader);
     drop(client);

@@ -5,6 +5,10 @@
 //! exactly one stored document; an insert of unknown outcome is sent again with the same ID;
 //! failed calls return typed errors.
 //!
+//! Every fault is asserted applied, with the commands the client sent counted on the wire: a
+//! `{times: n}` point fired exactly `n` times, a random one no less than its expected count
+//! less three standard deviations, an `alwaysOn` one on every command it applies to.
+//!
 //! The fail point is limited to this test's client by its application name. It is one per
 //! server, so each test of this file has a server of its own (the shared one, or one it
 //! starts) and they run side by side.
@@ -102,11 +106,13 @@ struct Outcome {
 
 /// Counter updates whose outcome the client did not see confirmed (failed, or answered with a
 /// write concern error), per counter: each may have consumed the values it reserved without
-/// handing them out. Counts those values.
+/// handing them out. Counts those values, and every command the client sent, by name (each
+/// one a chance for a fail point on it to fire).
 #[derive(Clone, Default)]
 struct Unconfirmed {
     started: Arc<StdMutex<HashMap<i32, (String, i64)>>>,
     counts: Arc<StdMutex<HashMap<String, i64>>>,
+    sent: Arc<StdMutex<HashMap<String, i64>>>,
 }
 
 /// How many values a counter update reserves: the `n` of its `{ $add: [v, n] }`.
@@ -131,7 +137,21 @@ impl Unconfirmed {
             .unwrap_or(0)
     }
 
+    /// How many of `commands` the client sent (retries included).
+    fn sent(&self, commands: &[&str]) -> i64 {
+        let sent = self.sent.lock().unwrap();
+        commands.iter().filter_map(|c| sent.get(*c)).sum()
+    }
+
     fn observe(&self, event: CommandEvent) {
+        if let CommandEvent::Started(e) = &event {
+            *self
+                .sent
+                .lock()
+                .unwrap()
+                .entry(e.command_name.clone())
+                .or_default() += 1;
+        }
         let unconfirmed = match event {
             CommandEvent::Started(e) if e.command_name == "findAndModify" => {
                 let counter = e
@@ -178,6 +198,29 @@ async fn app_client(uri: &str, app: &str) -> (mongodb::Client, Unconfirmed) {
     })
     .await;
     (client, unconfirmed)
+}
+
+/// Asserts that a `{times: n}` fail point fired all its `n` times: the calls after it sent
+/// more than `n` of its commands, so a fault that fired less often was not applied.
+fn assert_fired_times(label: &str, fired: i64, times: i64) {
+    assert_eq!(
+        fired, times,
+        "{label}: the fail point fired {fired} times, not the {times} it was set to"
+    );
+}
+
+/// Asserts that a fail point on at `probability` fired at least once and no less than its
+/// expected count less three standard deviations: `n` commands it applies to were sent while
+/// it was on, so its firings are binomial (`n`, `probability`), and fall that low by chance
+/// about once in a thousand runs.
+fn assert_fired_share(label: &str, fired: i64, sent: i64, probability: f64) {
+    let expected = probability * sent as f64;
+    let sd = (expected * (1.0 - probability)).sqrt();
+    let least = (expected - 3.0 * sd).floor().max(1.0);
+    assert!(
+        fired as f64 >= least,
+        "{label}: the fail point fired {fired} times, expected {expected:.0} ± {sd:.1} ({sent} commands at p={probability}), at least {least}"
+    );
 }
 
 /// The stored documents' ID values (`number`, else `_id`), in order.
@@ -283,6 +326,7 @@ async fn faults_a_fixed_number_of_times() {
                     fault.data(&[command], &app),
                 )
                 .await;
+                let sent_before = unconfirmed.sent(&[command]);
                 let mut out = Outcome::default();
                 out.ok.push(first_id);
                 for i in 0..calls_after_first {
@@ -299,6 +343,9 @@ async fn faults_a_fixed_number_of_times() {
                     }
                 }
                 out.fired = fail_point.off().await;
+                let sent = unconfirmed.sent(&[command]) - sent_before;
+                assert!(sent > times, "{label}: only {sent} commands sent");
+                assert_fired_times(&label, out.fired, times);
                 let (stored, stored_after_error, lost) =
                     check(&label, &db, "ticket", "tickets", &out).await;
                 let calls = calls_after_first as i64 + 1;
@@ -333,7 +380,7 @@ async fn faults_a_fixed_number_of_times() {
                 }
                 assert_eq!(stored_after_error, 0, "{label}");
                 println!(
-                    "faults: {label} ok={} errors={} fired={} stored={stored} lost={lost} kinds={}",
+                    "faults: {label} ok={} errors={} fired={}/{times} sent={sent} stored={stored} lost={lost} kinds={}",
                     out.ok.len(),
                     out.errors.len(),
                     out.fired,
@@ -414,6 +461,7 @@ async fn faults_at_random() {
             fault.data(&["findAndModify", "insert"], &app),
         )
         .await;
+        let sent_before = unconfirmed.sent(&["findAndModify", "insert"]);
         let started = std::time::Instant::now();
         let orders = db.collection::<Order>("orders");
         let tickets = db.collection::<Ticket>("tickets");
@@ -433,6 +481,8 @@ async fn faults_at_random() {
             }),
         );
         let fired = fail_point.off().await;
+        let sent = unconfirmed.sent(&["findAndModify", "insert"]) - sent_before;
+        assert_fired_share(&format!("{fault:?}/p=0.1"), fired, sent, 0.1);
         let elapsed = started.elapsed();
         let mut lines = Vec::new();
         for ((counter_name, coll), out) in [
@@ -479,7 +529,7 @@ async fn faults_at_random() {
         gapless.3 += fired_gapless;
         total_fired += fired;
         println!(
-            "faults: {fault:?} p=0.1 fired={} ms={} | {}",
+            "faults: {fault:?} p=0.1 fired={} sent={sent} ms={} | {}",
             fired + fired_gapless,
             elapsed.as_millis(),
             lines.join(" | ")
@@ -512,15 +562,17 @@ async fn gapless_under(
     const GROUP_TASKS: usize = 16;
     let name = unique_db_name("faults_gapless");
     let app = format!("app-{name}");
-    let (client, _) = app_client(uri, &app).await;
+    let (client, wire) = app_client(uri, &app).await;
     let coll = client.database(&name).collection::<Receipt>("receipts");
     common::unique_index(&coll, "code").await;
+    let commands = ["findAndModify", "insert", "commitTransaction"];
     let fail_point = common::fail_point(
         admin,
         doc! { "activationProbability": 0.1 },
-        fault.data(&["findAndModify", "insert", "commitTransaction"], &app),
+        fault.data(&commands, &app),
     )
     .await;
+    let sent_before = wire.sent(&commands);
     let tasks: Vec<_> = (0..GROUP_TASKS)
         .map(|task| {
             let coll = coll.clone();
@@ -548,6 +600,8 @@ async fn gapless_under(
     }
     let fired = fail_point.off().await;
     let label = format!("receipt/{fault:?}/p=0.1");
+    let sent = wire.sent(&commands) - sent_before;
+    assert_fired_share(&label, fired, sent, 0.1);
     let stored = stored_numbers(&coll.clone_with_type::<Document>()).await;
     assert_eq!(
         stored,
@@ -568,7 +622,7 @@ async fn gapless_under(
         );
     }
     let line = format!(
-        "receipt (gapless): ok={} errors={} stored={} kinds={}",
+        "receipt (gapless): ok={} errors={} stored={} fired={fired} sent={sent} kinds={}",
         ok.len(),
         errors.len(),
         stored.len(),
@@ -603,7 +657,7 @@ async fn gapless_commits_of_unknown_outcome_are_read_back() {
         .database("admin");
     let name = unique_db_name("faults_unknown_commit");
     let app = format!("app-{name}");
-    let (client, _) = app_client(server.uri(), &app).await;
+    let (client, wire) = app_client(server.uri(), &app).await;
     let coll = client.database(&name).collection::<Slip>("slips");
     let slip = |note: &str| Slip {
         id: 0,
@@ -617,6 +671,7 @@ async fn gapless_commits_of_unknown_outcome_are_read_back() {
         Fault::WriteConcern64.data(&["commitTransaction"], &app),
     )
     .await;
+    let commits_before = wire.sent(&["commitTransaction"]);
     let mut lone = slip("lone");
     let lone_id = lone.insert_with_id(&coll).await;
     let group: Vec<_> = (0..8)
@@ -630,7 +685,17 @@ async fn gapless_commits_of_unknown_outcome_are_read_back() {
         outcomes.push(task.await.unwrap());
     }
     let fired = fail_point.off().await;
-    assert!(fired > 0, "the fail point fired");
+    // Every commit sent while the point was on got the fault: the lone insert's and at least
+    // one group's, each sent again until the transaction timeout.
+    let commits = wire.sent(&["commitTransaction"]) - commits_before;
+    assert_eq!(
+        fired, commits,
+        "every commit sent got the write concern error"
+    );
+    assert!(
+        fired >= 2,
+        "the lone insert's and a group's commits failed: {fired}"
+    );
     for outcome in outcomes {
         returned.push(outcome.expect("a commit that took effect returns its number"));
     }
@@ -639,7 +704,7 @@ async fn gapless_commits_of_unknown_outcome_are_read_back() {
     assert_eq!(returned, stored, "each returned number stored once");
     assert_eq!(stored, (1..=10).collect::<Vec<i64>>(), "no gap, no repeat");
     println!(
-        "reliability: faults-unknown-commit ids={} fired={fired}",
+        "reliability: faults-unknown-commit ids={} fired={fired} commits={commits}",
         stored.len()
     );
 }
@@ -671,7 +736,7 @@ async fn proxy_claims_stay_whole_under_faults() {
                 let label = format!("proxy/{command}/{fault:?}/times={times}");
                 let name = unique_db_name("faults_proxy");
                 let app = format!("app-{name}");
-                let (client, _) = app_client(TestServer::shared_or_panic().uri(), &app).await;
+                let (client, wire) = app_client(TestServer::shared_or_panic().uri(), &app).await;
                 let db = client.database(&name);
                 let coll = db.collection::<Claimed>("claimed");
                 // The collections and the counter exist before the fault: it hits steady state.
@@ -687,6 +752,7 @@ async fn proxy_claims_stay_whole_under_faults() {
                     fault.data(&[command], &app),
                 )
                 .await;
+                let sent_before = wire.sent(&[command]);
                 let mut errors = Vec::new();
                 for i in 0..calls {
                     let mut claimed = Claimed {
@@ -702,7 +768,10 @@ async fn proxy_claims_stay_whole_under_faults() {
                         Err(e) => errors.push(support::kind(&e)),
                     }
                 }
-                let fired = fail_point.fired().await;
+                let fired = fail_point.off().await;
+                let sent = wire.sent(&[command]) - sent_before;
+                assert!(sent > times, "{label}: only {sent} commands sent");
+                assert_fired_times(&label, fired, times);
                 let docs = common::claims_match(
                     &label,
                     &db.collection("claimed"),
@@ -724,7 +793,7 @@ async fn proxy_claims_stay_whole_under_faults() {
                 }
                 assert_eq!(ok.len() + errors.len(), calls + 1, "{label}");
                 println!(
-                    "faults: {label} ok={} errors={} fired={fired} stored={} kinds={}",
+                    "faults: {label} ok={} errors={} fired={fired}/{times} sent={sent} stored={} kinds={}",
                     ok.len(),
                     errors.len(),
                     docs.len(),
