@@ -26,6 +26,7 @@ mod reliability_bad_input;
 mod reliability_failover;
 mod reliability_faults;
 mod reliability_processes;
+mod reliability_rollback;
 mod reliability_security;
 mod scoped;
 mod snapshot;
