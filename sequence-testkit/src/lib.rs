@@ -37,6 +37,12 @@
 //! [`std::env::temp_dir`], a 64 MB oplog, a 0.25 GB WiredTiger cache and
 //! test commands enabled. The log of a node is `<dbpath>/mongod.log`.
 //!
+//! For partition tests, [`ServerOptions::network`] runs each node in a
+//! network namespace of its own instead, bound to its address on a
+//! [`Network`] (a bridge beside the test on a private subnet, veth pairs to
+//! the namespaces; root only), whose links [`Network::cut`] and
+//! [`Network::heal`] cut and heal.
+//!
 //! # Cleanup
 //!
 //! Servers started by this crate never outlive the process that started them:
@@ -48,7 +54,8 @@
 //!   including the shared one;
 //! * if the process is killed (`SIGKILL`, Ctrl-C, a crash), a small
 //!   watchdog process (`sh`) notices within about a second, kills the
-//!   remaining `mongod` processes and deletes the directories.
+//!   remaining `mongod` processes and deletes the directories (and a
+//!   [`Network`]'s namespaces, bridge and routes).
 //!
 //! # Blocking
 //!
@@ -69,6 +76,7 @@ mod env_vars;
 mod error;
 mod managed_server;
 mod mutex;
+mod network;
 mod node;
 mod node_process;
 mod options;
@@ -81,6 +89,7 @@ mod wire;
 pub use db_name::unique_db_name;
 pub use env_vars::{CACHE_DIR_ENV, MONGODB_URI_ENV, MONGOD_BINARY_ENV};
 pub use error::ProvisionError;
+pub use network::{Network, Side};
 pub use node::Node;
 pub use options::ServerOptions;
 pub use server::TestServer;

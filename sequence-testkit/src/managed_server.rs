@@ -17,6 +17,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::error::ProvisionError;
 use crate::mutex::lock;
+use crate::network::{Network, Side};
 use crate::node::Node;
 use crate::options::ServerOptions;
 use crate::watchdog;
@@ -30,6 +31,8 @@ pub(crate) struct ManagedServer {
     pub(crate) binary: PathBuf,
     pub(crate) extra_args: Vec<String>,
     pub(crate) nodes: Vec<Node>,
+    /// The namespaces the nodes run in, if any; kept until the nodes are gone.
+    _network: Option<Arc<Network>>,
     stopped: AtomicBool,
     watchdog: Mutex<Option<Child>>,
     pids_file: Mutex<()>,
@@ -67,7 +70,12 @@ impl ManagedServer {
             fs::create_dir(&dbpath)
                 .map_err(|e| fail(&format!("cannot create {}", dbpath.display()), e))?;
             let port = pick_port().map_err(|e| fail("cannot find a free port on 127.0.0.1", e))?;
-            nodes.push(Node::new(index, port, dbpath));
+            let place = opts
+                .network
+                .as_ref()
+                .map(|n| (n.address(Side::Node(index)), Some(n.namespace(index))));
+            let (ip, namespace) = place.unwrap_or((Ipv4Addr::LOCALHOST, None));
+            nodes.push(Node::new(index, port, dbpath, ip, namespace));
         }
 
         let watchdog =
@@ -79,6 +87,7 @@ impl ManagedServer {
             binary,
             extra_args,
             nodes,
+            _network: opts.network.clone(),
             stopped: AtomicBool::new(false),
             watchdog: Mutex::new(Some(watchdog)),
             pids_file: Mutex::new(()),
@@ -124,7 +133,7 @@ impl ManagedServer {
     }
 }
 
-fn create_root_dir() -> Result<PathBuf, ProvisionError> {
+pub(crate) fn create_root_dir() -> Result<PathBuf, ProvisionError> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let base = std::env::temp_dir();
     let stamp = SystemTime::now()

@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 use std::fs;
+use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::Child;
 use std::sync::atomic::{AtomicU16, Ordering};
@@ -15,16 +16,26 @@ use crate::mutex::lock;
 pub struct Node {
     index: usize,
     port: AtomicU16,
+    ip: Ipv4Addr,
+    namespace: Option<String>,
     dbpath: PathBuf,
     child: Mutex<Option<Child>>,
 }
 
 impl Node {
     /// A node that is not started yet.
-    pub(crate) fn new(index: usize, port: u16, dbpath: PathBuf) -> Node {
+    pub(crate) fn new(
+        index: usize,
+        port: u16,
+        dbpath: PathBuf,
+        ip: Ipv4Addr,
+        namespace: Option<String>,
+    ) -> Node {
         Node {
             index,
             port: AtomicU16::new(port),
+            ip,
+            namespace,
             dbpath,
             child: Mutex::new(None),
         }
@@ -36,15 +47,26 @@ impl Node {
         self.index
     }
 
-    /// TCP port the node listens on (always on 127.0.0.1).
+    /// TCP port the node listens on.
     pub fn port(&self) -> u16 {
         self.port.load(Ordering::SeqCst)
+    }
+
+    /// The address the node listens on: 127.0.0.1, or its address on a
+    /// [`Network`](crate::Network).
+    pub fn address(&self) -> SocketAddr {
+        SocketAddr::from((self.ip, self.port()))
+    }
+
+    /// The network namespace the node runs in, on a [`Network`](crate::Network).
+    pub fn namespace(&self) -> Option<&str> {
+        self.namespace.as_deref()
     }
 
     /// The node's address as it appears in the replica set configuration,
     /// e.g. `127.0.0.1:40123`.
     pub fn host(&self) -> String {
-        format!("127.0.0.1:{}", self.port())
+        self.address().to_string()
     }
 
     /// Connection string reaching only this node (`directConnection=true`),

@@ -121,9 +121,19 @@ impl ManagedServer {
         let console_err = console
             .try_clone()
             .map_err(|e| ProvisionError::new(format!("cannot duplicate a file handle: {e}")))?;
-        let mut command = Command::new(&self.binary);
+        let ip = node.address().ip().to_string();
+        // On a `Network`, `ip netns exec` enters the node's namespace and then
+        // executes `mongod` itself, so the child is still the `mongod`.
+        let mut command = match node.namespace() {
+            Some(ns) => {
+                let mut command = Command::new("ip");
+                command.args(["netns", "exec", ns]).arg(&self.binary);
+                command
+            }
+            None => Command::new(&self.binary),
+        };
         command
-            .args(["--bind_ip", "127.0.0.1", "--port", &port, "--dbpath"])
+            .args(["--bind_ip", &ip, "--port", &port, "--dbpath"])
             .arg(node.dbpath())
             .args(if self.standalone {
                 Vec::new()
@@ -173,20 +183,20 @@ impl ManagedServer {
                     return Err(StartFailure::AddressInUse(tail));
                 }
                 return Err(StartFailure::Failed(ProvisionError::new(format!(
-                    "mongod ({}) for 127.0.0.1:{} {how} while starting; last log lines:\n{tail}",
+                    "mongod ({}) for {} {how} while starting; last log lines:\n{tail}",
                     self.binary.display(),
-                    node.port(),
+                    node.host(),
                 ))));
             }
-            if wire::accepts_connections(node.port(), Duration::from_millis(250)) {
+            if wire::accepts_connections(node.address(), Duration::from_millis(250)) {
                 return Ok(());
             }
             if Instant::now() >= deadline {
                 return Err(StartFailure::Failed(ProvisionError::new(format!(
-                    "mongod for 127.0.0.1:{} did not accept connections in time; if the \
+                    "mongod for {} did not accept connections in time; if the \
                      machine is very busy, raise ServerOptions::startup_timeout; last log \
                      lines:\n{}",
-                    node.port(),
+                    node.host(),
                     node.log_tail()
                 ))));
             }

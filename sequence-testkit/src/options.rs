@@ -1,7 +1,10 @@
 //! The options of a dedicated server started with `TestServer::start`.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
+
+use crate::network::Network;
 
 /// How to start a dedicated server with [`TestServer::start`](crate::TestServer::start).
 ///
@@ -22,6 +25,7 @@ pub struct ServerOptions {
     pub(crate) startup_timeout: Duration,
     pub(crate) election_timeout: Option<Duration>,
     pub(crate) standalone: bool,
+    pub(crate) network: Option<Arc<Network>>,
 }
 
 impl Default for ServerOptions {
@@ -35,6 +39,7 @@ impl Default for ServerOptions {
             startup_timeout: Duration::from_secs(60),
             election_timeout: None,
             standalone: false,
+            network: None,
         }
     }
 }
@@ -109,6 +114,15 @@ impl ServerOptions {
     /// elected roughly this long after the old one is killed.
     pub fn election_timeout(mut self, timeout: Duration) -> Self {
         self.election_timeout = Some(timeout);
+        self
+    }
+
+    /// Runs node `i` in namespace `i` of `network`, on its address there
+    /// instead of 127.0.0.1, so that a test can cut and heal the links
+    /// between the nodes and itself ([`Network::cut`]). The network needs a
+    /// namespace per node; it outlives the server.
+    pub fn network(mut self, network: Arc<Network>) -> Self {
+        self.network = Some(network);
         self
     }
 }

@@ -42,16 +42,17 @@ impl ManagedServer {
                 doc! { "electionTimeoutMillis": timeout.as_millis() as i64 },
             );
         }
-        let port = self.nodes[0].port();
+        let address = self.nodes[0].address();
         loop {
             let remaining = deadline.saturating_duration_since(Instant::now());
             let timeout = remaining.clamp(Duration::from_secs(1), Duration::from_secs(30));
-            match wire::admin_command(port, doc! { "replSetInitiate": config.clone() }, timeout) {
+            match wire::admin_command(address, doc! { "replSetInitiate": config.clone() }, timeout)
+            {
                 Ok(_) => return Ok(()),
                 Err(e) if e.contains("AlreadyInitialized") => return Ok(()),
                 Err(e) if Instant::now() >= deadline => {
                     return Err(ProvisionError::new(format!(
-                        "replSetInitiate on 127.0.0.1:{port} failed: {e}\n{}",
+                        "replSetInitiate on {address} failed: {e}\n{}",
                         self.log_tails()
                     )))
                 }
@@ -67,7 +68,7 @@ impl ManagedServer {
         if self.nodes.len() < 2 {
             return Ok(());
         }
-        let port = self.nodes[0].port();
+        let address = self.nodes[0].address();
         loop {
             let states: Vec<NodeState> =
                 (0..self.nodes.len()).map(|i| self.node_state(i)).collect();
@@ -76,7 +77,7 @@ impl ManagedServer {
             }
             if states.iter().all(|s| *s == NodeState::Secondary) {
                 // Fails until node 0 has heard from a majority; just retry.
-                let _ = wire::admin_command(port, doc! { "replSetStepUp": 1 }, PROBE_TIMEOUT);
+                let _ = wire::admin_command(address, doc! { "replSetStepUp": 1 }, PROBE_TIMEOUT);
             }
             if Instant::now() >= deadline {
                 // Let wait_ready report the states and logs.
@@ -92,7 +93,7 @@ impl ManagedServer {
         if !node.is_running() {
             return NodeState::Down;
         }
-        match wire::admin_command(node.port(), doc! { "hello": 1 }, PROBE_TIMEOUT) {
+        match wire::admin_command(node.address(), doc! { "hello": 1 }, PROBE_TIMEOUT) {
             Ok(reply) if reply.get_bool("isWritablePrimary").unwrap_or(false) => NodeState::Primary,
             Ok(reply) if reply.get_bool("secondary").unwrap_or(false) => NodeState::Secondary,
             Ok(_) => NodeState::Other,

@@ -87,6 +87,15 @@ impl TestServer {
                  ServerOptions::default().arg(\"--auth\") without .nodes(..)",
             ));
         }
+        if let Some(network) = &opts.network {
+            if network.nodes() < opts.nodes {
+                return Err(ProvisionError::new(format!(
+                    "the network has namespaces for {} nodes, not {}",
+                    network.nodes(),
+                    opts.nodes
+                )));
+            }
+        }
         if opts.replica_set_name.is_empty()
             || !opts
                 .replica_set_name

@@ -1,5 +1,6 @@
-//! The watchdog of a server started by this crate: a small `sh` process
-//! that stops the server's `mongod` processes and deletes its directory if
+//! The watchdog of a server (or a network) started by this crate: a small
+//! `sh` process that stops the server's `mongod` processes, runs the
+//! directory's cleanup script if it has one, and deletes the directory if
 //! the process that started them dies without doing so.
 
 use std::io;
@@ -10,7 +11,7 @@ use std::process::{Child, Command, Stdio};
 /// Shell script run by the watchdog process: waits for the test process
 /// (`$1`) to disappear, then kills the `mongod` processes listed in
 /// `$2/pids` (only if their command line still mentions `$2`, to be safe
-/// against pid reuse) and removes `$2`.
+/// against pid reuse), runs `$2/cleanup` if there is one, and removes `$2`.
 const WATCHDOG_SCRIPT: &str = r#"
 parent=$1
 root=$2
@@ -35,6 +36,7 @@ if [ -f "$root/pids" ]; then
         kill -9 "$pid" 2>/dev/null
     done
 fi
+[ -f "$root/cleanup" ] && /bin/sh "$root/cleanup"
 for attempt in 1 2 3 4 5; do
     rm -rf "$root" 2>/dev/null
     [ -d "$root" ] || exit 0

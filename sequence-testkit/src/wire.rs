@@ -6,7 +6,7 @@
 //! called from synchronous code and from inside any tokio runtime alike.
 
 use std::io::{Read, Write};
-use std::net::{Ipv4Addr, SocketAddr, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
 
@@ -19,16 +19,16 @@ const MAX_MESSAGE_LEN: usize = 48 * 1024 * 1024;
 static REQUEST_ID: AtomicI32 = AtomicI32::new(1);
 
 /// Runs `command` against the `admin` database of the node listening on
-/// `127.0.0.1:port` and returns the reply document when it has `ok: 1`.
+/// `address` and returns the reply document when it has `ok: 1`.
 ///
 /// A reply with `ok: 0` is reported as an error carrying the server's
 /// `codeName` and `errmsg`.
 pub(crate) fn admin_command(
-    port: u16,
+    address: SocketAddr,
     command: Document,
     timeout: Duration,
 ) -> Result<Document, String> {
-    let reply = raw_command(port, command, timeout)?;
+    let reply = raw_command(address, command, timeout)?;
     if is_ok(&reply) {
         Ok(reply)
     } else {
@@ -44,9 +44,9 @@ pub(crate) fn admin_command(
     }
 }
 
-/// Whether `port` on 127.0.0.1 accepts TCP connections right now.
-pub(crate) fn accepts_connections(port: u16, timeout: Duration) -> bool {
-    TcpStream::connect_timeout(&loopback(port), timeout).is_ok()
+/// Whether `address` accepts TCP connections right now.
+pub(crate) fn accepts_connections(address: SocketAddr, timeout: Duration) -> bool {
+    TcpStream::connect_timeout(&address, timeout).is_ok()
 }
 
 /// Whether a reply document reports success (`ok: 1`).
@@ -60,11 +60,11 @@ pub(crate) fn is_ok(reply: &Document) -> bool {
     }
 }
 
-fn loopback(port: u16) -> SocketAddr {
-    SocketAddr::from((Ipv4Addr::LOCALHOST, port))
-}
-
-fn raw_command(port: u16, mut command: Document, timeout: Duration) -> Result<Document, String> {
+fn raw_command(
+    address: SocketAddr,
+    mut command: Document,
+    timeout: Duration,
+) -> Result<Document, String> {
     command.insert("$db", "admin");
     let mut body = Vec::new();
     command
@@ -82,8 +82,8 @@ fn raw_command(port: u16, mut command: Document, timeout: Duration) -> Result<Do
     message.push(0);
     message.extend_from_slice(&body);
 
-    let io = |e: std::io::Error| format!("127.0.0.1:{port}: {e}");
-    let mut stream = TcpStream::connect_timeout(&loopback(port), timeout).map_err(io)?;
+    let io = |e: std::io::Error| format!("{address}: {e}");
+    let mut stream = TcpStream::connect_timeout(&address, timeout).map_err(io)?;
     stream.set_read_timeout(Some(timeout)).map_err(io)?;
     stream.set_write_timeout(Some(timeout)).map_err(io)?;
     stream.set_nodelay(true).map_err(io)?;
@@ -95,11 +95,11 @@ fn raw_command(port: u16, mut command: Document, timeout: Duration) -> Result<Do
     let response_to = i32::from_le_bytes(header[8..12].try_into().expect("4 bytes"));
     let op_code = i32::from_le_bytes(header[12..16].try_into().expect("4 bytes"));
     if !(16 + 5..=MAX_MESSAGE_LEN).contains(&len) {
-        return Err(format!("127.0.0.1:{port}: invalid reply length {len}"));
+        return Err(format!("{address}: invalid reply length {len}"));
     }
     if op_code != OP_MSG || response_to != request_id {
         return Err(format!(
-            "127.0.0.1:{port}: unexpected reply (opCode {op_code}, responseTo {response_to})"
+            "{address}: unexpected reply (opCode {op_code}, responseTo {response_to})"
         ));
     }
     let mut rest = vec![0u8; len - 16];
@@ -111,8 +111,8 @@ fn raw_command(port: u16, mut command: Document, timeout: Duration) -> Result<Do
     }
     match sections.first() {
         Some(0) => Document::from_reader(&sections[1..])
-            .map_err(|e| format!("127.0.0.1:{port}: cannot decode reply: {e}")),
-        _ => Err(format!("127.0.0.1:{port}: reply without a body section")),
+            .map_err(|e| format!("{address}: cannot decode reply: {e}")),
+        _ => Err(format!("{address}: reply without a body section")),
     }
 }
 
@@ -120,6 +120,7 @@ fn raw_command(port: u16, mut command: Document, timeout: Duration) -> Result<Do
 mod tests {
     use super::*;
     use mongodb::bson::doc;
+    use std::net::Ipv4Addr;
 
     #[test]
     fn ok_field_variants() {
@@ -138,8 +139,10 @@ mod tests {
             .local_addr()
             .unwrap()
             .port();
-        assert!(!accepts_connections(port, Duration::from_millis(200)));
-        let err = admin_command(port, doc! { "hello": 1 }, Duration::from_millis(200)).unwrap_err();
+        let address = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+        assert!(!accepts_connections(address, Duration::from_millis(200)));
+        let err =
+            admin_command(address, doc! { "hello": 1 }, Duration::from_millis(200)).unwrap_err();
         assert!(err.contains(&port.to_string()), "{err}");
     }
 }

@@ -25,6 +25,7 @@ mod records;
 mod reliability_bad_input;
 mod reliability_failover;
 mod reliability_faults;
+mod reliability_partition;
 mod reliability_processes;
 mod reliability_rollback;
 mod reliability_security;

@@ -15,14 +15,12 @@
 
 use crate::common;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::{Arc, Mutex as StdMutex};
+use std::collections::{BTreeMap, HashSet};
 
 use crate::common::models::{self, Receipt};
-use crate::reliability_support as support;
+use crate::reliability_support::{self as support, Unconfirmed};
 use mongo_sequence::SequentialId;
 use mongodb::bson::{doc, Bson, Document};
-use mongodb::event::command::CommandEvent;
 use mongodb::event::EventHandler;
 use mongodb::{Collection, Database};
 use sequence_testkit::{unique_db_name, ServerOptions, TestServer};
@@ -102,85 +100,6 @@ struct Outcome {
     ok: Vec<i64>,
     errors: Vec<String>,
     fired: i64,
-}
-
-/// Counter updates whose outcome the client did not see confirmed (failed, or answered with a
-/// write concern error), per counter: each may have consumed the values it reserved without
-/// handing them out. Counts those values, and every command the client sent, by name (each
-/// one a chance for a fail point on it to fire).
-#[derive(Clone, Default)]
-struct Unconfirmed {
-    started: Arc<StdMutex<HashMap<i32, (String, i64)>>>,
-    counts: Arc<StdMutex<HashMap<String, i64>>>,
-    sent: Arc<StdMutex<HashMap<String, i64>>>,
-}
-
-/// How many values a counter update reserves: the `n` of its `{ $add: [v, n] }`.
-fn reserved_by(update: &Bson) -> Option<i64> {
-    match update {
-        Bson::Document(d) => d.iter().find_map(|(k, v)| match (k.as_str(), v) {
-            ("$add", Bson::Array(a)) => a.get(1).and_then(Bson::as_i64),
-            _ => reserved_by(v),
-        }),
-        Bson::Array(a) => a.iter().find_map(reserved_by),
-        _ => None,
-    }
-}
-
-impl Unconfirmed {
-    fn of(&self, counter: &str) -> i64 {
-        self.counts
-            .lock()
-            .unwrap()
-            .get(counter)
-            .copied()
-            .unwrap_or(0)
-    }
-
-    /// How many of `commands` the client sent (retries included).
-    fn sent(&self, commands: &[&str]) -> i64 {
-        let sent = self.sent.lock().unwrap();
-        commands.iter().filter_map(|c| sent.get(*c)).sum()
-    }
-
-    fn observe(&self, event: CommandEvent) {
-        if let CommandEvent::Started(e) = &event {
-            *self
-                .sent
-                .lock()
-                .unwrap()
-                .entry(e.command_name.clone())
-                .or_default() += 1;
-        }
-        let unconfirmed = match event {
-            CommandEvent::Started(e) if e.command_name == "findAndModify" => {
-                let counter = e
-                    .command
-                    .get_document("query")
-                    .ok()
-                    .and_then(|q| q.get_str("_id").ok())
-                    .unwrap_or_default()
-                    .to_owned();
-                let n = e.command.get("update").and_then(reserved_by).unwrap_or(1);
-                self.started
-                    .lock()
-                    .unwrap()
-                    .insert(e.request_id, (counter, n));
-                return;
-            }
-            CommandEvent::Succeeded(e) if e.command_name == "findAndModify" => {
-                let counter = self.started.lock().unwrap().remove(&e.request_id);
-                counter.filter(|_| e.reply.contains_key("writeConcernError"))
-            }
-            CommandEvent::Failed(e) if e.command_name == "findAndModify" => {
-                self.started.lock().unwrap().remove(&e.request_id)
-            }
-            _ => None,
-        };
-        if let Some((counter, n)) = unconfirmed {
-            *self.counts.lock().unwrap().entry(counter).or_default() += n;
-        }
-    }
 }
 
 /// A client of the shared server whose connections are named `app`, and the counter updates it
