@@ -498,7 +498,12 @@ async fn killed_processes_never_reuse_an_id() {
             std::thread::sleep(Duration::from_millis((k as u64 * 37) % 300));
             let (mut child, out, _) = std::mem::replace(&mut running[slot], spawn(slot));
             child.kill().unwrap(); // SIGKILL
-            child.wait().unwrap();
+            let status = child.wait().unwrap();
+            assert_eq!(
+                std::os::unix::process::ExitStatusExt::signal(&status),
+                Some(9),
+                "the worker died of the SIGKILL, not before it: {status}"
+            );
             killed.push(out);
         }
         let mut finished = Vec::new();
@@ -547,6 +552,11 @@ async fn killed_processes_never_reuse_an_id() {
             }
         }
     }
+    // The kills fell in the middle of ranges (the fault this test is about), most of them.
+    assert!(
+        mid_range * 2 >= kills,
+        "only {mid_range} of {kills} kills hit a process in the middle of a range"
+    );
     let last = common::counter(&db, "crash").await.unwrap_or(0);
     let lost = last - stored.len() as i64;
     let bound = 2 * CRASH_BATCH * (kills as i64 + SLOTS as i64);
