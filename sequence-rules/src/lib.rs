@@ -5,8 +5,9 @@
 //! is built, so that both accept and refuse the same configurations with the same messages.
 //! This crate holds the rules and the plain data they speak of: the [`defaults`], the
 //! [`limits`], the [`names`] MongoDB accepts, the [`pattern`] of a period prefix, the
-//! [`Strategy`] values and which [`Key`] applies to which of them. It does not talk to a
-//! server.
+//! [`Strategy`] values and which [`Key`] applies to which of them, and the arithmetic of the
+//! human-facing [`encoding`]s of IDs (check digits, Crockford base 32, Sqids alphabets). It
+//! does not talk to a server.
 //!
 //! The entry point is [`check`]: it takes a [`Spec`] (a configuration as written, every key
 //! optional) and returns what the runtime needs to know ([`Checked`]) or every [`Violation`],
@@ -32,6 +33,7 @@
 mod batch;
 mod check;
 pub mod defaults;
+pub mod encoding;
 pub mod filter;
 mod id;
 mod key;
