@@ -34,8 +34,12 @@ pub enum Side {
     Node(usize),
 }
 
-/// Network namespaces, veth pairs and a bridge for the nodes of one server; see the
-/// [module](self) documentation. Give it to [`ServerOptions::network`](crate::ServerOptions::network).
+/// Network namespaces, veth pairs and a bridge for the nodes of one server: each node in a
+/// namespace of its own, linked by a veth pair to a bridge beside the test, on a private
+/// subnet (`10.213.x.0/24`) that exists only on these interfaces. A cut link is a pair of
+/// `blackhole` routes, one in each side's namespace. Give it to
+/// [`ServerOptions::network`](crate::ServerOptions::network); everything is deleted when it is
+/// dropped, or by a watchdog if the process dies first.
 #[derive(Debug)]
 pub struct Network {
     /// The prefix of every name this network made (namespaces, interfaces).
