@@ -176,10 +176,31 @@ async fn primary_and_term(server: &Arc<TestServer>) -> (usize, i64) {
     (primary, status.get_i64("term").expect("a term"))
 }
 
-/// Waits up to 30 s until node `old` is no longer primary and another node is, elected in a
-/// term after `old_term`; returns it and its term.
+/// Whether node `i` says it is a writable primary (`hello`, through a direct connection).
+async fn claims_primary(server: &TestServer, i: usize) -> bool {
+    let direct = Client::with_uri_str(server.nodes()[i].direct_uri())
+        .await
+        .unwrap();
+    let hello = direct
+        .database("admin")
+        .run_command(doc! { "hello": 1 })
+        .await
+        .expect("the node answers `hello`");
+    hello.get_bool("isWritablePrimary").unwrap_or(false)
+}
+
+/// Waits up to 30 s until node `old`, cut off from the majority, has stepped down (it says so
+/// itself) and another node is primary, elected in a term after `old_term`; returns it and its
+/// term.
 async fn elected_instead(server: &Arc<TestServer>, old: usize, old_term: i64) -> (usize, i64) {
     let deadline = Instant::now() + Duration::from_secs(30);
+    while claims_primary(server, old).await {
+        assert!(
+            Instant::now() < deadline,
+            "node {old}, cut off from the majority, did not step down"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
     loop {
         let s = server.clone();
         let primaries = tokio::task::spawn_blocking(move || s.primary())
