@@ -11,6 +11,7 @@ mod reliability_support;
 mod adoption;
 mod allocator;
 mod allocator_load;
+mod bulk;
 mod claims;
 mod conventions;
 mod deployments;

@@ -56,14 +56,20 @@ enum Taken {
 }
 
 /// Gives `docs` one contiguous range of numbers (one per scope), stores them in the ID fields
-/// and inserts the documents with one `insert_many`; skips ahead past stored IDs.
+/// and inserts the documents with one `insert_many`; skips ahead past stored IDs. Without a
+/// scope, the range comes from the reservation made ahead for the call when the model
+/// inserts in bulk repeatedly.
 pub(crate) async fn insert_many<T: SequentialId>(
     docs: &mut [T],
     coll: &Collection<T>,
     options: Option<&InsertManyOptions>,
 ) -> Result<Vec<T::Id>> {
     let seq = T::sequence(coll);
-    let issued = document_scope::issue_all(&seq, docs, None).await?;
+    let issued = if T::SEQUENCE.scope.is_empty() && !docs.is_empty() {
+        seq.issue_ids_ahead::<T::Id>(docs.len() as u64).await?
+    } else {
+        document_scope::issue_all(&seq, docs, None).await?
+    };
     for (doc, (id, _)) in docs.iter_mut().zip(&issued) {
         doc.set_id(id.clone());
     }

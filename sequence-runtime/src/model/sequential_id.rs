@@ -199,6 +199,11 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
     /// ([`InsertManyWithIds::session`]: with the `counter` strategy the range is reserved in
     /// it) and the options of the insert.
     ///
+    /// Called again and again outside a session (a model without a scope), it reserves the
+    /// next call's range while the current call inserts, from its second call on, so that the
+    /// next call finds its IDs ready when it is no larger than this one: this process then
+    /// holds one call's worth ahead, which [`Sequence::release`] gives back.
+    ///
     /// With the random strategy, distinct draws are inserted with one unordered `insert_many`,
     /// and only the documents that collided on `_id` are drawn again and re-inserted, at most
     /// `retries` times; on an error, the documents inserted so far stay inserted (their ID fields

@@ -19,6 +19,7 @@ use std::time::Instant;
 use jiff::Timestamp;
 use tokio::sync::Notify;
 
+use super::bulk::BulkAhead;
 use super::cache_state::{
     ensure_current, install, keep, prefetch_due, refill_size, trim, CacheState,
 };
@@ -45,12 +46,15 @@ pub(crate) struct Request<'a> {
 }
 
 /// What the handles of one sequence share in this process: its cache of reserved values, the
-/// callers waiting for a coalesced reservation, its statistics and its clock override.
+/// callers waiting for a coalesced reservation, the reservation made ahead for the next bulk
+/// call, its statistics and its clock override.
 #[derive(Debug)]
 pub(crate) struct ProcessState {
     pub(crate) stats: Arc<StatsCell>,
     /// The callers served by coalesced reservations.
     pub(crate) coalescer: Arc<Coalescer>,
+    /// The values reserved ahead for the next `insert_many_with_ids`.
+    pub(crate) bulk: BulkAhead,
     state: Mutex<CacheState>,
     refilled: Notify,
 }
@@ -61,6 +65,7 @@ impl ProcessState {
         let stats = Arc::new(StatsCell::new(labels));
         ProcessState {
             coalescer: Arc::new(Coalescer::new(stats.clone())),
+            bulk: BulkAhead::default(),
             stats,
             state: Mutex::default(),
             refilled: Notify::new(),
@@ -444,8 +449,13 @@ impl ProcessState {
         }
     }
 
-    /// Drops every cached range (after an admin operation); they count as wasted.
+    /// Drops every cached range and the values reserved ahead for a bulk insert (after an
+    /// admin operation); they count as wasted.
     pub(crate) async fn invalidate(&self) {
+        if let Some((ahead, _)) = self.bulk.take_all().await {
+            self.stats.reserved(ahead.len(), 0);
+            self.stats.wasted(ahead.len());
+        }
         let (current, standby, _) = self.take_all().await;
         let wasted = current.map_or(0, |r| r.len()) + standby.map_or(0, |r| r.len());
         self.stats.wasted(wasted);

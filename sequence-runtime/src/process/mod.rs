@@ -6,8 +6,10 @@
 //! - `cache.rs`: a sequence's shared state ([`ProcessState`]) and its cache of reserved
 //!   ranges;
 //! - `cache_state.rs`: what a cache holds under its lock, and the arithmetic of its ranges;
-//! - `coalesce.rs`: one reservation for the callers of a counter waiting together.
+//! - `coalesce.rs`: one reservation for the callers of a counter waiting together;
+//! - `bulk.rs`: the reservation made ahead for the next bulk insert of a sequence.
 
+mod bulk;
 mod cache;
 mod cache_state;
 mod coalesce;

@@ -10,6 +10,7 @@ use mongodb::{ClientSession, Collection};
 
 use super::Sequence;
 use crate::error::{Error, Result};
+use crate::id::{IdRange, Slot};
 use crate::observability::ADMIN;
 use crate::store::CounterStore;
 use crate::sync::{self, Source, SyncReport, SyncedCounter, Target};
@@ -78,20 +79,37 @@ impl Sequence {
     /// advanced it since they were reserved (compare-and-set); otherwise they are counted as
     /// wasted. Returns how many values were given back. Call it on graceful shutdown: a process
     /// that stops without it loses at most the ranges it holds (one, plus one prefetched; from
-    /// a batch of [`Batch::AHEAD_FROM`](crate::options::Batch::AHEAD_FROM) on, each up to [`Batch::MAX_AHEAD`](crate::options::Batch::MAX_AHEAD) batches).
+    /// a batch of [`Batch::AHEAD_FROM`](crate::options::Batch::AHEAD_FROM) on, each up to [`Batch::MAX_AHEAD`](crate::options::Batch::MAX_AHEAD) batches),
+    /// and the values reserved ahead for the next `insert_many_with_ids` of a model that
+    /// inserts in bulk again and again (one call's worth).
     ///
     /// It takes no session: it gives back what this process holds, which is no part of a
     /// caller's transaction.
     pub async fn release(&self) -> Result<u64> {
         let engine = self.engine()?;
+        // The values reserved ahead for the next bulk insert, then the cache's ranges.
+        let mut held: Vec<(IdRange, Arc<Slot>)> = Vec::new();
+        if let Some((range, slot)) = engine.shared.bulk.take_all().await {
+            engine.shared.stats.reserved(range.len(), 0);
+            held.push((range, slot));
+        }
         let (current, standby, slot) = engine.shared.take_all().await;
-        let Some(slot) = slot else {
+        if let Some(slot) = slot {
+            held.extend(
+                [standby, current]
+                    .into_iter()
+                    .flatten()
+                    .map(|r| (r, slot.clone())),
+            );
+        }
+        if held.is_empty() {
             return Ok(0);
-        };
+        }
+        // The later ranges first: a range goes back only while it is the counter's last.
+        held.sort_by_key(|(range, _)| std::cmp::Reverse(range.last()));
         let mut given_back = 0;
-        // The standby range is the later one: give it back first, then the current one.
         let counters = engine.maker.counters("release")?;
-        for range in [standby, current].into_iter().flatten() {
+        for (range, slot) in held {
             let Some(key) = counters.key_of(range, &slot) else {
                 engine.shared.stats.wasted(range.len());
                 continue;

@@ -107,6 +107,50 @@ impl Sequence {
         Ok((r.0.range, r.1))
     }
 
+    /// `n` IDs (at least 1) for a bulk insert outside a session, rendered as `T`, with the
+    /// counter they came from: one contiguous range, the one reserved ahead for this call when
+    /// it fits, else one reserved now; from the second call on, the next call's `n` values
+    /// are reserved in the background while this one inserts (see `process/bulk.rs`).
+    pub(crate) async fn issue_ids_ahead<T: IdValue>(&self, n: u64) -> Result<Vec<(T, Issued)>> {
+        let engine = self.engine()?;
+        if n == 0 || self.state.options.gapless {
+            return self.issue_ids(n, None).await;
+        }
+        let counters = engine.maker.counters("reserve")?.clone();
+        let slot = self.slot()?;
+        let stats = engine.shared.stats.clone();
+        let taken = engine
+            .shared
+            .bulk
+            .take(n, &slot, move |slot, n| {
+                let (counters, stats) = (counters.clone(), stats.clone());
+                async move { counters.reserve(&stats, &slot, n).await }
+            })
+            .await?;
+        let stats = &engine.shared.stats;
+        let retries = taken.reservation.retries;
+        if taken.reserved_ahead > 0 {
+            stats.reserved(taken.reserved_ahead, retries);
+        }
+        if !taken.ahead {
+            stats.reserved(n, retries);
+        }
+        stats.issued(n);
+        if taken.unused > 0 {
+            stats.wasted(taken.unused);
+        }
+        taken
+            .reservation
+            .range
+            .iter()
+            .map(|value| {
+                let id = T::render(value, &slot.rendering)?;
+                let slot = slot.clone();
+                Ok((id, Issued { value, slot }))
+            })
+            .collect()
+    }
+
     /// The next ID, rendered as `T`, with the counter it came from, reserved with a counter
     /// update in `session` (bypassing the cache): in its transaction, if one is started.
     pub(crate) async fn issue_id_in<T: IdValue>(
