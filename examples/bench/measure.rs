@@ -147,6 +147,17 @@ pub struct Measured {
     /// Calls that waited for a counter round trip (`Stats::waits`), for the scenarios that take
     /// IDs one at a time from a sequence.
     pub waits: Option<u64>,
+    /// The memory the process held at the end of the run (resident set), for the scenarios
+    /// whose memory depends on what they number.
+    pub rss_bytes: Option<u64>,
+}
+
+/// The resident set of this process (`VmRSS` of `/proc/self/status`), where there is one.
+pub fn rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 impl Measured {
@@ -197,6 +208,7 @@ where
             elapsed: started.elapsed(),
             latency,
             waits: None,
+            rss_bytes: None,
         })
     })
 }
@@ -259,6 +271,8 @@ pub struct Row {
     pub round_trips_per_id: f64,
     /// Calls that waited for a counter round trip, per ID.
     pub waits_per_id: Option<f64>,
+    /// The most memory the process held at the end of a round, if the scenario measures it.
+    pub rss_bytes: Option<u64>,
     /// Median over the rounds of the throughput over the baseline's in the same round.
     pub ratio: Option<f64>,
 }
@@ -272,6 +286,8 @@ pub struct Rounds {
     trips: u64,
     /// Waits over the rounds, if the scenario counts them.
     waits: Option<u64>,
+    /// The most memory held at the end of a round, if the scenario measures it.
+    rss_bytes: Option<u64>,
 }
 
 impl Rounds {
@@ -284,6 +300,9 @@ impl Rounds {
         self.trips += round_trips;
         if let Some(w) = measured.waits {
             *self.waits.get_or_insert(0) += w;
+        }
+        if let Some(rss) = measured.rss_bytes {
+            self.rss_bytes = Some(self.rss_bytes.map_or(rss, |r| r.max(rss)));
         }
     }
 }
@@ -332,6 +351,7 @@ pub fn rows(scenarios: &[Scenario], results: &[Vec<Rounds>]) -> Vec<Row> {
                 p99_us: median(&r.p99_us),
                 round_trips_per_id: r.trips as f64 / r.ids.max(1) as f64,
                 waits_per_id: r.waits.map(|w| w as f64 / r.ids.max(1) as f64),
+                rss_bytes: r.rss_bytes,
                 ratio,
             });
         }

@@ -14,7 +14,7 @@ pub fn progress(
 ) -> String {
     format!(
         "round {}/{}: {:<25} batch {:>4} tasks {:>2}: {:>9.0} ops/s, latency µs p50 {:.1} \
-         p99 {:.1} p99.9 {:.1} max {:.1}; {} IDs, {} round trips, {} waits, {:.2} s",
+         p99 {:.1} p99.9 {:.1} max {:.1}; {} IDs, {} round trips, {} waits, {:.2} s{}",
         round + 1,
         rounds,
         scenario.name,
@@ -29,6 +29,10 @@ pub fn progress(
         round_trips,
         measured.waits.map_or("-".to_owned(), |w| w.to_string()),
         measured.elapsed.as_secs_f64(),
+        measured.rss_bytes.map_or(String::new(), |b| format!(
+            ", {:.1} MiB held",
+            b as f64 / 1048576.0
+        )),
     )
 }
 
@@ -65,6 +69,16 @@ pub fn table(rows: &[Row]) -> String {
         );
     }
     out += NOTE;
+    for r in rows {
+        if let Some(rss) = r.rss_bytes {
+            out += &format!(
+                "memory held at the end: {} at {} tasks: {:.1} MiB\n",
+                r.scenario,
+                r.tasks,
+                rss as f64 / 1048576.0
+            );
+        }
+    }
     out
 }
 
@@ -81,6 +95,7 @@ pub fn json(server: &str, rows: &[Row]) -> serde_json::Value {
             "round_trips_per_id": round3(r.round_trips_per_id),
             "waits_per_id": r.waits_per_id.map(round3),
             "ratio": r.ratio.map(round3),
+            "rss_bytes": r.rss_bytes,
         })).collect::<Vec<_>>(),
     })
 }

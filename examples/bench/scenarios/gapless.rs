@@ -72,6 +72,7 @@ pub fn insert_gapless_two_processes(run: Run) -> BoxFuture<Result<Measured>> {
             elapsed: ours.elapsed.max(elapsed),
             latency,
             waits: None,
+            rss_bytes: None,
         })
     })
 }

@@ -7,6 +7,7 @@ mod inserts;
 mod metrics;
 mod models;
 mod next_id;
+mod scoped;
 
 pub use gapless::{worker as gapless_worker, WORKER};
 pub use inserts::plain_insert_one;
@@ -17,6 +18,7 @@ use insert_many::{insert_many_with_ids, plain_insert_many};
 use inserts::{counter_w1_insert, insert_with_id, naive_counter_insert};
 use models::{BAuto, BProxy, Sharded, B1, B1000, B25};
 use next_id::next_id;
+use scoped::insert_scoped;
 
 /// The collection every scenario inserts into (in a database of its own).
 pub const COLL: &str = "docs";
@@ -67,6 +69,24 @@ pub const SCENARIOS: &[Scenario] = &[
         BatchSize::Adaptive,
         Work::Docs,
         insert_with_id::<BAuto>,
+    ),
+    Scenario::new(
+        "insert_with_id_scoped_10",
+        BatchSize::Fixed(1),
+        Work::Docs,
+        insert_scoped::<10>,
+    ),
+    Scenario::new(
+        "insert_with_id_scoped_1000",
+        BatchSize::Fixed(1),
+        Work::Docs,
+        insert_scoped::<1000>,
+    ),
+    Scenario::new(
+        "insert_with_id_scoped_100000",
+        BatchSize::Fixed(1),
+        Work::Docs,
+        insert_scoped::<100_000>,
     ),
     Scenario::new(
         "insert_with_id_gapless",

@@ -60,3 +60,30 @@ bench_models! {
     Gapless: i64, seq(name = "bench_gapless", gapless);
     Sharded: i64, seq(name = "bench_sharded", strategy = "ranges", shards = 16);
 }
+
+/// A model numbered per tenant (`scope = "tenant"`; scoped counters take no `batch`: each
+/// insert reserves its value, shared with the inserts of the same tenant waiting at the same
+/// time): the fields of the others, the tenant, and the ID in a field of its own (it repeats
+/// across tenants; `_id` is an ObjectId).
+#[derive(Debug, Serialize, SequentialId)]
+#[seq(name = "bench_scoped", scope = "tenant")]
+pub struct Scoped {
+    #[seq(id)]
+    pub number: i64,
+    pub tenant: i64,
+    #[serde(flatten)]
+    pub fields: Plain,
+}
+
+impl Scoped {
+    /// The `n`-th document of a run over `tenants` tenants: the tenant drawn uniformly by a
+    /// hash of `n`.
+    pub fn sample(n: u64, tenants: u64) -> Self {
+        let spread = n.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 16;
+        Scoped {
+            number: 0,
+            tenant: (spread % tenants) as i64,
+            fields: Plain::sample(n),
+        }
+    }
+}
