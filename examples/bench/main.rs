@@ -44,7 +44,7 @@ use mongodb::bson::doc;
 use sequence_testkit::{unique_db_name, TestServer};
 
 use measure::{calls_per_task, connect, find_and_modify_total, rows, Result, Rounds, Run, TASKS};
-use scenarios::{gapless_worker, plain_insert_one, COLL, SCENARIOS, WORKER};
+use scenarios::{plain_insert_one, worker, COLL, SCENARIOS, WORKER};
 
 struct Options {
     quick: bool,
@@ -115,7 +115,7 @@ fn parse_args() -> Result<Options, lexopt::Error> {
 async fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some(WORKER) {
-        return gapless_worker(&args[1..]).await;
+        return worker(&args[1..]).await;
     }
     let options = match parse_args() {
         Ok(options) => options,

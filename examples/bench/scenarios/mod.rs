@@ -7,17 +7,19 @@ mod inserts;
 mod metrics;
 mod models;
 mod next_id;
+mod processes;
 mod scoped;
 
-pub use gapless::{worker as gapless_worker, WORKER};
 pub use inserts::plain_insert_one;
+pub use processes::{worker, WORKER};
 
 use crate::measure::{BatchSize, Scenario, Work};
-use gapless::{insert_gapless, insert_gapless_two_processes};
+use gapless::insert_gapless;
 use insert_many::{insert_many_with_ids, plain_insert_many};
 use inserts::{counter_w1_insert, insert_with_id, naive_counter_insert};
-use models::{BAuto, BProxy, Sharded, B1, B1000, B25};
+use models::{BAuto, BProxy, BProxyGapless, Sharded, B1, B1000, B25};
 use next_id::next_id;
+use processes::{gapless_2p, gapless_4p, proxy_2p};
 use scoped::insert_scoped;
 
 /// The collection every scenario inserts into (in a database of its own).
@@ -71,6 +73,21 @@ pub const SCENARIOS: &[Scenario] = &[
         insert_with_id::<BAuto>,
     ),
     Scenario::new(
+        "insert_with_id_proxy_gapless",
+        BatchSize::Fixed(1),
+        Work::FewDocs,
+        insert_with_id::<BProxyGapless>,
+    ),
+    Scenario {
+        min_tasks: 2,
+        ..Scenario::new(
+            "insert_with_id_proxy_2p",
+            BatchSize::Fixed(25),
+            Work::Docs,
+            proxy_2p,
+        )
+    },
+    Scenario::new(
         "insert_with_id_scoped_10",
         BatchSize::Fixed(1),
         Work::Docs,
@@ -100,7 +117,16 @@ pub const SCENARIOS: &[Scenario] = &[
             "insert_with_id_gapless_2p",
             BatchSize::Fixed(1),
             Work::FewDocs,
-            insert_gapless_two_processes,
+            gapless_2p,
+        )
+    },
+    Scenario {
+        min_tasks: 4,
+        ..Scenario::new(
+            "insert_with_id_gapless_4p",
+            BatchSize::Fixed(1),
+            Work::FewDocs,
+            gapless_4p,
         )
     },
     Scenario::new(

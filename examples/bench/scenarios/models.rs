@@ -58,6 +58,7 @@ bench_models! {
     BProxy: i64, seq(name = "bench_proxy", batch = 25, unique = "proxy");
     BAuto: i64, seq(name = "bench_auto", batch = 10..=10_000);
     Gapless: i64, seq(name = "bench_gapless", gapless);
+    BProxyGapless: i64, seq(name = "bench_proxy_gapless", gapless, unique = "proxy");
     Sharded: i64, seq(name = "bench_sharded", strategy = "ranges", shards = 16);
 }
 
