@@ -23,7 +23,7 @@ use mongodb::event::command::CommandEvent;
 use mongodb::event::EventHandler;
 use mongodb::options::{ReadConcern, WriteConcern};
 use mongodb::Collection;
-use sequence_testkit::{ServerOptions, TestServer};
+use sequence_testkit::TestServer;
 use serde::{Deserialize, Serialize};
 
 /// One round trip per ID; the ID is `_id`.
@@ -96,46 +96,11 @@ where
     all
 }
 
-/// The primary (waiting up to 30 s for one) and its election term.
-async fn primary_and_term(server: &Arc<TestServer>) -> (usize, i64) {
-    let s = server.clone();
-    let primary = tokio::task::spawn_blocking(move || s.wait_for_primary(Duration::from_secs(30)))
-        .await
-        .unwrap()
-        .expect("a primary");
-    let direct = mongodb::Client::with_uri_str(server.nodes()[primary].direct_uri())
-        .await
-        .unwrap();
-    let status = direct
-        .database("admin")
-        .run_command(doc! { "replSetGetStatus": 1 })
-        .await
-        .expect("replSetGetStatus");
-    (primary, status.get_i64("term").expect("a term"))
-}
-
-/// Waits up to 30 s for a primary other than `old` elected in a term after `old_term`; returns
-/// it and its term. Fails the test if none is: the fault did not take effect.
-async fn new_primary(server: &Arc<TestServer>, old: usize, old_term: i64) -> (usize, i64) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let (primary, term) = primary_and_term(server).await;
-        if primary != old && term > old_term {
-            return (primary, term);
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no other node was elected: node {primary} is primary in term {term} (before: node {old}, term {old_term})"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
-
 /// Steps the current primary down through a direct connection, asserts that the server
 /// acknowledged it and that another node was elected in a later term; returns the old and the
 /// new primary and the new term.
 async fn step_down(server: &Arc<TestServer>) -> (usize, usize, i64) {
-    let (primary, term) = primary_and_term(server).await;
+    let (primary, term) = support::primary_and_term(server).await;
     let direct = mongodb::Client::with_uri_str(server.nodes()[primary].direct_uri())
         .await
         .unwrap();
@@ -144,7 +109,7 @@ async fn step_down(server: &Arc<TestServer>) -> (usize, usize, i64) {
         .run_command(doc! { "replSetStepDown": 5, "force": true })
         .await
         .expect("replSetStepDown is acknowledged");
-    let (elected, new_term) = new_primary(server, primary, term).await;
+    let (elected, new_term) = support::elected_instead(server, primary, term).await;
     println!("failover: stepped down node {primary} (term {term}); node {elected} elected in term {new_term}");
     (primary, elected, new_term)
 }
@@ -166,17 +131,7 @@ async fn stored(coll: &Collection<Document>, field: &str) -> BTreeMap<i64, usize
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failover_loses_no_acknowledged_document() {
-    let server = tokio::task::spawn_blocking(|| {
-        TestServer::start(
-            ServerOptions::default()
-                .nodes(3)
-                .election_timeout(Duration::from_secs(2)),
-        )
-    })
-    .await
-    .unwrap()
-    .expect("a 3-node replica set starts");
-    let server = Arc::new(server);
+    let server = support::three_nodes(None).await;
 
     let duration = common::pick(20, 60);
     let schedule: Vec<(u64, Fault)> = if common::soak() {
@@ -243,7 +198,7 @@ async fn failover_loses_no_acknowledged_document() {
                 applied.push(format!("stepdown:{old}->{new}@{term}"));
             }
             Fault::KillPrimary => {
-                let (primary, term) = primary_and_term(&server).await;
+                let (primary, term) = support::primary_and_term(&server).await;
                 let s = server.clone();
                 tokio::task::spawn_blocking(move || s.kill_node(primary))
                     .await
@@ -252,7 +207,7 @@ async fn failover_loses_no_acknowledged_document() {
                     !server.nodes()[primary].is_running(),
                     "node {primary} is gone after SIGKILL"
                 );
-                let (elected, new_term) = new_primary(&server, primary, term).await;
+                let (elected, new_term) = support::elected_instead(&server, primary, term).await;
                 println!(
                     "failover: killed node {primary} with SIGKILL (term {term}); node {elected} elected in term {new_term}"
                 );

@@ -17,7 +17,7 @@ use crate::common;
 
 use std::collections::{BTreeMap, HashSet};
 
-use crate::common::models::{self, Receipt};
+use crate::common::models::{self, Claimed, Receipt};
 use crate::reliability_support::{self as support, Unconfirmed};
 use mongo_sequence::SequentialId;
 use mongodb::bson::{doc, Bson, Document};
@@ -626,17 +626,6 @@ async fn gapless_commits_of_unknown_outcome_are_read_back() {
         "reliability: faults-unknown-commit ids={} fired={fired} commits={commits}",
         stored.len()
     );
-}
-
-/// Counted numbers in a field that is not `_id`, their uniqueness held by a proxy collection.
-#[derive(Debug, Serialize, Deserialize, SequentialId)]
-#[seq(name = "claimed", batch = 25, unique = "proxy")]
-struct Claimed {
-    #[serde(rename = "_id", skip_serializing_if = "Option::is_none")]
-    oid: Option<mongodb::bson::oid::ObjectId>,
-    #[seq(id)]
-    number: Option<i64>,
-    call: String,
 }
 
 /// `unique = "proxy"` under faults: `{times: n}` on `insert` (the claim's and the document's:

@@ -27,6 +27,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::common::models::Claimed;
 use crate::reliability_support::{self as support, Unconfirmed};
 use mongo_sequence::{Error, SequentialId};
 use mongodb::bson::{doc, Document};
@@ -34,7 +35,7 @@ use mongodb::event::command::CommandEvent;
 use mongodb::event::EventHandler;
 use mongodb::options::{CollectionOptions, ReadConcern, WriteConcern};
 use mongodb::Client;
-use sequence_testkit::{Network, ServerOptions, Side, TestServer};
+use sequence_testkit::{Network, Side};
 use serde::{Deserialize, Serialize};
 
 /// One round trip per ID; the ID is `_id`.
@@ -61,17 +62,6 @@ struct Reading {
 struct Slip {
     #[serde(rename = "_id")]
     id: i64,
-    call: String,
-}
-
-/// A proxy collection holds the numbers unique.
-#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
-#[seq(name = "claimed", batch = 25, unique = "proxy")]
-struct Claimed {
-    #[serde(rename = "_id", skip_serializing_if = "Option::is_none")]
-    oid: Option<mongodb::bson::oid::ObjectId>,
-    #[seq(id)]
-    number: Option<i64>,
     call: String,
 }
 
@@ -156,68 +146,6 @@ where
         all.extend(t.await.unwrap());
     }
     all
-}
-
-/// The primary (waiting up to 30 s for one) and its election term.
-async fn primary_and_term(server: &Arc<TestServer>) -> (usize, i64) {
-    let s = server.clone();
-    let primary = tokio::task::spawn_blocking(move || s.wait_for_primary(Duration::from_secs(30)))
-        .await
-        .unwrap()
-        .expect("a primary");
-    let direct = Client::with_uri_str(server.nodes()[primary].direct_uri())
-        .await
-        .unwrap();
-    let status = direct
-        .database("admin")
-        .run_command(doc! { "replSetGetStatus": 1 })
-        .await
-        .expect("replSetGetStatus");
-    (primary, status.get_i64("term").expect("a term"))
-}
-
-/// Whether node `i` says it is a writable primary (`hello`, through a direct connection).
-async fn claims_primary(server: &TestServer, i: usize) -> bool {
-    let direct = Client::with_uri_str(server.nodes()[i].direct_uri())
-        .await
-        .unwrap();
-    let hello = direct
-        .database("admin")
-        .run_command(doc! { "hello": 1 })
-        .await
-        .expect("the node answers `hello`");
-    hello.get_bool("isWritablePrimary").unwrap_or(false)
-}
-
-/// Waits up to 30 s until node `old`, cut off from the majority, has stepped down (it says so
-/// itself) and another node is primary, elected in a term after `old_term`; returns it and its
-/// term.
-async fn elected_instead(server: &Arc<TestServer>, old: usize, old_term: i64) -> (usize, i64) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while claims_primary(server, old).await {
-        assert!(
-            Instant::now() < deadline,
-            "node {old}, cut off from the majority, did not step down"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    loop {
-        let s = server.clone();
-        let primaries = tokio::task::spawn_blocking(move || s.primary())
-            .await
-            .unwrap();
-        if let Some(primary) = primaries.filter(|&p| p != old) {
-            let (now, term) = primary_and_term(server).await;
-            if now == primary && term > old_term {
-                return (primary, term);
-            }
-        }
-        assert!(
-            Instant::now() < deadline,
-            "node {old} (term {old_term}) cut off from the majority, and no other node elected"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
 }
 
 /// What the checker found for one model.
@@ -327,21 +255,7 @@ async fn partitions_lose_and_repeat_nothing() {
             return;
         }
     };
-    let server = {
-        let network = network.clone();
-        tokio::task::spawn_blocking(move || {
-            TestServer::start(
-                ServerOptions::default()
-                    .nodes(3)
-                    .election_timeout(Duration::from_secs(2))
-                    .network(network),
-            )
-        })
-        .await
-        .unwrap()
-        .expect("a 3-node replica set starts in its namespaces")
-    };
-    let server = Arc::new(server);
+    let server = support::three_nodes(Some(network.clone())).await;
     let rounds = common::pick(1, 3);
 
     let (events_client, events_wire, events_failed) =
@@ -406,13 +320,13 @@ async fn partitions_lose_and_repeat_nothing() {
     for round in 0..rounds {
         tokio::time::sleep(Duration::from_secs(2)).await;
         // 1. The primary cut off from both secondaries.
-        let (primary, term) = primary_and_term(&server).await;
+        let (primary, term) = support::primary_and_term(&server).await;
         let before = failed_before_cut(&counters);
         let others: Vec<Side> = (0..3).filter(|&i| i != primary).map(Side::Node).collect();
         network
             .isolate(Side::Node(primary), &others)
             .expect("the primary is cut off from the secondaries");
-        let (elected, new_term) = elected_instead(&server, primary, term).await;
+        let (elected, new_term) = support::elected_instead(&server, primary, term).await;
         println!(
             "partition: round {round}: node {primary} (term {term}) cut off from the secondaries; node {elected} elected in term {new_term}"
         );
@@ -430,7 +344,7 @@ async fn partitions_lose_and_repeat_nothing() {
 
         // 2. The client cut off from the primary.
         tokio::time::sleep(Duration::from_secs(2)).await;
-        let (primary, _) = primary_and_term(&server).await;
+        let (primary, _) = support::primary_and_term(&server).await;
         let before = failed_before_cut(&counters);
         let cut_at = start.elapsed().as_millis() as u64;
         network

@@ -14,16 +14,17 @@
 //! the same schedule gives no duplicate and loses no acknowledged document.
 
 use crate::common;
+use crate::reliability_support as support;
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mongo_sequence::{Sequence, SequenceOptions};
 use mongodb::bson::{doc, Document};
 use mongodb::options::{CollectionOptions, ReadConcern, WriteConcern};
-use sequence_testkit::{ServerOptions, TestServer};
+use sequence_testkit::TestServer;
 
 const TASKS: usize = 4;
 
@@ -64,22 +65,6 @@ async fn counter_on(server: &TestServer, i: usize, db: &str) -> i64 {
     common::counter(&direct.database(db), "ticket")
         .await
         .unwrap_or(0)
-}
-
-/// Waits for a primary that is not `old`.
-async fn other_primary(server: &Arc<TestServer>, old: usize) -> usize {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let s = server.clone();
-        let primary = tokio::task::spawn_blocking(move || s.primary())
-            .await
-            .unwrap();
-        match primary {
-            Some(p) if p != old => return p,
-            _ => assert!(Instant::now() < deadline, "no secondary was elected"),
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
 }
 
 /// `TASKS` tasks take numbers from `seq` and insert a document with each at `w: majority`
@@ -133,17 +118,7 @@ async fn number(
 
 /// The schedule, with the counter updates at `counter_wc`.
 async fn run(counter_wc: WriteConcern, label: &str) -> Run {
-    let server = tokio::task::spawn_blocking(|| {
-        TestServer::start(
-            ServerOptions::default()
-                .nodes(3)
-                .election_timeout(Duration::from_secs(2)),
-        )
-    })
-    .await
-    .unwrap()
-    .expect("a 3-node replica set starts");
-    let server = Arc::new(server);
+    let server = support::three_nodes(None).await;
     let name = format!("rollback_{label}");
     let client = common::client_with_app(server.uri(), &name, |o| {
         o.server_selection_timeout = Some(Duration::from_secs(20));
@@ -170,11 +145,7 @@ async fn run(counter_wc: WriteConcern, label: &str) -> Run {
         .unwrap();
     let mut acknowledged = vec![(first, "first".to_owned())];
 
-    let s = server.clone();
-    let old = tokio::task::spawn_blocking(move || s.wait_for_primary(Duration::from_secs(30)))
-        .await
-        .unwrap()
-        .unwrap();
+    let (old, term) = support::primary_and_term(&server).await;
     let secondaries: Vec<usize> = (0..3).filter(|&i| i != old).collect();
     for &i in &secondaries {
         hold_replication(&server, i, true).await;
@@ -200,7 +171,7 @@ async fn run(counter_wc: WriteConcern, label: &str) -> Run {
         !server.nodes()[old].is_running(),
         "{label}: node {old} killed"
     );
-    let elected = other_primary(&server, old).await;
+    let (elected, _) = support::elected_instead(&server, old, term).await;
     for &i in &secondaries {
         hold_replication(&server, i, false).await;
     }

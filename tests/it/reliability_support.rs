@@ -1,15 +1,17 @@
-//! What the reliability suite (`reliability_*.rs`) shares: error classification and the count
-//! of unconfirmed counter updates (fail points, counter reads and the shared models are in
-//! `common`).
+//! What the reliability suite (`reliability_*.rs`) shares: error classification, the count
+//! of unconfirmed counter updates, and the 3-node replica sets with their elections (fail
+//! points, counter reads and the shared models are in `common`).
 
 #![allow(dead_code)]
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex as StdMutex};
+use std::time::{Duration, Instant};
 
 use mongo_sequence::Error;
-use mongodb::bson::Bson;
+use mongodb::bson::{doc, Bson};
 use mongodb::event::command::CommandEvent;
+use sequence_testkit::{Network, ServerOptions, TestServer};
 
 /// A short name for the kind of an error, for summaries and assertions.
 pub fn kind(e: &Error) -> String {
@@ -127,5 +129,85 @@ impl Unconfirmed {
         if let Some((counter, n)) = unconfirmed {
             *self.counts.lock().unwrap().entry(counter).or_default() += n;
         }
+    }
+}
+
+/// A 3-node replica set with an election timeout of 2 s, on loopback or on `network`.
+pub async fn three_nodes(network: Option<Arc<Network>>) -> Arc<TestServer> {
+    let server = tokio::task::spawn_blocking(move || {
+        let options = ServerOptions::default()
+            .nodes(3)
+            .election_timeout(Duration::from_secs(2));
+        TestServer::start(match network {
+            Some(network) => options.network(network),
+            None => options,
+        })
+    })
+    .await
+    .unwrap()
+    .expect("a 3-node replica set starts");
+    Arc::new(server)
+}
+
+/// The primary (waiting up to 30 s for one) and its election term.
+pub async fn primary_and_term(server: &Arc<TestServer>) -> (usize, i64) {
+    let s = server.clone();
+    let primary = tokio::task::spawn_blocking(move || s.wait_for_primary(Duration::from_secs(30)))
+        .await
+        .unwrap()
+        .expect("a primary");
+    let direct = mongodb::Client::with_uri_str(server.nodes()[primary].direct_uri())
+        .await
+        .unwrap();
+    let status = direct
+        .database("admin")
+        .run_command(doc! { "replSetGetStatus": 1 })
+        .await
+        .expect("replSetGetStatus");
+    (primary, status.get_i64("term").expect("a term"))
+}
+
+/// Whether node `i` says it is a writable primary (`hello`, through a direct connection);
+/// `false` when it does not answer within a second (a killed node).
+pub async fn claims_primary(server: &TestServer, i: usize) -> bool {
+    let uri = format!(
+        "{}&serverSelectionTimeoutMS=1000&connectTimeoutMS=1000",
+        server.nodes()[i].direct_uri()
+    );
+    let Ok(direct) = mongodb::Client::with_uri_str(uri).await else {
+        return false;
+    };
+    match direct
+        .database("admin")
+        .run_command(doc! { "hello": 1 })
+        .await
+    {
+        Ok(hello) => hello.get_bool("isWritablePrimary").unwrap_or(false),
+        Err(_) => false,
+    }
+}
+
+/// Waits up to 30 s until node `old` (stepped down, cut off from the majority or killed) no
+/// longer says it is primary and another node is, elected in a term after `old_term`; returns
+/// it and its term. Fails the test otherwise: the fault did not take effect.
+pub async fn elected_instead(server: &Arc<TestServer>, old: usize, old_term: i64) -> (usize, i64) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while claims_primary(server, old).await {
+        assert!(
+            Instant::now() < deadline,
+            "node {old} (term {old_term}) is still primary"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    loop {
+        let (primary, term) = primary_and_term(server).await;
+        if primary != old && term > old_term {
+            return (primary, term);
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no other node was elected: node {primary} is primary in term {term} (before: node {old}, term {old_term})"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }

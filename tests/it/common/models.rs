@@ -37,3 +37,18 @@ pub fn receipt(prefix: &str, i: u64) -> (Receipt, bool) {
     };
     (receipt, repeats)
 }
+
+/// Counter `claimed` (batch 25), the number in a field that is not `_id`, its uniqueness held
+/// by a proxy collection (`claimed.claims.number`).
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(name = "claimed", batch = 25, unique = "proxy")]
+pub struct Claimed {
+    /// An ObjectId, given at the first insert attempt.
+    #[serde(rename = "_id", skip_serializing_if = "Option::is_none")]
+    pub oid: Option<mongodb::bson::oid::ObjectId>,
+    /// The number.
+    #[seq(id)]
+    pub number: Option<i64>,
+    /// Which call inserted it.
+    pub call: String,
+}
