@@ -10,40 +10,17 @@
 
 use crate::common;
 
-use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::common::models::{Event, Reading};
 use crate::reliability_support as support;
-use futures_util::TryStreamExt;
-use mongo_sequence::{Error, SequentialId};
-use mongodb::bson::{doc, Document};
+use mongodb::bson::doc;
 use mongodb::event::command::CommandEvent;
 use mongodb::event::EventHandler;
-use mongodb::options::{ReadConcern, WriteConcern};
-use mongodb::Collection;
+use mongodb::options::WriteConcern;
 use sequence_testkit::TestServer;
-use serde::{Deserialize, Serialize};
-
-/// One round trip per ID; the ID is `_id`.
-#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
-#[seq(name = "event")]
-struct Event {
-    #[serde(rename = "_id")]
-    id: i64,
-    task: u32,
-}
-
-/// Cached ranges of 25; the ID is another field without a unique index, so an ID issued twice
-/// would be stored twice.
-#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
-#[seq(name = "reading", batch = 25)]
-struct Reading {
-    #[seq(id)]
-    number: i64,
-    task: u32,
-}
 
 /// What happens when, in seconds from the start of the workload.
 #[derive(Clone, Copy, Debug)]
@@ -53,48 +30,7 @@ enum Fault {
     RestartKilled,
 }
 
-/// The result of one call: when it ended (ms from the start) and its ID or error kind.
-type Call = (u64, Result<i64, String>);
-
-const TASKS_PER_MODEL: u32 = 4;
-
-async fn workload<F, Fut>(stop: Arc<AtomicBool>, start: Instant, insert: F) -> Vec<Call>
-where
-    F: Fn(u32) -> Fut + Clone + Send + 'static,
-    Fut: std::future::Future<Output = mongo_sequence::Result<i64>> + Send,
-{
-    let tasks: Vec<_> = (0..TASKS_PER_MODEL)
-        .map(|task| {
-            let (insert, stop) = (insert.clone(), stop.clone());
-            tokio::spawn(async move {
-                let mut calls = Vec::new();
-                while !stop.load(Ordering::SeqCst) {
-                    let result = insert(task).await;
-                    let at = start.elapsed().as_millis() as u64;
-                    match result {
-                        Ok(id) => calls.push((at, Ok(id))),
-                        Err(e) => {
-                            // A failed call is a typed error from the server or the driver,
-                            // never a duplicate or a corrupt counter.
-                            assert!(
-                                matches!(e, Error::Mongo(_)),
-                                "unexpected error during failover: {e:?}"
-                            );
-                            calls.push((at, Err(support::kind(&e))));
-                            tokio::time::sleep(Duration::from_millis(100)).await;
-                        }
-                    }
-                }
-                calls
-            })
-        })
-        .collect();
-    let mut all = Vec::new();
-    for t in tasks {
-        all.extend(t.await.unwrap());
-    }
-    all
-}
+const TASKS_PER_MODEL: usize = 4;
 
 /// Steps the current primary down through a direct connection, asserts that the server
 /// acknowledged it and that another node was elected in a later term; returns the old and the
@@ -112,21 +48,6 @@ async fn step_down(server: &Arc<TestServer>) -> (usize, usize, i64) {
     let (elected, new_term) = support::elected_instead(server, primary, term).await;
     println!("failover: stepped down node {primary} (term {term}); node {elected} elected in term {new_term}");
     (primary, elected, new_term)
-}
-
-async fn stored(coll: &Collection<Document>, field: &str) -> BTreeMap<i64, usize> {
-    let docs: Vec<Document> = coll
-        .find(doc! {})
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
-    let mut count = BTreeMap::new();
-    for d in docs {
-        *count.entry(d.get_i64(field).unwrap()).or_default() += 1;
-    }
-    count
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -177,14 +98,24 @@ async fn failover_loses_no_acknowledged_document() {
 
     let stop = Arc::new(AtomicBool::new(false));
     let start = Instant::now();
-    let event_calls = tokio::spawn(workload(stop.clone(), start, move |task| {
-        let coll = events.clone();
-        async move { Event { id: 0, task }.insert_with_id(&coll).await }
-    }));
-    let reading_calls = tokio::spawn(workload(stop.clone(), start, move |task| {
-        let coll = readings.clone();
-        async move { Reading { number: 0, task }.insert_with_id(&coll).await }
-    }));
+    let event_calls = tokio::spawn(support::workload(
+        TASKS_PER_MODEL,
+        stop.clone(),
+        start,
+        move |call| {
+            let coll = events.clone();
+            async move { Event { id: 0, call }.insert_with_id(&coll).await }
+        },
+    ));
+    let reading_calls = tokio::spawn(support::workload(
+        TASKS_PER_MODEL,
+        stop.clone(),
+        start,
+        move |call| {
+            let coll = readings.clone();
+            async move { Reading { number: 0, call }.insert_with_id(&coll).await }
+        },
+    ));
 
     let mut killed = None;
     let mut applied = Vec::new();
@@ -247,52 +178,14 @@ async fn failover_loses_no_acknowledged_document() {
         .expect("the replica set recovers");
     let reader = mongodb::Client::with_uri_str(server.uri()).await.unwrap();
     let rdb = reader.database("failover");
-    let majority = |name: &str| {
-        rdb.collection_with_options::<Document>(
-            name,
-            mongodb::options::CollectionOptions::builder()
-                .read_concern(ReadConcern::majority())
-                .build(),
-        )
-    };
     let mut summary = Vec::new();
     let (mut total_ok, mut total_errors, mut total_lost, mut total_after) = (0, 0, 0, 0);
     for (label, calls, coll, field, counter_name) in [
-        ("batch=1", &event_calls, majority("events"), "_id", "event"),
-        (
-            "batch=25",
-            &reading_calls,
-            majority("readings"),
-            "number",
-            "reading",
-        ),
+        ("batch=1", &event_calls, "events", "_id", "event"),
+        ("batch=25", &reading_calls, "readings", "number", "reading"),
     ] {
-        let ok: Vec<i64> = calls
-            .iter()
-            .filter_map(|(_, r)| r.as_ref().ok().copied())
-            .collect();
-        let errors: Vec<String> = calls
-            .iter()
-            .filter_map(|(_, r)| r.as_ref().err().cloned())
-            .collect();
-        let unique: HashSet<i64> = ok.iter().copied().collect();
-        assert_eq!(unique.len(), ok.len(), "{label}: an ID was returned twice");
-        let stored = stored(&coll, field).await;
-        let twice: Vec<_> = stored.iter().filter(|(_, n)| **n > 1).collect();
-        assert!(
-            twice.is_empty(),
-            "{label}: stored more than once: {twice:?}"
-        );
-        let missing: Vec<_> = ok.iter().filter(|id| !stored.contains_key(id)).collect();
-        assert!(
-            missing.is_empty(),
-            "{label}: acknowledged but missing: {missing:?}"
-        );
-        let after = calls
-            .iter()
-            .filter(|(at, r)| *at >= quiet_from && r.is_ok())
-            .count();
-        assert!(after > 0, "{label}: no insert succeeded after the faults");
+        let stored = support::stored_numbers(&rdb, coll, field).await;
+        let (ok, errors, after) = support::check_calls(label, calls, &stored, quiet_from);
         let lost = common::counter(&rdb, counter_name).await.unwrap_or(0) - stored.len() as i64;
         summary.push(format!(
             "{label}: ok={} errors={} stored={} lost={lost} ok_after_faults={after} kinds={}",

@@ -22,39 +22,20 @@
 
 use crate::common;
 
-use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::common::models::Claimed;
+use crate::common::models::{Claimed, Event, Reading};
 use crate::reliability_support::{self as support, Unconfirmed};
-use mongo_sequence::{Error, SequentialId};
-use mongodb::bson::{doc, Document};
+use mongo_sequence::SequentialId;
+use mongodb::bson::doc;
 use mongodb::event::command::CommandEvent;
 use mongodb::event::EventHandler;
-use mongodb::options::{CollectionOptions, ReadConcern, WriteConcern};
+use mongodb::options::WriteConcern;
 use mongodb::Client;
 use sequence_testkit::{Network, Side};
 use serde::{Deserialize, Serialize};
-
-/// One round trip per ID; the ID is `_id`.
-#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
-#[seq(name = "event")]
-struct Event {
-    #[serde(rename = "_id")]
-    id: i64,
-    call: String,
-}
-
-/// Cached ranges of 25; the ID has no unique index, so an ID issued twice would be stored twice.
-#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
-#[seq(name = "reading", batch = 25)]
-struct Reading {
-    #[seq(id)]
-    number: i64,
-    call: String,
-}
 
 /// Gapless numbers, committed in groups.
 #[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
@@ -69,9 +50,6 @@ const TASKS: usize = 2;
 
 /// How long the client stays cut off from the primary.
 const CLIENT_CUT: Duration = Duration::from_secs(15);
-
-/// A call's end (ms from the start) and its ID or error kind.
-type Call = (u64, Result<i64, String>);
 
 /// A client of the workload `app`: short timeouts and polled checks, so that a cut-off call
 /// fails in seconds;
@@ -104,50 +82,6 @@ async fn workload_client(uri: &str, app: &str) -> (Client, Unconfirmed, Arc<Atom
     (client, unconfirmed, failed)
 }
 
-/// `TASKS` tasks call `insert` until `stop`, each call bounded by 30 s.
-async fn workload<F, Fut>(stop: Arc<AtomicBool>, start: Instant, insert: F) -> Vec<Call>
-where
-    F: Fn(String) -> Fut + Clone + Send + 'static,
-    Fut: std::future::Future<Output = mongo_sequence::Result<i64>> + Send,
-{
-    let tasks: Vec<_> = (0..TASKS)
-        .map(|task| {
-            let (insert, stop) = (insert.clone(), stop.clone());
-            tokio::spawn(async move {
-                let mut calls = Vec::new();
-                let mut i = 0;
-                while !stop.load(Ordering::SeqCst) {
-                    i += 1;
-                    let outcome = tokio::time::timeout(
-                        Duration::from_secs(30),
-                        insert(format!("{task}-{i}")),
-                    )
-                    .await
-                    .expect("a call returns within 30 s, cut off or not");
-                    let at = start.elapsed().as_millis() as u64;
-                    match outcome {
-                        Ok(id) => calls.push((at, Ok(id))),
-                        Err(e) => {
-                            calls.push((at, Err(support::kind(&e))));
-                            assert!(
-                                matches!(e, Error::Mongo(_)),
-                                "a typed error of the server or the driver: {e:?}"
-                            );
-                            tokio::time::sleep(Duration::from_millis(100)).await;
-                        }
-                    }
-                }
-                calls
-            })
-        })
-        .collect();
-    let mut all = Vec::new();
-    for t in tasks {
-        all.extend(t.await.unwrap());
-    }
-    all
-}
-
 /// What the checker found for one model.
 struct Checked {
     ok: usize,
@@ -157,27 +91,12 @@ struct Checked {
     line: String,
 }
 
-/// The numbers stored in `field` of `coll`, read with majority read concern.
-async fn stored(db: &mongodb::Database, coll: &str, field: &str) -> BTreeMap<i64, usize> {
-    let coll = db.collection_with_options::<Document>(
-        coll,
-        CollectionOptions::builder()
-            .read_concern(ReadConcern::majority())
-            .build(),
-    );
-    let mut count = BTreeMap::new();
-    for d in common::all(&coll).await {
-        *count.entry(d.get_i64(field).unwrap()).or_default() += 1;
-    }
-    count
-}
-
 /// No ID returned twice or stored twice, every acknowledged one stored, numbers lost within
 /// the bound, and calls succeeded after the last heal.
 #[allow(clippy::too_many_arguments)]
 async fn check(
     label: &str,
-    calls: &[Call],
+    calls: &[support::Call],
     db: &mongodb::Database,
     coll: &str,
     field: &str,
@@ -186,35 +105,8 @@ async fn check(
     unconfirmed: &Unconfirmed,
     healed_at: u64,
 ) -> Checked {
-    let ok: Vec<i64> = calls
-        .iter()
-        .filter_map(|(_, r)| r.as_ref().ok().copied())
-        .collect();
-    let errors: Vec<String> = calls
-        .iter()
-        .filter_map(|(_, r)| r.as_ref().err().cloned())
-        .collect();
-    let unique: HashSet<i64> = ok.iter().copied().collect();
-    assert_eq!(unique.len(), ok.len(), "{label}: an ID was returned twice");
-    let stored = stored(db, coll, field).await;
-    let twice: Vec<_> = stored.iter().filter(|(_, n)| **n > 1).collect();
-    assert!(
-        twice.is_empty(),
-        "{label}: stored more than once: {twice:?}"
-    );
-    let missing: Vec<_> = ok.iter().filter(|id| !stored.contains_key(id)).collect();
-    assert!(
-        missing.is_empty(),
-        "{label}: acknowledged but missing: {missing:?}"
-    );
-    let after = calls
-        .iter()
-        .filter(|(at, r)| *at >= healed_at && r.is_ok())
-        .count();
-    assert!(
-        after > 0,
-        "{label}: no insert succeeded after the partitions healed"
-    );
+    let stored = support::stored_numbers(db, coll, field).await;
+    let (ok, errors, after) = support::check_calls(label, calls, &stored, healed_at);
     let counter_value = common::counter(db, counter).await.unwrap_or(0);
     let lost = counter_value - stored.len() as i64;
     // Each counter update whose outcome the client did not learn may have consumed what it
@@ -281,19 +173,19 @@ async fn partitions_lose_and_repeat_nothing() {
     let stop = Arc::new(AtomicBool::new(false));
     let start = Instant::now();
     let (readings_seq, claimed_seq) = (Reading::sequence(&readings), Claimed::sequence(&claimed));
-    let event_calls = tokio::spawn(workload(stop.clone(), start, move |call| {
+    let event_calls = tokio::spawn(support::workload(TASKS, stop.clone(), start, move |call| {
         let coll = events.clone();
         async move { Event { id: 0, call }.insert_with_id(&coll).await }
     }));
-    let reading_calls = tokio::spawn(workload(stop.clone(), start, move |call| {
+    let reading_calls = tokio::spawn(support::workload(TASKS, stop.clone(), start, move |call| {
         let coll = readings.clone();
         async move { Reading { number: 0, call }.insert_with_id(&coll).await }
     }));
-    let slip_calls = tokio::spawn(workload(stop.clone(), start, move |call| {
+    let slip_calls = tokio::spawn(support::workload(TASKS, stop.clone(), start, move |call| {
         let coll = slips.clone();
         async move { Slip { id: 0, call }.insert_with_id(&coll).await }
     }));
-    let claimed_calls = tokio::spawn(workload(stop.clone(), start, move |call| {
+    let claimed_calls = tokio::spawn(support::workload(TASKS, stop.clone(), start, move |call| {
         let coll = claimed.clone();
         async move {
             let mut doc = Claimed {
@@ -454,7 +346,7 @@ async fn partitions_lose_and_repeat_nothing() {
         )
         .await,
     ];
-    let gapless = stored(&db, "slips", "_id").await;
+    let gapless = support::stored_numbers(&db, "slips", "_id").await;
     let numbers: Vec<i64> = gapless.keys().copied().collect();
     assert_eq!(
         numbers,

@@ -4,13 +4,15 @@
 
 #![allow(dead_code)]
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex as StdMutex};
 use std::time::{Duration, Instant};
 
 use mongo_sequence::Error;
-use mongodb::bson::{doc, Bson};
+use mongodb::bson::{doc, Bson, Document};
 use mongodb::event::command::CommandEvent;
+use mongodb::options::{CollectionOptions, ReadConcern};
 use sequence_testkit::{Network, ServerOptions, TestServer};
 
 /// A short name for the kind of an error, for summaries and assertions.
@@ -210,4 +212,115 @@ pub async fn elected_instead(server: &Arc<TestServer>, old: usize, old_term: i64
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+}
+
+/// The result of one call of a workload: when it ended (ms from the start) and its ID or
+/// error kind.
+pub type Call = (u64, Result<i64, String>);
+
+/// `tasks` tasks call `insert` with a label of their own (`task-i`) until `stop`, each call
+/// bounded by 30 s, a failed one followed by a pause of 100 ms; every failure must be a typed
+/// error of the server or the driver.
+pub async fn workload<F, Fut>(
+    tasks: usize,
+    stop: Arc<AtomicBool>,
+    start: Instant,
+    insert: F,
+) -> Vec<Call>
+where
+    F: Fn(String) -> Fut + Clone + Send + 'static,
+    Fut: std::future::Future<Output = mongo_sequence::Result<i64>> + Send,
+{
+    let tasks: Vec<_> = (0..tasks)
+        .map(|task| {
+            let (insert, stop) = (insert.clone(), stop.clone());
+            tokio::spawn(async move {
+                let mut calls = Vec::new();
+                let mut i = 0;
+                while !stop.load(Ordering::SeqCst) {
+                    i += 1;
+                    let outcome = tokio::time::timeout(
+                        Duration::from_secs(30),
+                        insert(format!("{task}-{i}")),
+                    )
+                    .await
+                    .expect("a call returns within 30 s, whatever the fault");
+                    let at = start.elapsed().as_millis() as u64;
+                    match outcome {
+                        Ok(id) => calls.push((at, Ok(id))),
+                        Err(e) => {
+                            assert!(
+                                matches!(e, Error::Mongo(_)),
+                                "a typed error of the server or the driver: {e:?}"
+                            );
+                            calls.push((at, Err(kind(&e))));
+                            tokio::time::sleep(Duration::from_millis(100)).await;
+                        }
+                    }
+                }
+                calls
+            })
+        })
+        .collect();
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await.unwrap());
+    }
+    all
+}
+
+/// How many documents of `coll` hold each number in `field`, read with majority read concern.
+pub async fn stored_numbers(
+    db: &mongodb::Database,
+    coll: &str,
+    field: &str,
+) -> BTreeMap<i64, usize> {
+    let coll = db.collection_with_options::<Document>(
+        coll,
+        CollectionOptions::builder()
+            .read_concern(ReadConcern::majority())
+            .build(),
+    );
+    let mut count = BTreeMap::new();
+    for d in crate::common::all(&coll).await {
+        *count.entry(d.get_i64(field).unwrap()).or_default() += 1;
+    }
+    count
+}
+
+/// The calls of a workload checked against the numbers `stored`: no ID returned twice or
+/// stored twice, every acknowledged one stored, and some call succeeded from `from_ms` on.
+/// Returns the acknowledged IDs, the errors' kinds and the calls that succeeded from `from_ms`.
+pub fn check_calls(
+    label: &str,
+    calls: &[Call],
+    stored: &BTreeMap<i64, usize>,
+    from_ms: u64,
+) -> (Vec<i64>, Vec<String>, usize) {
+    let ok: Vec<i64> = calls
+        .iter()
+        .filter_map(|(_, r)| r.as_ref().ok().copied())
+        .collect();
+    let errors: Vec<String> = calls
+        .iter()
+        .filter_map(|(_, r)| r.as_ref().err().cloned())
+        .collect();
+    let unique: HashSet<i64> = ok.iter().copied().collect();
+    assert_eq!(unique.len(), ok.len(), "{label}: an ID was returned twice");
+    let twice: Vec<_> = stored.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(
+        twice.is_empty(),
+        "{label}: stored more than once: {twice:?}"
+    );
+    let missing: Vec<_> = ok.iter().filter(|id| !stored.contains_key(id)).collect();
+    assert!(
+        missing.is_empty(),
+        "{label}: acknowledged but missing: {missing:?}"
+    );
+    let after = calls
+        .iter()
+        .filter(|(at, r)| *at >= from_ms && r.is_ok())
+        .count();
+    assert!(after > 0, "{label}: no insert succeeded after the faults");
+    (ok, errors, after)
 }

@@ -52,3 +52,27 @@ pub struct Claimed {
     /// Which call inserted it.
     pub call: String,
 }
+
+/// Counter `event` (one round trip per ID), the number in `_id`, labelled with the call that
+/// inserted it.
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(name = "event")]
+pub struct Event {
+    /// The number.
+    #[serde(rename = "_id")]
+    pub id: i64,
+    /// Which call inserted it.
+    pub call: String,
+}
+
+/// Counter `reading` (batch 25), the number in a field without a unique index, so that a
+/// number issued twice would be stored twice.
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(name = "reading", batch = 25)]
+pub struct Reading {
+    /// The number.
+    #[seq(id)]
+    pub number: i64,
+    /// Which call inserted it.
+    pub call: String,
+}
