@@ -33,9 +33,13 @@
 //!     --only insert_with_id --only insert_with_id_metrics --only next_id --only next_id_metrics
 //! ```
 
+mod alloc;
 mod measure;
 mod report;
 mod scenarios;
+
+#[global_allocator]
+static ALLOCATOR: alloc::Counting = alloc::Counting;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -186,13 +190,15 @@ async fn main() -> Result<()> {
             db.create_collection(COLL).await?;
             db.create_collection("counters").await?;
             let trips_before = find_and_modify_total(&client).await?;
-            let measured = (scenario.run)(Run {
+            let allocations_before = alloc::allocations();
+            let mut measured = (scenario.run)(Run {
                 db: db.clone(),
                 uri: server.uri().to_owned(),
                 tasks,
                 calls_per_task: calls_per_task(scenario.work, options.docs, tasks),
             })
             .await?;
+            measured.allocations = alloc::allocations() - allocations_before;
             // A prefetch may still be on its way: let it land before counting round trips.
             tokio::time::sleep(Duration::from_millis(100)).await;
             let round_trips = find_and_modify_total(&client).await? - trips_before;

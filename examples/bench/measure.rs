@@ -150,6 +150,9 @@ pub struct Measured {
     /// The memory the process held at the end of the run (resident set), for the scenarios
     /// whose memory depends on what they number.
     pub rss_bytes: Option<u64>,
+    /// The allocations of this process during the run (the bench's own timing included; for
+    /// the scenarios of several processes, this process's share only).
+    pub allocations: u64,
 }
 
 /// The resident set of this process (`VmRSS` of `/proc/self/status`), where there is one.
@@ -209,6 +212,7 @@ where
             latency,
             waits: None,
             rss_bytes: None,
+            allocations: 0,
         })
     })
 }
@@ -273,6 +277,8 @@ pub struct Row {
     pub waits_per_id: Option<f64>,
     /// The most memory the process held at the end of a round, if the scenario measures it.
     pub rss_bytes: Option<u64>,
+    /// Allocations of this process per ID, over the rounds.
+    pub allocations_per_id: f64,
     /// Median over the rounds of the throughput over the baseline's in the same round.
     pub ratio: Option<f64>,
 }
@@ -288,6 +294,7 @@ pub struct Rounds {
     waits: Option<u64>,
     /// The most memory held at the end of a round, if the scenario measures it.
     rss_bytes: Option<u64>,
+    allocations: u64,
 }
 
 impl Rounds {
@@ -298,6 +305,7 @@ impl Rounds {
         self.p99_us.push(measured.latency_us(0.99));
         self.ids += measured.ids;
         self.trips += round_trips;
+        self.allocations += measured.allocations;
         if let Some(w) = measured.waits {
             *self.waits.get_or_insert(0) += w;
         }
@@ -352,6 +360,7 @@ pub fn rows(scenarios: &[Scenario], results: &[Vec<Rounds>]) -> Vec<Row> {
                 round_trips_per_id: r.trips as f64 / r.ids.max(1) as f64,
                 waits_per_id: r.waits.map(|w| w as f64 / r.ids.max(1) as f64),
                 rss_bytes: r.rss_bytes,
+                allocations_per_id: r.allocations as f64 / r.ids.max(1) as f64,
                 ratio,
             });
         }

@@ -14,7 +14,8 @@ pub fn progress(
 ) -> String {
     format!(
         "round {}/{}: {:<25} batch {:>4} tasks {:>2}: {:>9.0} ops/s, latency µs p50 {:.1} \
-         p99 {:.1} p99.9 {:.1} max {:.1}; {} IDs, {} round trips, {} waits, {:.2} s{}",
+         p99 {:.1} p99.9 {:.1} max {:.1}; {} IDs, {} round trips, {} waits, {} allocations, \
+         {:.2} s{}",
         round + 1,
         rounds,
         scenario.name,
@@ -28,6 +29,7 @@ pub fn progress(
         measured.ids,
         round_trips,
         measured.waits.map_or("-".to_owned(), |w| w.to_string()),
+        measured.allocations,
         measured.elapsed.as_secs_f64(),
         measured.rss_bytes.map_or(String::new(), |b| format!(
             ", {:.1} MiB held",
@@ -41,22 +43,32 @@ const NOTE: &str = "\
 ops/s: documents inserted (next_id: IDs allocated) per second. p50/p99: latency of one call
 (insert_many: of 1000 documents). trips/ID: counter round trips (findAndModify) per ID.
 waits/ID: calls that waited for a counter round trip (Stats::waits), per ID; with a batch,
-above 1/batch means callers outran the prefetch.
+above 1/batch means callers outran the prefetch. allocs/ID: allocations of this process per
+ID (per document inserted), the bench's own timing included.
 ratio: ops/s over plain_insert_one's at the same task count in the same round, median of the
 rounds; for insert_many_with_ids and plain_insert_many, over plain_insert_many's.
 ";
 
 pub fn table(rows: &[Row]) -> String {
     let mut out = format!(
-        "{:<26} {:>6} {:>6} {:>12} {:>10} {:>10} {:>9} {:>9} {:>7}\n",
-        "scenario", "batch", "tasks", "ops/s", "p50 µs", "p99 µs", "trips/ID", "waits/ID", "ratio"
+        "{:<26} {:>6} {:>6} {:>12} {:>10} {:>10} {:>9} {:>9} {:>9} {:>7}\n",
+        "scenario",
+        "batch",
+        "tasks",
+        "ops/s",
+        "p50 µs",
+        "p99 µs",
+        "trips/ID",
+        "waits/ID",
+        "allocs/ID",
+        "ratio"
     );
     for r in rows {
         let batch = r.batch.label();
         let ratio = r.ratio.map_or("-".to_owned(), |x| format!("{x:.3}"));
         let waits = r.waits_per_id.map_or("-".to_owned(), |x| format!("{x:.3}"));
         out += &format!(
-            "{:<26} {:>6} {:>6} {:>12.0} {:>10.1} {:>10.1} {:>9.3} {:>9} {:>7}\n",
+            "{:<26} {:>6} {:>6} {:>12.0} {:>10.1} {:>10.1} {:>9.3} {:>9} {:>9.1} {:>7}\n",
             r.scenario,
             batch,
             r.tasks,
@@ -65,6 +77,7 @@ pub fn table(rows: &[Row]) -> String {
             r.p99_us,
             r.round_trips_per_id,
             waits,
+            r.allocations_per_id,
             ratio
         );
     }
@@ -96,6 +109,7 @@ pub fn json(server: &str, rows: &[Row]) -> serde_json::Value {
             "waits_per_id": r.waits_per_id.map(round3),
             "ratio": r.ratio.map(round3),
             "rss_bytes": r.rss_bytes,
+            "allocations_per_id": round1(r.allocations_per_id),
         })).collect::<Vec<_>>(),
     })
 }

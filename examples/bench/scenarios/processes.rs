@@ -149,6 +149,7 @@ fn processes(run: Run, model: Model, count: usize) -> BoxFuture<Result<Measured>
             latency,
             waits: None,
             rss_bytes: None,
+            allocations: 0,
         })
     })
 }
