@@ -81,6 +81,7 @@ mod node;
 mod node_process;
 mod options;
 mod replica_set;
+mod root_dir;
 mod server;
 mod teardown;
 mod watchdog;

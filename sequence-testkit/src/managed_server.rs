@@ -11,15 +11,15 @@ use std::net::{Ipv4Addr, TcpListener};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Child;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::error::ProvisionError;
 use crate::mutex::lock;
 use crate::network::{Network, Side};
 use crate::node::Node;
 use crate::options::ServerOptions;
+use crate::root_dir::create_root_dir;
 use crate::watchdog;
 
 /// The processes and directories of a deployment started by this crate.
@@ -133,36 +133,6 @@ impl ManagedServer {
     }
 }
 
-pub(crate) fn create_root_dir() -> Result<PathBuf, ProvisionError> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let base = std::env::temp_dir();
-    let stamp = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    let mut last_error = None;
-    for _ in 0..100 {
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let dir = base.join(format!(
-            "mongo-sequence-{}-{n}-{stamp:08x}",
-            std::process::id()
-        ));
-        match fs::create_dir(&dir) {
-            Ok(()) => return Ok(dir),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last_error = Some(e),
-            Err(e) => {
-                last_error = Some(e);
-                break;
-            }
-        }
-    }
-    Err(ProvisionError::new(format!(
-        "cannot create a directory under {} for mongod: {}; set TMPDIR to a writable directory",
-        base.display(),
-        last_error.map(|e| e.to_string()).unwrap_or_default()
-    )))
-}
-
 /// Picks a port that is free on 127.0.0.1 and that this process has not
 /// handed out before.
 pub(crate) fn pick_port() -> io::Result<u16> {
@@ -222,15 +192,5 @@ mod tests {
         let ports: BTreeSet<u16> = (0..20).map(|_| pick_port().unwrap()).collect();
         assert_eq!(ports.len(), 20);
         assert!(!ports.contains(&0));
-    }
-
-    #[test]
-    fn root_dirs_are_unique() {
-        let a = create_root_dir().unwrap();
-        let b = create_root_dir().unwrap();
-        assert_ne!(a, b);
-        assert!(a.starts_with(std::env::temp_dir()));
-        fs::remove_dir_all(a).unwrap();
-        fs::remove_dir_all(b).unwrap();
     }
 }

@@ -20,8 +20,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::error::ProvisionError;
-use crate::managed_server::create_root_dir;
 use crate::mutex::lock;
+use crate::root_dir::create_root_dir;
 use crate::watchdog;
 
 /// One end of a link that [`Network::cut`] can cut: the test process (the client, in the
