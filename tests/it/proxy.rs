@@ -168,6 +168,76 @@ async fn counters_skip_ahead_past_claimed_ids() {
     common::claims_match("counters", &coll.clone_with_type(), &claims).await;
 }
 
+/// Concurrent inserts of a batched model commit together: one `insert_many` of claims and one
+/// of documents per round. Claims already stored in the middle of the numbers the rounds take
+/// send only their own members to insert alone with new numbers: no number twice, every
+/// document with its claim.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_inserts_commit_their_claims_together() {
+    let name = sequence_testkit::unique_db_name("proxy_groups");
+    let (client, commands) = common::monitored_client(&name).await;
+    let db = client.database(&name);
+    let coll = db.collection::<Ticket>("tickets");
+    let claims = db.collection::<Document>("tickets.claims.number");
+    let mut first = Ticket {
+        oid: None,
+        number: None,
+    };
+    assert_eq!(first.insert_with_id(&coll).await.unwrap(), 1);
+    // Numbers 40 to 60 are claimed already (an import, say), ahead of the counter.
+    let imported: Vec<Document> = (40..=60)
+        .map(|n| doc! { "_id": ObjectId::new(), "number": n as i64 })
+        .collect();
+    coll.clone_with_type::<Document>()
+        .insert_many(&imported)
+        .await
+        .unwrap();
+    let claimed = imported
+        .iter()
+        .map(|d| doc! { "_id": d.get_i64("number").unwrap(), "doc": d.get("_id").unwrap() });
+    claims.insert_many(claimed).await.unwrap();
+
+    let tasks: Vec<_> = (0..32)
+        .map(|_| {
+            let coll = coll.clone();
+            tokio::spawn(async move {
+                let mut ids = Vec::new();
+                for _ in 0..10 {
+                    let mut ticket = Ticket {
+                        oid: None,
+                        number: None,
+                    };
+                    let id = ticket.insert_with_id(&coll).await.unwrap();
+                    assert_eq!(ticket.number, Some(id));
+                    ids.push(id);
+                }
+                ids
+            })
+        })
+        .collect();
+    let issued = common::distinct_ids(tasks).await;
+    assert_eq!(issued.len(), 320);
+    assert!(
+        issued.iter().all(|n| !(40..=60).contains(n)),
+        "no claimed number given again"
+    );
+    let stored = numbers(&coll).await;
+    let distinct: std::collections::HashSet<_> = stored.iter().collect();
+    assert_eq!(
+        (stored.len(), distinct.len()),
+        (342, 342),
+        "no number twice"
+    );
+    common::claims_match("groups", &coll.clone_with_type(), &claims).await;
+    let grouped = commands
+        .sent("insert")
+        .iter()
+        .filter(|c| c.get_str("insert") == Ok("tickets.claims.number"))
+        .filter(|c| c.get_array("documents").map_or(0, Vec::len) > 1)
+        .count();
+    assert!(grouped > 0, "some claims were committed together");
+}
+
 #[tokio::test]
 async fn the_proxy_is_claimed_in_the_callers_transaction() {
     let db = common::database("proxy_session").await;

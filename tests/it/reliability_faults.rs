@@ -630,12 +630,14 @@ async fn gapless_commits_of_unknown_outcome_are_read_back() {
 
 /// `unique = "proxy"` under faults: `{times: n}` on `insert` (the claim's and the document's:
 /// the fault hits whichever comes first, and with `n` = 2 the other one of the retry too) and
-/// on `commitTransaction`, for each fault. Whatever happens: no number stored twice, every
+/// on `commitTransaction`, for each fault, with inserts from several tasks at once (alone and
+/// committed in groups). Whatever happens: no number stored twice, every
 /// document has its claim and every claim its document, and every acknowledged insert is
 /// stored.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn proxy_claims_stay_whole_under_faults() {
-    let calls: usize = common::pick(6, 20);
+    let per_task: usize = common::pick(2, 5);
+    let calls = TASKS * per_task;
     let admin = common::client().await.database("admin");
     let (mut total_ok, mut total_fired, mut total_errors) = (0, 0, 0);
     for command in ["insert", "commitTransaction"] {
@@ -661,21 +663,24 @@ async fn proxy_claims_stay_whole_under_faults() {
                 )
                 .await;
                 let sent_before = wire.sent(&[command]);
-                let mut errors = Vec::new();
-                for i in 0..calls {
-                    let mut claimed = Claimed {
-                        oid: None,
-                        number: None,
-                        call: format!("call-{i}"),
-                    };
-                    match claimed.insert_with_id(&coll).await {
-                        Ok(id) => {
-                            assert_eq!(claimed.number, Some(id), "{label}");
-                            ok.push(id);
-                        }
-                        Err(e) => errors.push(support::kind(&e)),
+                // From `TASKS` tasks at once, so that inserts commit in groups too.
+                let inserts = coll.clone();
+                let out = concurrent(per_task, move |call| {
+                    let coll = inserts.clone();
+                    async move {
+                        let mut claimed = Claimed {
+                            oid: None,
+                            number: None,
+                            call,
+                        };
+                        let id = claimed.insert_with_id(&coll).await?;
+                        assert_eq!(claimed.number, Some(id));
+                        Ok(id)
                     }
-                }
+                })
+                .await;
+                ok.extend(out.ok);
+                let errors = out.errors;
                 let fired = fail_point.off().await;
                 let sent = wire.sent(&[command]) - sent_before;
                 assert!(sent > times, "{label}: only {sent} commands sent");

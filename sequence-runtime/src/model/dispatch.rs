@@ -7,7 +7,7 @@ use super::gapless::{self, Docs};
 use super::sequential_id::SequentialId;
 use super::{
     cached_id, counter_ids, document_scope, gapless_group, generated_ids, in_session, indexes,
-    proxy, random_ids, upsert,
+    proxy, proxy_group, random_ids, upsert,
 };
 use crate::action::{InsertManyWithIds, InsertWithId, NextId, NextIdFuture, UpsertWithId};
 use crate::error::{Error, Result};
@@ -51,7 +51,7 @@ impl<'a, T: SequentialId> IntoFuture for InsertWithId<'a, T> {
                 return gapless_group::insert_one(doc, coll, &T::sequence(coll), options).await;
             }
             if config.unique == Unique::Proxy {
-                return proxy::insert_one(doc, coll, options).await;
+                return proxy_group::insert_one(doc, coll, options).await;
             }
             match config.strategy {
                 Strategy::Random => random_ids::insert_one(doc, coll, None, options).await,

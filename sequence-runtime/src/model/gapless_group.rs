@@ -1,5 +1,7 @@
-//! Gapless group commit: concurrent gapless inserts of one counter into one collection, in one
-//! process, commit together.
+//! Group commit: concurrent gapless inserts of one counter into one collection, in one
+//! process, commit together; so do the concurrent inserts of a model with a proxy collection
+//! whose numbers come from outside the transaction (`proxy_group.rs` queues them; their
+//! rounds are `attempt_taken`).
 //!
 //! The first insert of an idle group runs its own transaction (as [`gapless::insert`] does).
 //! Inserts arriving meanwhile queue, serialized, and a round task commits them together once it
@@ -32,7 +34,7 @@ use crate::error::{Error, Result};
 use crate::id::{IdValue, Rendering};
 use crate::observability::GAPLESS;
 use crate::process::{self, GroupOf};
-use crate::sequence::Sequence;
+use crate::sequence::{Issued, Sequence};
 use crate::store::{BoxFuture, Deployment};
 
 /// The most documents one round commits.
@@ -43,31 +45,38 @@ pub(crate) const MAX_DOCS: usize = 256;
 pub(crate) const MAX_BYTES: usize = 4 << 20;
 
 /// An insert waiting for a round: its document, serialized with the ID field set to a
-/// placeholder, and where its ID (or its error) goes.
-struct Member<I> {
-    doc: Document,
-    bytes: usize,
-    reply: oneshot::Sender<Result<I>>,
+/// placeholder (or to its ID, when it took its number before it queued: `taken`), and where
+/// its ID (or its error) goes.
+pub(super) struct Member<I> {
+    pub(super) doc: Document,
+    pub(super) bytes: usize,
+    /// The number the insert took before it queued, with the counter it came from.
+    pub(super) taken: Option<(I, Issued)>,
+    pub(super) reply: oneshot::Sender<Reply<I>>,
 }
+
+/// What a member of a round is answered: its ID, its error, or `Ok(None)`: its number met a
+/// claim, so it inserts alone with a new one.
+pub(super) type Reply<I> = Result<Option<I>>;
 
 /// The inserts of one group (a model's counter, collection and scope) waiting for a round.
 /// It is registered under `id` while the group is in use, and removed from the registry when
 /// the group goes idle, so that a process keeps no queue per scope value it has seen.
-struct Queue<I> {
+pub(super) struct Queue<I> {
     id: GroupOf,
     state: Mutex<GroupState<I>>,
 }
 
 /// The state of a group.
-struct GroupState<I> {
+pub(super) struct GroupState<I> {
     /// Whether an insert or a round of the group is in flight (which commits the waiting ones).
-    active: bool,
+    pub(super) active: bool,
     /// The inserts waiting for the next round.
-    waiting: VecDeque<Member<I>>,
+    pub(super) waiting: VecDeque<Member<I>>,
 }
 
 impl<I: Send + 'static> Queue<I> {
-    fn new(id: GroupOf) -> Self {
+    pub(super) fn new(id: GroupOf) -> Self {
         Queue {
             id,
             state: Mutex::new(GroupState {
@@ -77,7 +86,7 @@ impl<I: Send + 'static> Queue<I> {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, GroupState<I>> {
+    pub(super) fn lock(&self) -> MutexGuard<'_, GroupState<I>> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -97,7 +106,7 @@ impl<I: Send + 'static> Queue<I> {
 
 /// How the ID field stores a counter value, as the model's serializer writes it.
 #[derive(Clone, Copy)]
-enum Shape {
+pub(super) enum Shape {
     Int32,
     Int64,
     Text,
@@ -156,7 +165,7 @@ pub(crate) async fn insert_one<T: SequentialId>(
         coll: coll.clone(),
         seq: scoped.clone(),
         scope: skip_ahead::scope_filter(&*doc)?,
-        shape,
+        shape: Some(shape),
     };
     let id = GroupOf {
         model: TypeId::of::<T>(),
@@ -178,7 +187,7 @@ pub(crate) async fn insert_one<T: SequentialId>(
     if !leads {
         return match rx.await {
             Ok(result) => {
-                let id = result?;
+                let id = result?.expect("a gapless member is never sent to insert alone");
                 doc.set_id(id.clone());
                 Ok(id)
             }
@@ -212,7 +221,7 @@ async fn single<T: SequentialId>(
 fn prepare<T: SequentialId>(
     doc: &mut T,
     seq: &Sequence,
-) -> Result<Option<(Member<T::Id>, oneshot::Receiver<Result<T::Id>>, Shape)>> {
+) -> Result<Option<(Member<T::Id>, oneshot::Receiver<Reply<T::Id>>, Shape)>> {
     let start = seq.start()?;
     let rendering = seq.issued(start)?.slot.rendering.clone();
     doc.set_id(T::Id::render(start, &rendering)?);
@@ -236,6 +245,7 @@ fn prepare<T: SequentialId>(
     let member = Member {
         doc: serialized,
         bytes,
+        taken: None,
         reply,
     };
     Ok(Some((member, rx, shape)))
@@ -243,20 +253,21 @@ fn prepare<T: SequentialId>(
 
 /// What a round task needs: the collection, the sequence (in the group's scope), the filter of
 /// the group's scope among stored documents, and how IDs are stored.
-struct Round<T: SequentialId> {
-    coll: Collection<T>,
-    seq: Sequence,
-    scope: Document,
-    shape: Shape,
+pub(super) struct Round<T: SequentialId> {
+    pub(super) coll: Collection<T>,
+    pub(super) seq: Sequence,
+    pub(super) scope: Document,
+    /// How the round writes the numbers it takes; `None` when its members took theirs.
+    pub(super) shape: Option<Shape>,
 }
 
 /// Ends the insert of the caller that went alone, however it ends: the inserts that queued
 /// meanwhile get a round task, or the group goes idle if none did.
-struct NextRound<T: SequentialId> {
-    queue: Arc<Queue<T::Id>>,
+pub(super) struct NextRound<T: SequentialId> {
+    pub(super) queue: Arc<Queue<T::Id>>,
     /// Taken by the round task, if one is needed.
-    round: Option<Round<T>>,
-    runtime: tokio::runtime::Handle,
+    pub(super) round: Option<Round<T>>,
+    pub(super) runtime: tokio::runtime::Handle,
 }
 
 impl<T: SequentialId> Drop for NextRound<T> {
@@ -330,6 +341,9 @@ impl<T: SequentialId> Round<T> {
         members: &mut Vec<Member<T::Id>>,
         session: &mut ClientSession,
     ) -> std::result::Result<(Vec<T::Id>, Vec<Document>), Failure> {
+        let Some(shape) = self.shape else {
+            return attempt_taken(self, members, session).await;
+        };
         let issued = self
             .seq
             .issue_ids::<T::Id>(members.len() as u64, Some(&mut *session))
@@ -338,8 +352,7 @@ impl<T: SequentialId> Round<T> {
         let field = T::SEQUENCE.id_field;
         let mut docs = Vec::with_capacity(members.len());
         for (member, (_, issued)) in members.iter().zip(&issued) {
-            let stored = self
-                .shape
+            let stored = shape
                 .bson(issued.value, &issued.slot.rendering, T::Id::TYPE_NAME)
                 .map_err(Failure::Fatal)?;
             let mut doc = member.doc.clone();
@@ -380,6 +393,71 @@ impl<T: SequentialId> Round<T> {
     }
 }
 
+/// One transaction body of a round whose members took their numbers before they queued:
+/// their claims in one `insert_many`, their documents in another. A member whose number
+/// meets a claim (or a stored document) leaves the round to insert alone with a new number
+/// (answered `Ok(None)`), and the others go on without it; a member whose document fails on
+/// its own gets its error.
+async fn attempt_taken<T: SequentialId>(
+    round: &Round<T>,
+    members: &mut Vec<Member<T::Id>>,
+    session: &mut ClientSession,
+) -> std::result::Result<(Vec<T::Id>, Vec<Document>), Failure> {
+    let taken: Vec<(T::Id, Issued)> = members
+        .iter()
+        .map(|m| {
+            m.taken
+                .clone()
+                .expect("every member of the round took its number")
+        })
+        .collect();
+    let docs: Vec<Document> = members.iter().map(|m| m.doc.clone()).collect();
+    match proxy::claim_all(&round.coll, &round.seq, &docs, |at| &taken[at].1, session).await {
+        Err(Failure::Taken(issued, _, _)) => return Err(alone(members, &issued)),
+        claimed => claimed?,
+    }
+    let docs_coll = round.coll.clone_with_type::<Document>();
+    let Err(e) = docs_coll.insert_many(&docs).session(&mut *session).await else {
+        return Ok((taken.into_iter().map(|(id, _)| id).collect(), docs));
+    };
+    let at = insert_many_failed_at(&e);
+    let duplicate_id = skip_ahead::duplicate_at::<T>(&e);
+    match (
+        Error::from_driver_on(e, round.coll.namespace(), Access::Insert),
+        at,
+    ) {
+        (e, Some(at)) if duplicate_id == Some(at) && skip_ahead::on_id_field::<T>(&e) => {
+            Err(alone(members, &taken[at].1))
+        }
+        (Error::Mongo(e), _) if statement_transient(&e) => Err(Failure::Transient(e)),
+        (e, Some(at)) => {
+            let _ = members.remove(at).reply.send(Err(e));
+            Err(Failure::Dropped)
+        }
+        (e, None) => Err(Failure::Fatal(e)),
+    }
+}
+
+/// Sends the member whose number `issued` met a claim or a stored document to insert alone;
+/// the round goes on without it.
+fn alone<I>(members: &mut Vec<Member<I>>, issued: &Issued) -> Failure {
+    let at = members.iter().position(|m| {
+        m.taken
+            .as_ref()
+            .is_some_and(|(_, t)| t.value == issued.value && t.slot.key == issued.slot.key)
+    });
+    match at {
+        Some(at) => {
+            let _ = members.remove(at).reply.send(Ok(None));
+            Failure::Dropped
+        }
+        None => Failure::Fatal(Error::InvalidArgument {
+            argument: "document",
+            reason: "a number met a claim that no member of the group took".into(),
+        }),
+    }
+}
+
 /// The transaction body of a round: its members still waiting, and the documents its last
 /// run inserted.
 struct Group<'r, T: SequentialId> {
@@ -412,7 +490,7 @@ impl<T: SequentialId> TransactionBody<Vec<T::Id>> for Group<'_, T> {
 /// Gives each member its ID.
 fn answer<I>(members: Vec<Member<I>>, ids: Vec<I>) {
     for (member, id) in members.into_iter().zip(ids) {
-        let _ = member.reply.send(Ok(id));
+        let _ = member.reply.send(Ok(Some(id)));
     }
 }
 
@@ -439,6 +517,7 @@ mod tests {
             .map(|(i, &bytes)| Member {
                 doc: doc! { "i": i as i64 },
                 bytes,
+                taken: None,
                 reply: oneshot::channel().0,
             })
             .collect()

@@ -33,6 +33,7 @@ mod in_session;
 mod indexes;
 mod insert;
 mod proxy;
+mod proxy_group;
 mod random_ids;
 mod sequential_id;
 mod skip_ahead;

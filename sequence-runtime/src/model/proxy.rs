@@ -11,7 +11,9 @@
 //! Transient transaction errors retry the transaction, and a commit whose outcome stays
 //! unknown is settled by reading the document back, as gapless inserts do
 //! ([`transaction::in_transactions`]). Deleting a document leaves its claim: an ID is never given
-//! twice.
+//! twice. Concurrent inserts of a model whose numbers come from outside the transaction commit
+//! their claims and documents together (`proxy_group.rs`); this module's
+//! transaction is the one an insert runs alone.
 
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
@@ -160,7 +162,16 @@ pub(crate) async fn insert_one<T: SequentialId>(
     coll: &Collection<T>,
     options: Option<&InsertOneOptions>,
 ) -> Result<T::Id> {
-    claimed(doc, coll, Write::Insert(options)).await
+    claimed(doc, coll, Write::Insert(options), None).await
+}
+
+/// [`insert_one`] with the number `issued` taken already (its first run claims that one).
+pub(crate) async fn insert_numbered<T: SequentialId>(
+    doc: &mut T,
+    coll: &Collection<T>,
+    issued: Issued,
+) -> Result<T::Id> {
+    claimed(doc, coll, Write::Insert(None), Some(issued)).await
 }
 
 /// The insert half of `upsert_with_id` with a proxy collection, once no document matched: the
@@ -171,7 +182,7 @@ pub(crate) async fn upsert_one<T: SequentialId>(
     coll: &Collection<T>,
     upsert: &Upsert<'_, T>,
 ) -> Result<T::Id> {
-    claimed(doc, coll, Write::Upsert(upsert)).await
+    claimed(doc, coll, Write::Upsert(upsert), None).await
 }
 
 /// With a scope, makes sure the claims are indexed on their scope values and ID (`{
@@ -208,11 +219,13 @@ pub(crate) async fn ensure_index<T: SequentialId>(coll: &Collection<T>) -> Resul
     Ok(())
 }
 
-/// Runs a claimed write of `doc` in transactions of a session of its own.
+/// Runs a claimed write of `doc` in transactions of a session of its own, its first run with
+/// the number `next` if given.
 async fn claimed<T: SequentialId>(
     doc: &mut T,
     coll: &Collection<T>,
     write: Write<'_, '_, T>,
+    next: Option<Issued>,
 ) -> Result<T::Id> {
     ensure_index(coll).await?;
     let seq = T::sequence(coll);
@@ -224,7 +237,7 @@ async fn claimed<T: SequentialId>(
         write,
         draws: 0,
         skipped: 0,
-        next: None,
+        next,
         sent: None,
     };
     transaction::in_transactions(coll, &seq, &mut body)
