@@ -118,10 +118,14 @@ async fn random_ids_are_stored_once_each_with_the_proxy_and_not_without_it() {
     );
 }
 
-/// Stores documents numbered 1 to `n` in `docs`, each claimed in `claims`, as an import with
+/// Stores documents numbered `numbers` in `docs`, each claimed in `claims`, as an import with
 /// its claims (or documents inserted before) leaves them.
-async fn import_claimed(docs: &Collection<Document>, claims: &Collection<Document>, n: i64) {
-    let imported: Vec<Document> = (1..=n)
+async fn import_claimed(
+    docs: &Collection<Document>,
+    claims: &Collection<Document>,
+    numbers: std::ops::RangeInclusive<i64>,
+) {
+    let imported: Vec<Document> = numbers
         .map(|n| doc! { "_id": ObjectId::new(), "number": n })
         .collect();
     docs.insert_many(&imported).await.unwrap();
@@ -137,7 +141,7 @@ async fn counters_skip_ahead_past_claimed_ids() {
     let coll = db.collection::<Ticket>("tickets");
     let claims = db.collection::<Document>("tickets.claims.number");
     // Imported documents, claimed: 1 to 500.
-    import_claimed(&coll.clone_with_type(), &claims, 500).await;
+    import_claimed(&coll.clone_with_type(), &claims, 1..=500).await;
 
     let tasks: Vec<_> = (0..8)
         .map(|_| {
@@ -185,17 +189,7 @@ async fn concurrent_inserts_commit_their_claims_together() {
     };
     assert_eq!(first.insert_with_id(&coll).await.unwrap(), 1);
     // Numbers 40 to 60 are claimed already (an import, say), ahead of the counter.
-    let imported: Vec<Document> = (40..=60)
-        .map(|n| doc! { "_id": ObjectId::new(), "number": n as i64 })
-        .collect();
-    coll.clone_with_type::<Document>()
-        .insert_many(&imported)
-        .await
-        .unwrap();
-    let claimed = imported
-        .iter()
-        .map(|d| doc! { "_id": d.get_i64("number").unwrap(), "doc": d.get("_id").unwrap() });
-    claims.insert_many(claimed).await.unwrap();
+    import_claimed(&coll.clone_with_type(), &claims, 40..=60).await;
 
     let tasks: Vec<_> = (0..32)
         .map(|_| {
@@ -404,7 +398,7 @@ async fn gapless_numbers_are_claimed_in_their_transaction_and_skip_claimed_ones(
     let coll = db.collection::<Invoice>("invoices");
     let claims = db.collection::<Document>("invoices.claims.number");
     // Imported invoices 1 to 10, claimed.
-    import_claimed(&coll.clone_with_type(), &claims, 10).await;
+    import_claimed(&coll.clone_with_type(), &claims, 1..=10).await;
     // Single inserts (grouped) and a bulk insert, at once.
     let singles: Vec<_> = (0..8)
         .map(|_| {

@@ -48,35 +48,58 @@ pub(crate) const MAX_BYTES: usize = 4 << 20;
 /// placeholder (or to its ID, when it took its number before it queued: `taken`), and where
 /// its ID (or its error) goes.
 pub(super) struct Member<I> {
-    pub(super) doc: Document,
-    pub(super) bytes: usize,
+    doc: Document,
+    bytes: usize,
     /// The number the insert took before it queued, with the counter it came from.
-    pub(super) taken: Option<(I, Issued)>,
-    pub(super) reply: oneshot::Sender<Reply<I>>,
+    taken: Option<(I, Issued)>,
+    reply: oneshot::Sender<Reply<I>>,
+}
+
+impl<I> Member<I> {
+    /// The member of `doc` (serialized, given an `_id` if it has none so that the documents of
+    /// a commit of unknown outcome can be looked up), with the number it took if any, and where
+    /// its reply arrives.
+    pub(super) fn new(
+        mut doc: Document,
+        taken: Option<(I, Issued)>,
+    ) -> (Self, oneshot::Receiver<Reply<I>>) {
+        if !doc.contains_key("_id") {
+            doc.insert("_id", ObjectId::new());
+        }
+        let bytes = mongodb::bson::to_vec(&doc).map_or(0, |b| b.len());
+        let (reply, rx) = oneshot::channel();
+        let member = Member {
+            doc,
+            bytes,
+            taken,
+            reply,
+        };
+        (member, rx)
+    }
 }
 
 /// What a member of a round is answered: its ID, its error, or `Ok(None)`: its number met a
 /// claim, so it inserts alone with a new one.
-pub(super) type Reply<I> = Result<Option<I>>;
+type Reply<I> = Result<Option<I>>;
 
 /// The inserts of one group (a model's counter, collection and scope) waiting for a round.
 /// It is registered under `id` while the group is in use, and removed from the registry when
 /// the group goes idle, so that a process keeps no queue per scope value it has seen.
-pub(super) struct Queue<I> {
+struct Queue<I> {
     id: GroupOf,
     state: Mutex<GroupState<I>>,
 }
 
 /// The state of a group.
-pub(super) struct GroupState<I> {
+struct GroupState<I> {
     /// Whether an insert or a round of the group is in flight (which commits the waiting ones).
-    pub(super) active: bool,
+    active: bool,
     /// The inserts waiting for the next round.
-    pub(super) waiting: VecDeque<Member<I>>,
+    waiting: VecDeque<Member<I>>,
 }
 
 impl<I: Send + 'static> Queue<I> {
-    pub(super) fn new(id: GroupOf) -> Self {
+    fn new(id: GroupOf) -> Self {
         Queue {
             id,
             state: Mutex::new(GroupState {
@@ -86,7 +109,7 @@ impl<I: Send + 'static> Queue<I> {
         }
     }
 
-    pub(super) fn lock(&self) -> MutexGuard<'_, GroupState<I>> {
+    fn lock(&self) -> MutexGuard<'_, GroupState<I>> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -163,28 +186,11 @@ pub(crate) async fn insert_one<T: SequentialId>(
     };
     let round = Round {
         coll: coll.clone(),
-        seq: scoped.clone(),
+        seq: scoped,
         scope: skip_ahead::scope_filter(&*doc)?,
         shape: Some(shape),
     };
-    let id = GroupOf {
-        model: TypeId::of::<T>(),
-        deployment: Deployment::of_collection(coll),
-        namespace: coll.namespace().to_string(),
-        scope: scoped.scope().map(|s| s.canonical()).unwrap_or_default(),
-    };
-    let queue = process::group(&id, || Queue::<T::Id>::new(id.clone()));
-    let leads = {
-        let mut state = queue.lock();
-        if state.active {
-            state.waiting.push_back(member);
-            false
-        } else {
-            state.active = true;
-            true
-        }
-    };
-    if !leads {
+    let Some(_next) = join(member, round, runtime) else {
         return match rx.await {
             Ok(result) => {
                 let id = result?.expect("a gapless member is never sent to insert alone");
@@ -195,13 +201,39 @@ pub(crate) async fn insert_one<T: SequentialId>(
             // committed anything for this insert: insert alone.
             Err(_) => single(doc, coll, seq, None).await,
         };
-    }
-    let _next = NextRound {
-        queue: queue.clone(),
-        round: Some(round),
-        runtime,
     };
     single(doc, coll, seq, None).await
+}
+
+/// Puts `member` in the group of `round`'s model, collection and scope: behind the insert or
+/// round in flight (`None`: its reply will come), or, when the group is idle, as its leader,
+/// which inserts alone; the guard returned then hands the inserts that queue meanwhile to a
+/// round task when it is dropped.
+pub(super) fn join<T: SequentialId>(
+    member: Member<T::Id>,
+    round: Round<T>,
+    runtime: tokio::runtime::Handle,
+) -> Option<NextRound<T>> {
+    let id = GroupOf {
+        model: TypeId::of::<T>(),
+        deployment: Deployment::of_collection(&round.coll),
+        namespace: round.coll.namespace().to_string(),
+        scope: round.seq.scope().map(|s| s.canonical()).unwrap_or_default(),
+    };
+    let queue = process::group(&id, || Queue::<T::Id>::new(id.clone()));
+    {
+        let mut state = queue.lock();
+        if state.active {
+            state.waiting.push_back(member);
+            return None;
+        }
+        state.active = true;
+    }
+    Some(NextRound {
+        queue,
+        round: Some(round),
+        runtime,
+    })
 }
 
 /// Inserts `doc` in a transaction of its own.
@@ -225,7 +257,7 @@ fn prepare<T: SequentialId>(
     let start = seq.start()?;
     let rendering = seq.issued(start)?.slot.rendering.clone();
     doc.set_id(T::Id::render(start, &rendering)?);
-    let mut serialized = mongodb::bson::to_document(&*doc).map_err(|e| Error::Serialization {
+    let serialized = mongodb::bson::to_document(&*doc).map_err(|e| Error::Serialization {
         what: "the document",
         source: e.into(),
     })?;
@@ -236,18 +268,7 @@ fn prepare<T: SequentialId>(
     else {
         return Ok(None);
     };
-    if !serialized.contains_key("_id") {
-        // So that the documents of a commit of unknown outcome can be looked up.
-        serialized.insert("_id", ObjectId::new());
-    }
-    let bytes = mongodb::bson::to_vec(&serialized).map_or(0, |b| b.len());
-    let (reply, rx) = oneshot::channel();
-    let member = Member {
-        doc: serialized,
-        bytes,
-        taken: None,
-        reply,
-    };
+    let (member, rx) = Member::new(serialized, None);
     Ok(Some((member, rx, shape)))
 }
 
@@ -264,10 +285,10 @@ pub(super) struct Round<T: SequentialId> {
 /// Ends the insert of the caller that went alone, however it ends: the inserts that queued
 /// meanwhile get a round task, or the group goes idle if none did.
 pub(super) struct NextRound<T: SequentialId> {
-    pub(super) queue: Arc<Queue<T::Id>>,
+    queue: Arc<Queue<T::Id>>,
     /// Taken by the round task, if one is needed.
-    pub(super) round: Option<Round<T>>,
-    pub(super) runtime: tokio::runtime::Handle,
+    round: Option<Round<T>>,
+    runtime: tokio::runtime::Handle,
 }
 
 impl<T: SequentialId> Drop for NextRound<T> {

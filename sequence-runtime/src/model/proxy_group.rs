@@ -10,19 +10,13 @@
 //! with the same numbers. A round is one transaction, so a crash leaves no claim without its
 //! document and no document without its claim, only numbers taken and never used.
 
-use std::any::TypeId;
-
-use mongodb::bson::oid::ObjectId;
 use mongodb::options::InsertOneOptions;
 use mongodb::Collection;
-use tokio::sync::oneshot;
 
-use super::gapless_group::{Member, NextRound, Queue, Round};
+use super::gapless_group::{join, Member, Round};
 use super::sequential_id::SequentialId;
-use super::{document_scope, proxy, skip_ahead};
-use crate::error::{Error, Result};
-use crate::process::{self, GroupOf};
-use crate::store::Deployment;
+use super::{document_scope, insert, proxy, skip_ahead};
+use crate::error::Result;
 
 /// `insert_with_id` of a model with a proxy collection whose numbers come from a counter
 /// outside the insert's transaction (not gapless): the number is taken first, from this
@@ -45,46 +39,14 @@ pub(crate) async fn insert_one<T: SequentialId>(
     let seq = document_scope::for_document(T::sequence(coll), &*doc)?;
     let (id, issued) = seq.issue_id::<T::Id>().await?;
     doc.set_id(id.clone());
-    let mut serialized = mongodb::bson::to_document(&*doc).map_err(|e| Error::Serialization {
-        what: "the document",
-        source: e.into(),
-    })?;
-    if !serialized.contains_key("_id") {
-        // So that the documents of a commit of unknown outcome can be looked up.
-        serialized.insert("_id", ObjectId::new());
-    }
-    let bytes = mongodb::bson::to_vec(&serialized).map_or(0, |b| b.len());
-    let (reply, rx) = oneshot::channel();
-    let member = Member {
-        doc: serialized,
-        bytes,
-        taken: Some((id, issued.clone())),
-        reply,
-    };
-    let group = GroupOf {
-        model: TypeId::of::<T>(),
-        deployment: Deployment::of_collection(coll),
-        namespace: coll.namespace().to_string(),
-        scope: seq.scope().map(|s| s.canonical()).unwrap_or_default(),
-    };
+    let (member, rx) = Member::new(insert::fixed_document(&*doc)?, Some((id, issued.clone())));
     let round = Round {
         coll: coll.clone(),
         seq,
         scope: skip_ahead::scope_filter(&*doc)?,
         shape: None,
     };
-    let queue = process::group(&group, || Queue::<T::Id>::new(group.clone()));
-    let leads = {
-        let mut state = queue.lock();
-        if state.active {
-            state.waiting.push_back(member);
-            false
-        } else {
-            state.active = true;
-            true
-        }
-    };
-    if !leads {
+    let Some(_next) = join(member, round, runtime) else {
         return match rx.await {
             Ok(Ok(Some(id))) => {
                 doc.set_id(id.clone());
@@ -95,11 +57,6 @@ pub(crate) async fn insert_one<T: SequentialId>(
             // shut down) before it committed anything for this insert: alone, a new number.
             Ok(Ok(None)) | Err(_) => proxy::insert_one(doc, coll, None).await,
         };
-    }
-    let _next = NextRound {
-        queue: queue.clone(),
-        round: Some(round),
-        runtime,
     };
     proxy::insert_numbered(doc, coll, issued).await
 }
