@@ -1,15 +1,13 @@
 //! Counters in a MongoDB collection: one `findAndModify` per reservation.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
-use futures_util::TryStreamExt;
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use mongodb::action::Action;
 use mongodb::bson::{doc, Bson, Document};
-use mongodb::options::{CollectionOptions, IndexOptions, ReturnDocument, WriteConcern};
-use mongodb::{ClientSession, Collection, Database, IndexModel};
-use tokio::sync::OnceCell;
+use mongodb::options::{CollectionOptions, ReturnDocument, WriteConcern};
+use mongodb::{ClientSession, Collection, Database};
 
 use sequence_rules::limits::MAX_EXACT_DOUBLE;
 use sequence_rules::names::{self, NameKind};
@@ -18,7 +16,7 @@ use super::counter_store::{BoxFuture, CounterStore, Reservation};
 use super::deployment::Deployment;
 use super::guarded_update::{reservation, CounterMove};
 use super::sequence_record::SequenceRecord;
-use crate::error::driver::{is_duplicate_key, is_index_options_conflict, Access};
+use crate::error::driver::{is_duplicate_key, Access};
 use crate::error::{Error, Result};
 use crate::id::{Bounds, CounterKey, IdRange};
 use crate::observability::{ADMIN, RESERVE, STORE};
@@ -28,6 +26,8 @@ use crate::store::layout::{CounterLayout, KeyIndex};
 /// How often a reservation is retried after a duplicate-key error from a concurrent first
 /// upsert of the same counter.
 const UPSERT_RETRIES: u32 = 5;
+
+mod key_index;
 
 /// Counters kept in a collection (by default `counters`) of a MongoDB database.
 ///
@@ -223,103 +223,6 @@ impl MongoStore {
         }
     }
 
-    /// For a layout that finds counters by other fields than `_id`, makes sure its unique index
-    /// exists before the first upsert, so that two concurrent first upserts cannot create two
-    /// counters, with the keys in the order the other library declares them (so that its own
-    /// declaration finds the index built). Done once per collection per process; an index
-    /// already there is left as it is. Where two counter documents already hold one key, the
-    /// index cannot be built: [`Error::DuplicateCounters`] names them.
-    async fn ensure_key_index(&self) -> Result<()> {
-        let Some(index) = self.layout.key_index() else {
-            return Ok(());
-        };
-        static DONE: LazyLock<Mutex<HashMap<String, Arc<OnceCell<()>>>>> =
-            LazyLock::new(Default::default);
-        let cell = DONE
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .entry(self.identity())
-            .or_default()
-            .clone();
-        cell.get_or_try_init(|| async {
-            let model = IndexModel::builder()
-                .keys(index.keys.clone())
-                .options(
-                    IndexOptions::builder()
-                        .unique(true)
-                        .name(index.name.map(str::to_owned))
-                        .build(),
-                )
-                .build();
-            match self.collection.create_index(model).await {
-                Ok(_) => {}
-                Err(e) if is_duplicate_key(&e) => {
-                    return Err(match self.duplicates(&index).await? {
-                        Some(duplicates) => duplicates,
-                        None => Error::IndexConflict {
-                            collection: self.location(),
-                            index: index.describe(),
-                            reason: format!(
-                                "{} needs it, and the collection holds documents of another \
-                                 layout that the index cannot tell apart; keep the layouts in \
-                                 separate collections (`counters = \"...\"`)",
-                                index.needed_by
-                            ),
-                            source: Box::new(e),
-                        },
-                    });
-                }
-                // An index of these keys under another name, or without `unique`: the
-                // library that made it is the one to say how it wants it.
-                Err(e) if is_index_options_conflict(&e) => {}
-                Err(e) => return Err(self.error(e, Access::Index)),
-            }
-            tracing::debug!(
-                target: STORE,
-                collection = %self.location(),
-                index = %index.keys,
-                "Counter index ensured"
-            );
-            Ok::<(), Error>(())
-        })
-        .await?;
-        Ok(())
-    }
-
-    /// Two counter documents of the layout that hold the same values of the keys of `index`
-    /// (the unique index the layout needs), if any.
-    async fn duplicates(&self, index: &KeyIndex) -> Result<Option<Error>> {
-        let keys = &index.keys;
-        let group: Document = keys
-            .keys()
-            .map(|k| (k.clone(), Bson::String(format!("${k}"))))
-            .collect();
-        let pipeline = vec![
-            doc! { "$match": index.members.clone() },
-            doc! { "$group": { "_id": group, "ids": { "$push": "$_id" }, "n": { "$sum": 1 } } },
-            doc! { "$match": { "n": { "$gt": 1 } } },
-            doc! { "$limit": 1 },
-        ];
-        let found = self
-            .collection
-            .aggregate(pipeline)
-            .await
-            .map_err(|e| self.error(e, Access::Read))?
-            .try_next()
-            .await
-            .map_err(|e| self.error(e, Access::Read))?;
-        Ok(found.map(|row| {
-            let ids = row.get_array("ids").cloned().unwrap_or_default();
-            Error::DuplicateCounters {
-                collection: self.location(),
-                filter: row
-                    .get_document("_id")
-                    .map_or_else(|_| keys.to_string(), ToString::to_string),
-                ids,
-            }
-        }))
-    }
-
     /// The filter of the counters of `name` before `period`, or why the layout has none.
     fn periods_before(&self, name: &str, period: &str) -> Result<Document> {
         self.layout
@@ -328,52 +231,6 @@ impl MongoStore {
                 argument: "before",
                 reason,
             })
-    }
-
-    /// Where the filter of `key` can match two documents despite the unique index (see
-    /// [`CounterLayout::may_match_twice`]), checks once per process that it matches one at
-    /// most.
-    async fn ensure_one_counter(&self, key: &CounterKey) -> Result<()> {
-        if !self.layout.may_match_twice(key) {
-            return Ok(());
-        }
-        static CHECKED: LazyLock<Mutex<HashSet<String>>> = LazyLock::new(Default::default);
-        let id = format!("{}\0{}", self.identity(), key.canonical());
-        if CHECKED
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .contains(&id)
-        {
-            return Ok(());
-        }
-        let filter = self.layout.id_filter(key);
-        let mut found = self
-            .collection
-            .find(filter.clone())
-            .projection(doc! { "_id": 1 })
-            .limit(2)
-            .await
-            .map_err(|e| self.error(e, Access::Read))?;
-        let mut ids = Vec::new();
-        while let Some(doc) = found
-            .try_next()
-            .await
-            .map_err(|e| self.error(e, Access::Read))?
-        {
-            ids.push(doc.get("_id").cloned().unwrap_or(Bson::Null));
-        }
-        if ids.len() > 1 {
-            return Err(Error::DuplicateCounters {
-                collection: self.location(),
-                filter: filter.to_string(),
-                ids,
-            });
-        }
-        CHECKED
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(id);
-        Ok(())
     }
 
     /// The one reservation: a guarded findAndModify, in `session` (and its transaction) if
