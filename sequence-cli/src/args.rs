@@ -6,7 +6,9 @@ use mongodb::bson::{Bson, Document};
 use mongodb::Client;
 use sequence_runtime::claims::{self, Claims};
 use sequence_runtime::jiff::civil::Date;
-use sequence_runtime::options::{filter, FilterField, Layout, SequenceOptionsBuilder, Stores};
+use sequence_runtime::options::{
+    filter, CheckDigit, Encoding, FilterField, Layout, SequenceOptionsBuilder, Stores,
+};
 use sequence_runtime::store::{SequenceRecord, StoredCounter};
 use sequence_runtime::{id::Bounds, SequenceOptions};
 use serde_json::Value;
@@ -305,6 +307,22 @@ pub(crate) struct SequenceArgs {
     /// The exact number of digits of every ID.
     #[arg(long)]
     digits: Option<u8>,
+    /// The template of the IDs, such as `ACC-{n:08}-{check}` (instead of `--prefix` and
+    /// `--width`).
+    #[arg(long)]
+    format: Option<String>,
+    /// The check digits after the number: `luhn`, `damm`, `mod97` or `crockford`.
+    #[arg(long, value_parser = check_digit)]
+    check_digit: Option<CheckDigit>,
+    /// How the number is written: `decimal`, `crockford32` or `sqids`.
+    #[arg(long, value_parser = encoding)]
+    encoding: Option<Encoding>,
+    /// The alphabet of `--encoding sqids`.
+    #[arg(long)]
+    alphabet: Option<String>,
+    /// The shortest ID of `--encoding sqids`.
+    #[arg(long)]
+    min_length: Option<u32>,
     /// The first value of the sequence.
     #[arg(long)]
     start: Option<i64>,
@@ -355,6 +373,21 @@ impl SequenceArgs {
         }
         if let Some(v) = self.digits {
             options = options.digits(v);
+        }
+        if let Some(v) = &self.format {
+            options = options.format(v);
+        }
+        if let Some(v) = self.check_digit {
+            options = options.check_digit(v);
+        }
+        if let Some(v) = self.encoding {
+            options = options.encoding(v);
+        }
+        if let Some(v) = &self.alphabet {
+            options = options.alphabet(v);
+        }
+        if let Some(v) = self.min_length {
+            options = options.min_length(v);
         }
         if let Some(v) = self.start {
             options = options.start(v);
@@ -549,6 +582,20 @@ fn layout(arg: &str) -> Result<Layout, String> {
     }
     Layout::from_name(arg).ok_or_else(|| {
         let names: Vec<&str> = Layout::ALL.iter().map(|l| l.name()).collect();
+        format!("`{arg}` is not one of {}", names.join(", "))
+    })
+}
+
+/// A check digit algorithm, as given to `--check-digit`.
+fn check_digit(arg: &str) -> Result<CheckDigit, String> {
+    CheckDigit::from_name(arg)
+        .ok_or_else(|| format!("`{arg}` is not one of {}", CheckDigit::NAMES.join(", ")))
+}
+
+/// An encoding, as given to `--encoding`.
+fn encoding(arg: &str) -> Result<Encoding, String> {
+    Encoding::from_name(arg).ok_or_else(|| {
+        let names: Vec<&str> = Encoding::ALL.iter().map(|e| e.name()).collect();
         format!("`{arg}` is not one of {}", names.join(", "))
     })
 }

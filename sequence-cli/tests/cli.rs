@@ -4,9 +4,8 @@
 use std::process::{Command, Output};
 
 use mongodb::bson::{doc, oid::ObjectId, Bson, Document};
-use sequence_runtime::{
-    clock::ManualClock, jiff, options::Layout, Scope, Sequence, SequenceOptions,
-};
+use sequence_runtime::options::{CheckDigit, Layout};
+use sequence_runtime::{clock::ManualClock, jiff, Scope, Sequence, SequenceOptions};
 use sequence_testkit::{unique_db_name, TestServer};
 use serde_json::Value;
 
@@ -392,6 +391,65 @@ async fn next_takes_values_with_the_counters_options() {
 
     json_error(&["next", &db, "userid", "0"], 2);
     json_error(&["next", &db, "userid", "--stores", "next"], 2);
+}
+
+/// Sequences whose IDs have a template, check digits or another encoding: `next` prints the
+/// IDs as the documents hold them, from the sequence's record or the options given, and
+/// `show` the last ID issued.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn next_and_show_write_ids_of_each_format() {
+    let db_name = unique_db_name("cli_formats");
+    let db = TestServer::shared_or_panic()
+        .client()
+        .await
+        .database(&db_name);
+    let account = SequenceOptions::builder("account")
+        .format("ACC-{n:08}-{check}")
+        .check_digit(CheckDigit::Luhn)
+        .build();
+    let seq = Sequence::new(&db, account).unwrap();
+    assert_eq!(seq.next_id::<String>().await.unwrap(), "ACC-00000001-8");
+    // From the record: the template and the check digits.
+    let ids = json(&["next", &db_name, "account", "2"]);
+    assert_eq!(
+        ids["ids"],
+        serde_json::json!(["ACC-00000002-6", "ACC-00000003-4"])
+    );
+    let shown = json(&["show", &db_name, "account"]);
+    assert_eq!(shown["last_id"], "ACC-00000003-4");
+    let table = cli(&["show", &db_name, "account"]);
+    assert!(
+        stdout(&table).contains("last ID: ACC-00000003-4"),
+        "{}",
+        stdout(&table)
+    );
+    // From the options given: a Crockford code with its check symbol.
+    let ids = json(&[
+        "next",
+        &db_name,
+        "order",
+        "2",
+        "--encoding",
+        "crockford32",
+        "--width",
+        "4",
+        "--check-digit",
+        "crockford",
+        "--create",
+    ]);
+    assert_eq!(ids["ids"], serde_json::json!(["00011", "00022"]));
+    let refused = json_error(
+        &[
+            "next",
+            &db_name,
+            "order",
+            "--check-digit",
+            "lunh",
+            "--create",
+        ],
+        2,
+    );
+    assert!(refused.to_string().contains("luhn"), "{refused}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
+use sequence_rules::encoding::{CheckDigit, Encoding};
 use sequence_rules::{Batch, Checked, FilterValue, Layout, Stores, Strategy, Unique};
 use syn::DeriveInput;
 
@@ -104,7 +105,7 @@ macro_rules! variant_values {
     )*};
 }
 
-variant_values!(Strategy, Layout, Stores, Unique);
+variant_values!(Strategy, Layout, Stores, Unique, CheckDigit, Encoding);
 
 impl ConfigValue for Batch {
     fn tokens(&self, p: &TokenStream) -> TokenStream {
@@ -156,6 +157,11 @@ fn config(model: &Model, checked: &Checked, p: &TokenStream) -> TokenStream {
         tz,
         width,
         digits,
+        format,
+        check_digit,
+        encoding,
+        alphabet,
+        min_length,
         start,
         max,
         strategy,
@@ -182,6 +188,11 @@ fn config(model: &Model, checked: &Checked, p: &TokenStream) -> TokenStream {
         setter("tz", tz, p),
         setter("width", width, p),
         setter("digits", digits, p),
+        setter("format", format, p),
+        setter("check_digit", check_digit, p),
+        setter("encoding", encoding, p),
+        setter("alphabet", alphabet, p),
+        setter("min_length", min_length, p),
         setter("start", start, p),
         setter("max", max, p),
         setter("strategy", strategy, p),
@@ -381,6 +392,12 @@ fn inherent_methods(model: &Model, p: &TokenStream) -> TokenStream {
 
             #sync_fn
 
+            /// The counter value (and period) of `id`, an ID of this model written as text
+            /// (an integer ID as its digits), or `Error::InvalidId` saying what is wrong.
+            pub fn parse_id(id: &str) -> #p::Result<#p::ParsedId> {
+                <Self as #p::SequentialId>::parse_id(id)
+            }
+
             /// The sequence of this model for `collection`, for admin operations
             /// (`current`, `set_next`, `reset`, `release`, `stats`).
             pub fn sequence(collection: &#p::mongodb::Collection<Self>) -> #p::Sequence {
@@ -411,6 +428,14 @@ fn id_type_checks(model: &Model, checked: &Checked, p: &TokenStream) -> TokenStr
         None => quote!(::core::option::Option::None),
     };
     let (width_without_prefix, literal_prefix) = (n.width_without_prefix, n.literal_prefix);
+    let check_digits = n.check_digits;
+    let text = match n.text {
+        Some(key) => {
+            let variant = format_ident!("{key:?}");
+            quote!(::core::option::Option::Some(#p::Key::#variant))
+        }
+        None => quote!(::core::option::Option::None),
+    };
     let needs = quote! {
         #p::IdNeeds {
             strategy: #p::Strategy::#strategy,
@@ -419,6 +444,8 @@ fn id_type_checks(model: &Model, checked: &Checked, p: &TokenStream) -> TokenStr
             literal_prefix: #literal_prefix,
             prefixed_digits: #prefixed,
             space: #space,
+            check_digits: #check_digits,
+            text: #text,
         }
     };
     let a = &model.attrs;
@@ -426,6 +453,7 @@ fn id_type_checks(model: &Model, checked: &Checked, p: &TokenStream) -> TokenStr
         ("id_type", Some(id.ty_span)),
         ("width", a.span_of(sequence_rules::Key::Width)),
         ("prefix", a.span_of(sequence_rules::Key::Prefix)),
+        ("text", n.text.and_then(|key| a.span_of(key))),
     ];
     // Each rule runs in a `const fn` generic over the model, which reads the ID type as
     // `M::Id`: a type that does not implement `IdValue` is then one error (at the field), not
@@ -492,6 +520,9 @@ fn stub(ident: &Ident, krate: &TokenStream) -> TokenStream {
             }
             pub fn sync_counters<C>(collection: &C) -> #p::Stub<#p::SyncReport> {
                 #p::Stub::new(::core::default::Default::default())
+            }
+            pub fn parse_id(id: &str) -> #p::Result<#p::ParsedId> {
+                ::core::panic!("the derive failed: its errors stop the build")
             }
             pub fn ensure_indexes<C>(collection: &C) -> #p::Stub<#p::IndexReport> {
                 #p::Stub::new(::core::default::Default::default())

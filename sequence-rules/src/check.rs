@@ -4,6 +4,7 @@ use jiff::tz::TimeZone;
 
 use crate::batch::Batch;
 use crate::defaults;
+use crate::encoding::{crockford, sqids, CheckDigit, Encoding};
 use crate::id::IdNeeds;
 use crate::key::Key;
 use crate::limits::{self, digits_range, pow10, MAX_DIGITS, MAX_RETRIES, MAX_SHARDS};
@@ -11,6 +12,7 @@ use crate::names::{self, NameKind};
 use crate::pattern::Pattern;
 use crate::spec::Spec;
 use crate::strategy::{Strategy, Unique, SHARD_BOUND_FIELDS};
+use crate::template::{Tail, Template};
 use crate::tz;
 use crate::violation::{At, Problem, Violation};
 
@@ -29,8 +31,18 @@ pub struct Checked {
     pub max: i64,
     /// The digits of the zero-padded counter part, when it is padded.
     pub width: Option<u8>,
-    /// The parsed `prefix`.
+    /// The parsed `prefix`, or the part of the `format` template before the number.
     pub pattern: Option<Pattern>,
+    /// What follows the number (the rest of a `format` template).
+    pub tail: Tail,
+    /// The check digits after the number.
+    pub check_digit: Option<CheckDigit>,
+    /// How the number is written.
+    pub encoding: Encoding,
+    /// The Sqids alphabet given (`None`: Sqids' default).
+    pub alphabet: Option<String>,
+    /// The shortest Sqids ID.
+    pub min_length: u8,
     /// The time zone of periods (`None`: UTC).
     pub tz: Option<TimeZone>,
     /// The reservation size.
@@ -48,7 +60,9 @@ pub fn check(spec: &Spec<'_>) -> Result<Checked, Vec<Violation>> {
     c.names();
     let batch = c.batch();
     c.prefetch();
-    let format = c.format();
+    c.encoding();
+    let mut format = c.format();
+    c.check_digit(&mut format);
     let space = c.space(&format);
     let shards = c.counts();
     c.strategy_needs(&space, shards);
@@ -66,24 +80,49 @@ pub fn check(spec: &Spec<'_>) -> Result<Checked, Vec<Violation>> {
         max: space.hi,
         width: space.padded,
         pattern: format.pattern,
+        tail: format.tail,
+        check_digit: format.check,
+        encoding: c.encoding,
+        alphabet: spec
+            .alphabet
+            .filter(|_| c.encoding == Encoding::Sqids)
+            .map(str::to_owned),
+        min_length: spec
+            .min_length
+            .filter(|_| c.encoding == Encoding::Sqids)
+            .and_then(|n| u8::try_from(n).ok())
+            .unwrap_or(0),
         tz: format.zone,
         batch,
         id_needs: c.needs,
     })
 }
 
+/// The widest Crockford base 32 code whose values all fit an `i64` (`32^12 = 2^60`).
+const CROCKFORD_MAX_WIDTH: usize = 12;
+
 /// The state of one [`check`]: the configuration, the violations found so far, and what the
 /// configuration asks of the ID's type.
 struct Checker<'s, 'a> {
     spec: &'s Spec<'a>,
     strategy: Strategy,
+    /// How the number is written (`Decimal` where `encoding` is wrong).
+    encoding: Encoding,
     v: Violations,
     needs: IdNeeds,
 }
 
-/// `prefix`, `tz`, `width`, `digits`, `start` and `max` as given (and applying).
+/// `prefix` or `format`, `tz`, `width`, `digits`, `start` and `max` as given (and applying).
 struct FormatKeys {
     pattern: Option<Pattern>,
+    /// Whether the pattern and width come from a `format` template.
+    template: bool,
+    /// What follows the number.
+    tail: Tail,
+    /// Whether the template places `{check}`.
+    check_placed: bool,
+    /// The check digits (where they apply to the encoding).
+    check: Option<CheckDigit>,
     /// Whether the prefix has date tokens.
     periodic: bool,
     zone: Option<TimeZone>,
@@ -109,6 +148,7 @@ impl<'s, 'a> Checker<'s, 'a> {
         Checker {
             spec,
             strategy,
+            encoding: Encoding::Decimal,
             v: Violations(Vec::new()),
             needs: IdNeeds {
                 strategy,
@@ -117,6 +157,8 @@ impl<'s, 'a> Checker<'s, 'a> {
                 literal_prefix: false,
                 prefixed_digits: None,
                 space: None,
+                check_digits: 0,
+                text: None,
             },
         }
     }
@@ -200,26 +242,126 @@ impl<'s, 'a> Checker<'s, 'a> {
         }
     }
 
-    /// The keys that shape an ID: the prefix pattern, its time zone, and the digits.
+    /// `encoding`, `alphabet` and `min_length`: how the number is written.
+    fn encoding(&mut self) {
+        let spec = self.spec;
+        if let Some(encoding) = spec.encoding.filter(|_| self.on(Key::Encoding)) {
+            self.encoding = encoding;
+            if encoding != Encoding::Decimal {
+                self.needs.text = Some(Key::Encoding);
+                if let Some(start) = spec.start.filter(|&s| s < 0 && self.on(Key::Start)) {
+                    self.v.at(
+                        Key::Start,
+                        format!(
+                            "`start` ({start}) must not be negative with `encoding = \"{encoding}\"`: \
+                             its codes have no sign"
+                        ),
+                    );
+                }
+            }
+        }
+        let sqids = self.encoding == Encoding::Sqids;
+        for key in [Key::Alphabet, Key::MinLength] {
+            if self.on(key) && !sqids {
+                self.v
+                    .at(key, format!("`{key}` needs `encoding = \"sqids\"`"));
+            }
+        }
+        if !sqids {
+            return;
+        }
+        if let Some(alphabet) = spec.alphabet.filter(|_| self.on(Key::Alphabet)) {
+            if let Err(why) = sqids::check_alphabet(alphabet) {
+                self.v.at(Key::Alphabet, why);
+            }
+        }
+        if let Some(n) = spec.min_length.filter(|_| self.on(Key::MinLength)) {
+            if let Err(why) = sqids::check_min_length(u64::from(n)) {
+                self.v.at(Key::MinLength, why);
+            }
+        }
+    }
+
+    /// The keys that shape an ID: the prefix pattern (or the `format` template), its time
+    /// zone, and the digits.
     fn format(&mut self) -> FormatKeys {
         let spec = self.spec;
-        let width = self.digit_count(Key::Width, spec.width);
-        let digits = self.digit_count(Key::Digits, spec.digits);
+        let mut width = self.digit_count(Key::Width, spec.width);
+        let mut digits = self.digit_count(Key::Digits, spec.digits);
         let with_prefix = self.on(Key::Prefix);
-        let pattern = spec.prefix.filter(|_| with_prefix).and_then(|p| {
+        let mut pattern = spec.prefix.filter(|_| with_prefix).and_then(|p| {
             Pattern::parse(p)
                 .map_err(|why| self.v.at(Key::Prefix, why))
                 .ok()
         });
+        let mut broken = with_prefix && pattern.is_none();
+        let (mut template, mut tail, mut check_placed) = (false, Tail::default(), false);
+        if let Some(text) = spec.format.filter(|_| self.on(Key::Format)) {
+            if with_prefix {
+                self.v.at(
+                    Key::Format,
+                    "`format` cannot be combined with `prefix`: write the period's fields in the \
+                     template, as in \"INV-{YY}{MM}{DD}-{n:04}\"",
+                );
+            } else if self.on(Key::Width) {
+                self.v.at(
+                    Key::Width,
+                    "`width` cannot be combined with `format`: write it in the template, as in \
+                     `{n:06}`",
+                );
+            } else if self.on(Key::Digits) {
+                self.v.at(
+                    Key::Digits,
+                    "`digits` cannot be combined with `format`: the template's `{n:08}` sets \
+                     the width",
+                );
+                digits = None;
+            } else {
+                match Template::parse(text) {
+                    Ok(t) => {
+                        template = true;
+                        width = match t.width {
+                            Some(w) if !(1..=MAX_DIGITS).contains(&w) => {
+                                self.v.at(
+                                    Key::Format,
+                                    format!(
+                                        "the width in `{{n:{w:02}}}` must be between 1 and 18, \
+                                         got {w}"
+                                    ),
+                                );
+                                None
+                            }
+                            w => w,
+                        };
+                        let has_text = t.tail.has_text()
+                            || t.prefix.as_ref().is_some_and(Pattern::has_literal)
+                            || (t.prefix.is_none() && width.is_some());
+                        if has_text && self.needs.text.is_none() {
+                            self.needs.text = Some(Key::Format);
+                        }
+                        pattern = t.prefix;
+                        (tail, check_placed) = (t.tail, t.check);
+                    }
+                    Err(why) => {
+                        self.v.at(Key::Format, why);
+                        broken = true;
+                    }
+                }
+            }
+        }
         let periodic = pattern.as_ref().and_then(Pattern::resolution).is_some();
+        if template && periodic && width.is_none() && self.encoding != Encoding::Sqids {
+            width = Some(defaults::WIDTH);
+        }
         let mut zone = None;
         if let Some(name) = spec.tz.filter(|_| self.on(Key::Tz)) {
-            if with_prefix && pattern.is_none() {
+            if broken {
                 // The prefix is wrong already; one error is enough.
             } else if !periodic {
                 self.v.at(
                     Key::Tz,
-                    "`tz` needs a `prefix` with date tokens (`YYYY`, `YY`, `MM`, `DD`, `HH`)",
+                    "`tz` needs a `prefix` or `format` with date tokens (`YYYY`, `YY`, `MM`, \
+                     `DD`, `HH`)",
                 );
             } else {
                 zone = tz::time_zone(name);
@@ -236,12 +378,95 @@ impl<'s, 'a> Checker<'s, 'a> {
         }
         FormatKeys {
             pattern,
+            template,
+            tail,
+            check_placed,
+            check: None,
             periodic,
             zone,
             width,
             digits,
             start: spec.start.filter(|_| self.on(Key::Start)),
             max: spec.max.filter(|_| self.on(Key::Max)),
+        }
+    }
+
+    /// `check_digit`: an algorithm for the encoding, placed where the template says; and what
+    /// the encoding makes of `digits` and `width`.
+    fn check_digit(&mut self, f: &mut FormatKeys) {
+        let encoding = self.encoding;
+        if let Some(check) = self.spec.check_digit.filter(|_| self.on(Key::CheckDigit)) {
+            let refused = match (encoding, check.is_decimal()) {
+                (Encoding::Sqids, _) => Some(
+                    "`check_digit` cannot be combined with `encoding = \"sqids\"`: Sqids IDs \
+                     have no check digit; codes people type take `encoding = \"crockford32\"` \
+                     with `check_digit = \"crockford\"`"
+                        .to_owned(),
+                ),
+                (Encoding::Decimal, false) => Some(format!(
+                    "`check_digit = \"{check}\"` is the check symbol of Crockford base 32: it \
+                     needs `encoding = \"crockford32\"`; decimal numbers take `luhn`, `damm` or \
+                     `mod97`"
+                )),
+                (Encoding::Crockford32, true) => Some(format!(
+                    "`check_digit = \"{check}\"` checks decimal digits; a Crockford base 32 code \
+                     takes `check_digit = \"crockford\"`"
+                )),
+                _ => None,
+            };
+            match refused {
+                Some(why) => self.v.at(Key::CheckDigit, why),
+                None => {
+                    f.check = Some(check);
+                    if check.is_decimal() {
+                        self.needs.check_digits = check.len() as u8;
+                    }
+                }
+            }
+        } else if f.check_placed {
+            self.v.at(
+                Key::Format,
+                "`format` places `{check}` but no `check_digit` is set: add `check_digit = \
+                 \"luhn\"` (or `damm`, `mod97`) or remove `{check}`",
+            );
+        }
+        if encoding == Encoding::Decimal {
+            return;
+        }
+        let width_key = if f.template { Key::Format } else { Key::Width };
+        if f.digits.take().is_some() {
+            self.v.at(
+                Key::Digits,
+                format!(
+                    "`digits` counts decimal digits; with `encoding = \"{encoding}\"` set {}",
+                    if encoding == Encoding::Sqids {
+                        "`min_length`"
+                    } else {
+                        "`width`"
+                    }
+                ),
+            );
+        }
+        match (encoding, f.width) {
+            (Encoding::Sqids, Some(_)) if self.on(width_key) => {
+                self.v.at(
+                    width_key,
+                    "a width does not apply to `encoding = \"sqids\"`: set `min_length` for \
+                     the shortest ID",
+                );
+                f.width = None;
+            }
+            (Encoding::Crockford32, Some(w)) if usize::from(w) > CROCKFORD_MAX_WIDTH => {
+                self.v.at(
+                    width_key,
+                    format!(
+                        "a Crockford base 32 code of width {w} holds more than an `i64`: the \
+                         width is at most {CROCKFORD_MAX_WIDTH} with `encoding = \"crockford32\"`"
+                    ),
+                );
+                f.width = None;
+            }
+            _ => {}
         }
     }
 
@@ -283,9 +508,15 @@ impl<'s, 'a> Checker<'s, 'a> {
             }
         } else {
             self.needs.width_without_prefix = self.on(Key::Width) && !with_prefix;
-            padded = f.width.or(with_prefix.then_some(defaults::WIDTH));
-            if let Some(w) = padded.filter(|_| with_prefix || self.on(Key::Width)) {
-                let widest = pow10(w) - 1;
+            let sqids = self.encoding == Encoding::Sqids;
+            padded = f
+                .width
+                .or((with_prefix && !sqids).then_some(defaults::WIDTH));
+            if let Some(w) = padded.filter(|_| with_prefix || f.template || self.on(Key::Width)) {
+                let widest = match self.encoding {
+                    Encoding::Crockford32 => crockford::max_for_width(usize::from(w)) as i64,
+                    _ => pow10(w) - 1,
+                };
                 match start {
                     Some(s) if s < 0 => self.v.at(
                         Key::Start,
@@ -302,9 +533,11 @@ impl<'s, 'a> Checker<'s, 'a> {
             }
         }
         if let Some(p) = &f.pattern {
-            self.needs.literal_prefix = p.has_literal();
+            self.needs.literal_prefix = p.has_literal() && !f.template;
             if let (false, Some(w)) = (p.has_literal(), padded) {
-                self.needs.prefixed_digits = Some((p.rendered_len() + usize::from(w)) as u32);
+                let check = usize::from(self.needs.check_digits);
+                self.needs.prefixed_digits =
+                    Some((p.rendered_len() + usize::from(w) + check) as u32);
             }
         }
         if self.v.0.len() == before {
@@ -522,6 +755,216 @@ mod tests {
             name: "id",
             is_document_id: true,
         })
+    }
+
+    #[test]
+    fn formats_check_digits_and_encodings() {
+        use crate::encoding::{CheckDigit, Encoding};
+        let c = check(&Spec {
+            format: Some("ACC-{n:08}-{check}"),
+            check_digit: Some(CheckDigit::Luhn),
+            ..Spec::new("acc")
+        })
+        .unwrap();
+        assert_eq!(
+            (c.width, c.max, c.check_digit),
+            (Some(8), 99_999_999, Some(CheckDigit::Luhn))
+        );
+        assert_eq!(c.tail.before_check, "-");
+        assert_eq!(c.id_needs.text, Some(Key::Format));
+        let c = check(&Spec {
+            format: Some("{YY}{MM}{n}"),
+            check_digit: Some(CheckDigit::Mod97),
+            ..Spec::new("dated")
+        })
+        .unwrap();
+        assert_eq!(c.width, Some(defaults::WIDTH), "a period pads the number");
+        assert_eq!(
+            (c.id_needs.text, c.id_needs.prefixed_digits),
+            (None, Some(12))
+        );
+        let c = check(&Spec {
+            encoding: Some(Encoding::Crockford32),
+            width: Some(4),
+            check_digit: Some(CheckDigit::Crockford),
+            ..Spec::new("code")
+        })
+        .unwrap();
+        assert_eq!(
+            (c.max, c.id_needs.text),
+            (32_i64.pow(4) - 1, Some(Key::Encoding))
+        );
+        let c = check(&Spec {
+            encoding: Some(Encoding::Sqids),
+            prefix: Some("YY-"),
+            alphabet: Some("abcdefghijk"),
+            min_length: Some(8),
+            ..Spec::new("public")
+        })
+        .unwrap();
+        assert_eq!((c.width, c.min_length), (None, 8));
+        assert_eq!(c.alphabet.as_deref(), Some("abcdefghijk"));
+        for (spec, expected) in [
+            (
+                Spec {
+                    format: Some("ACC-"),
+                    ..Spec::new("x")
+                },
+                "`format` has no `{n}`",
+            ),
+            (
+                Spec {
+                    format: Some("{n}{check}"),
+                    ..Spec::new("x")
+                },
+                "places `{check}` but no `check_digit` is set",
+            ),
+            (
+                Spec {
+                    format: Some("{n}"),
+                    prefix: Some("YY"),
+                    ..Spec::new("x")
+                },
+                "`format` cannot be combined with `prefix`",
+            ),
+            (
+                Spec {
+                    format: Some("{n}"),
+                    width: Some(3),
+                    ..Spec::new("x")
+                },
+                "`width` cannot be combined with `format`",
+            ),
+            (
+                Spec {
+                    format: Some("{n:19}"),
+                    ..Spec::new("x")
+                },
+                "must be between 1 and 18, got 19",
+            ),
+            (
+                Spec {
+                    check_digit: Some(CheckDigit::Luhn),
+                    strategy: Some(Strategy::Uuid),
+                    ..Spec::new("x")
+                },
+                "`check_digit` does not apply to strategy \"uuid\"",
+            ),
+            (
+                Spec {
+                    check_digit: Some(CheckDigit::Crockford),
+                    ..Spec::new("x")
+                },
+                "needs `encoding = \"crockford32\"`",
+            ),
+            (
+                Spec {
+                    check_digit: Some(CheckDigit::Damm),
+                    encoding: Some(Encoding::Crockford32),
+                    ..Spec::new("x")
+                },
+                "takes `check_digit = \"crockford\"`",
+            ),
+            (
+                Spec {
+                    check_digit: Some(CheckDigit::Damm),
+                    encoding: Some(Encoding::Sqids),
+                    ..Spec::new("x")
+                },
+                "Sqids IDs have no check digit",
+            ),
+            (
+                Spec {
+                    alphabet: Some("abc"),
+                    ..Spec::new("x")
+                },
+                "`alphabet` needs `encoding = \"sqids\"`",
+            ),
+            (
+                Spec {
+                    encoding: Some(Encoding::Sqids),
+                    alphabet: Some("abca"),
+                    ..Spec::new("x")
+                },
+                "has `a` twice",
+            ),
+            (
+                Spec {
+                    encoding: Some(Encoding::Sqids),
+                    min_length: Some(256),
+                    ..Spec::new("x")
+                },
+                "at most 255",
+            ),
+            (
+                Spec {
+                    encoding: Some(Encoding::Sqids),
+                    width: Some(6),
+                    ..Spec::new("x")
+                },
+                "a width does not apply",
+            ),
+            (
+                Spec {
+                    encoding: Some(Encoding::Crockford32),
+                    width: Some(13),
+                    ..Spec::new("x")
+                },
+                "at most 12",
+            ),
+            (
+                Spec {
+                    encoding: Some(Encoding::Crockford32),
+                    digits: Some(6),
+                    ..Spec::new("x")
+                },
+                "`digits` counts decimal digits",
+            ),
+            (
+                Spec {
+                    encoding: Some(Encoding::Sqids),
+                    start: Some(-1),
+                    ..Spec::new("x")
+                },
+                "must not be negative",
+            ),
+        ] {
+            let errors = errors(spec);
+            assert_eq!(errors.len(), 1, "{errors:?}");
+            assert!(
+                errors[0].contains(expected),
+                "{} lacks {expected}",
+                errors[0]
+            );
+        }
+    }
+
+    #[test]
+    fn check_digits_count_in_the_digits_of_integer_ids() {
+        use crate::encoding::CheckDigit;
+        let needs = check(&Spec {
+            digits: Some(9),
+            check_digit: Some(CheckDigit::Luhn),
+            ..Spec::new("x")
+        })
+        .unwrap()
+        .id_needs;
+        let p = needs.problems(IdKind::I32);
+        assert_eq!(
+            p.id_type.unwrap().as_str(),
+            "`i32` cannot hold IDs of 10 digits (check digits included); use `i64` or fewer \
+             `digits`"
+        );
+        assert_eq!(needs.problems(IdKind::I64).id_type, None);
+        let needs = check(&Spec {
+            digits: Some(18),
+            check_digit: Some(CheckDigit::Mod97),
+            ..Spec::new("x")
+        })
+        .unwrap()
+        .id_needs;
+        assert!(needs.problems(IdKind::I64).id_type.is_some());
+        assert_eq!(needs.problems(IdKind::String).id_type, None);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The ID field of a model, as far as the rules need to know it, and the rules about its type.
 
+use crate::key::Key;
 use crate::limits;
 use crate::strategy::Strategy;
 
@@ -89,6 +90,11 @@ pub struct IdNeeds {
     pub prefixed_digits: Option<u32>,
     /// For the `ranges` and `random` strategies: the space of values, `start..=max`.
     pub space: Option<(i64, i64)>,
+    /// The decimal check digits after the number (0 without `check_digit`).
+    pub check_digits: u8,
+    /// The key whose IDs only text holds (`encoding`, or a `format` with text or leading
+    /// zeros), if any.
+    pub text: Option<Key>,
 }
 
 /// The rules an ID type breaks, each at the place the derive points at.
@@ -100,6 +106,8 @@ pub struct IdProblems {
     pub width: Option<Message>,
     /// About `prefix`.
     pub prefix: Option<Message>,
+    /// About the key of [`IdNeeds::text`].
+    pub text: Option<Message>,
 }
 
 impl IdNeeds {
@@ -111,16 +119,37 @@ impl IdNeeds {
         let mut id_type = None;
         let mut width = None;
         let mut prefix = None;
+        let mut text = None;
         if let (Some(d), Some(t)) = (self.digits, type_max) {
-            if limits::pow10(d) - 1 > t {
+            let total = d + self.check_digits;
+            if total > limits::MAX_DIGITS || limits::pow10(total) - 1 > t {
+                let checked = if self.check_digits > 0 {
+                    " (check digits included)"
+                } else {
+                    ""
+                };
                 id_type = Some(
                     Message::new()
                         .code(name)
                         .str(" cannot hold IDs of ")
-                        .int(d as i64)
-                        .str(" digits; use `i64` or fewer `digits`"),
+                        .int(total as i64)
+                        .str(" digits")
+                        .str(checked)
+                        .str("; use `i64` or fewer `digits`"),
                 );
             }
+        }
+        if let (Some(key), true) = (self.text, integer) {
+            text = Some(match key {
+                Key::Encoding => Message::new()
+                    .str("an integer ID field (")
+                    .code(name)
+                    .str(") cannot hold the codes of `encoding`; use a `String` ID field"),
+                _ => Message::new().str("an integer ID field (").code(name).str(
+                    ") cannot hold the text or leading zeros of `format`; use a `String` ID \
+                     field, or a template of date fields and `{n}` only",
+                ),
+            });
         }
         if self.width_without_prefix && integer {
             width = Some(
@@ -198,6 +227,7 @@ impl IdNeeds {
             id_type,
             width,
             prefix,
+            text,
         }
     }
 }
@@ -295,6 +325,8 @@ mod tests {
             literal_prefix: false,
             prefixed_digits: None,
             space: None,
+            check_digits: 0,
+            text: None,
         }
     }
 
@@ -362,7 +394,8 @@ mod tests {
             IdProblems {
                 id_type: None,
                 width: None,
-                prefix: None
+                prefix: None,
+                text: None
             }
         );
     }

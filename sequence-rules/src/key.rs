@@ -28,6 +28,18 @@ pub enum Key {
     Width,
     /// Exact number of digits of every ID, without a prefix.
     Digits,
+    /// A template that places the number, its check digits and the period in the ID:
+    /// `"ACC-{n:08}-{check}"`, `"{YYYY}/{n:05}/EU"` (instead of `prefix` and `width`).
+    Format,
+    /// Check digits after the number: `"luhn"`, `"damm"`, `"mod97"` (two digits, as in
+    /// IBANs), or `"crockford"` (the check symbol of a Crockford base 32 code).
+    CheckDigit,
+    /// How the number is written: `"decimal"` (the default), `"crockford32"` or `"sqids"`.
+    Encoding,
+    /// The alphabet of `encoding = "sqids"`.
+    Alphabet,
+    /// The shortest Sqids ID, in characters (0 to 255).
+    MinLength,
     /// The first value a new counter issues.
     Start,
     /// The largest value ever issued.
@@ -77,6 +89,11 @@ impl Key {
         Key::Tz,
         Key::Width,
         Key::Digits,
+        Key::Format,
+        Key::CheckDigit,
+        Key::Encoding,
+        Key::Alphabet,
+        Key::MinLength,
         Key::Start,
         Key::Max,
         Key::Strategy,
@@ -104,6 +121,11 @@ impl Key {
             Key::Tz => "tz",
             Key::Width => "width",
             Key::Digits => "digits",
+            Key::Format => "format",
+            Key::CheckDigit => "check_digit",
+            Key::Encoding => "encoding",
+            Key::Alphabet => "alphabet",
+            Key::MinLength => "min_length",
             Key::Start => "start",
             Key::Max => "max",
             Key::Strategy => "strategy",
@@ -127,11 +149,20 @@ impl Key {
     pub const fn strategies(self) -> &'static [Strategy] {
         match self {
             Key::Name | Key::Strategy | Key::Unique | Key::Proxy | Key::Crate => ALL,
-            Key::Batch | Key::Counters | Key::Layout | Key::Field | Key::Stores => COUNTERS,
+            Key::Batch
+            | Key::Counters
+            | Key::Layout
+            | Key::Field
+            | Key::Stores
+            | Key::CheckDigit
+            | Key::Encoding
+            | Key::Alphabet
+            | Key::MinLength => COUNTERS,
             Key::Digits | Key::Start | Key::Max => NUMBERS,
             Key::Prefix
             | Key::Tz
             | Key::Width
+            | Key::Format
             | Key::Scope
             | Key::Filter
             | Key::Gapless

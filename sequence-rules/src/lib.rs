@@ -44,6 +44,7 @@ pub mod pattern;
 mod spec;
 mod strategy;
 pub mod suggest;
+pub mod template;
 pub mod tz;
 mod violation;
 

@@ -138,6 +138,20 @@ impl Pattern {
         if !literal.is_empty() {
             pieces.push(Piece::Literal(literal));
         }
+        Pattern::from_pieces(pieces)
+    }
+
+    /// The pattern of `pieces` (as a `format` template's part before `{n}` gives them), if
+    /// its date tokens name every coarser unit too. Adjacent literal pieces are joined.
+    pub fn from_pieces(given: Vec<Piece>) -> Result<Pattern, String> {
+        let mut pieces: Vec<Piece> = Vec::with_capacity(given.len());
+        for piece in given {
+            match (pieces.last_mut(), piece) {
+                (_, Piece::Literal(s)) if s.is_empty() => {}
+                (Some(Piece::Literal(last)), Piece::Literal(s)) => last.push_str(&s),
+                (_, piece) => pieces.push(piece),
+            }
+        }
         let finest = pieces
             .iter()
             .filter(|p| p.resolution().is_some())

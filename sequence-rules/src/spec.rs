@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::batch::Batch;
+use crate::encoding::{CheckDigit, Encoding};
 use crate::filter::FilterField;
 use crate::id::IdField;
 use crate::key::Key;
@@ -31,6 +32,16 @@ pub struct Spec<'a> {
     pub width: Option<u8>,
     /// Exact number of digits of every ID, without a prefix.
     pub digits: Option<u8>,
+    /// The template that places the number, its check digits and the period.
+    pub format: Option<&'a str>,
+    /// Check digits after the number.
+    pub check_digit: Option<CheckDigit>,
+    /// How the number is written.
+    pub encoding: Option<Encoding>,
+    /// The alphabet of Sqids.
+    pub alphabet: Option<&'a str>,
+    /// The shortest Sqids ID.
+    pub min_length: Option<u32>,
     /// The first value a new counter issues.
     pub start: Option<i64>,
     /// The largest value ever issued.
@@ -85,6 +96,11 @@ impl<'a> Spec<'a> {
             Key::Tz => self.tz.is_some(),
             Key::Width => self.width.is_some(),
             Key::Digits => self.digits.is_some(),
+            Key::Format => self.format.is_some(),
+            Key::CheckDigit => self.check_digit.is_some(),
+            Key::Encoding => self.encoding.is_some(),
+            Key::Alphabet => self.alphabet.is_some(),
+            Key::MinLength => self.min_length.is_some(),
             Key::Start => self.start.is_some(),
             Key::Max => self.max.is_some(),
             Key::Strategy => self.strategy.is_some(),

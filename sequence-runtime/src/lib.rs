@@ -68,15 +68,16 @@ pub mod __private {
         EnsureIndexes, IndexReport, InsertManyWithIds, InsertWithId, NextId, SyncCounters,
         UpsertWithId,
     };
-    pub use crate::id::{Generated, IdValue, Rendering};
+    pub use crate::id::{Generated, IdValue, ParsedId, Rendering};
     pub use crate::model::scope_value;
     pub use crate::options::SequenceConfig;
     pub use crate::{Error, Result, Sequence, SequentialId, Strategy};
     pub use mongodb;
+    pub use sequence_rules::encoding::{CheckDigit, Encoding};
     pub use sequence_rules::{
         AdaptiveBatch, Batch, FilterField, FilterValue, Layout, Stores, Unique,
     };
-    pub use sequence_rules::{IdKind, IdNeeds, IdProblems};
+    pub use sequence_rules::{IdKind, IdNeeds, IdProblems, Key};
     pub use serde;
 
     pub use crate::sync::SyncReport;

@@ -9,7 +9,9 @@
 
 use std::time::Duration;
 
-use mongo_sequence::options::{filter, Layout, SequenceOptionsBuilder, Stores, Unique};
+use mongo_sequence::options::{
+    filter, CheckDigit, Encoding, Layout, SequenceOptionsBuilder, Stores, Unique,
+};
 use mongo_sequence::{Batch, Error, SequenceOptions, Strategy};
 use sequence_rules::{defaults, Key};
 
@@ -223,7 +225,7 @@ macro_rules! written_names {
     )*};
 }
 
-written_names!(Strategy, Layout, Stores, Unique);
+written_names!(Strategy, Layout, Stores, Unique, CheckDigit, Encoding);
 
 /// What the runtime does with a key written with its default value, which it cannot tell
 /// from leaving the key out.
@@ -268,6 +270,11 @@ fn set_option(
         Key::Tz => Some(b.tz(String::read(value)?)),
         Key::Width => Some(b.width(u8::read(value)?)),
         Key::Digits => Some(b.digits(u8::read(value)?)),
+        Key::Format => Some(b.format(String::read(value)?)),
+        Key::CheckDigit => Some(b.check_digit(CheckDigit::read(value)?)),
+        Key::Encoding => given(b, value, Encoding::Decimal, d, |b, v| b.encoding(v)),
+        Key::Alphabet => Some(b.alphabet(String::read(value)?)),
+        Key::MinLength => given(b, value, 0, d, |b, v| b.min_length(v)),
         Key::Start => given(b, value, defaults::START, d, |b, v| b.start(v)),
         Key::Max => given(b, value, defaults::MAX, d, |b, v| b.max(v)),
         Key::Strategy => given(b, value, Strategy::Counter, d, |b, v| b.strategy(v)),

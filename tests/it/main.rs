@@ -22,6 +22,7 @@ mod indexes;
 mod mongoose;
 mod periods;
 mod proxy;
+mod readable;
 mod records;
 mod reliability_bad_input;
 mod reliability_failover;

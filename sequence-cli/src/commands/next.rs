@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use mongodb::Client;
+use sequence_runtime::options::Encoding;
 use sequence_runtime::store::MongoStore;
 use sequence_runtime::{Scope, Sequence, SequenceOptions, Strategy};
 use serde_json::{json, Value};
@@ -45,6 +46,7 @@ pub(crate) async fn run(
     // Refused above unless `--leave-gap`: the values are taken outside an insert.
     let options = options.gapless(false).build();
     let plain = options.prefix.is_none()
+        && options.format.is_none()
         && options.scope.is_empty()
         && options.strategy != Strategy::Ranges;
     let needs_scope = !options.scope.is_empty() && args.scope.is_empty();
@@ -53,8 +55,14 @@ pub(crate) async fn run(
             return Err(failure);
         }
     }
-    // IDs with a prefix or zero-padding are text, as a `String` ID field holds them.
-    let text = options.prefix.is_some() || options.width.is_some() || options.digits.is_some();
+    // IDs with a prefix, zero-padding, a template, check digits or another encoding are text,
+    // as a `String` ID field holds them (an integer ID holds the same digits).
+    let text = options.prefix.is_some()
+        || options.width.is_some()
+        || options.digits.is_some()
+        || options.format.is_some()
+        || options.check_digit.is_some()
+        || options.encoding != Encoding::Decimal;
     // A store without a record: the options here may be partial, and the record is the
     // application's.
     let store = MongoStore::new(&db, &options)?;

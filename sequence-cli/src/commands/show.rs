@@ -1,6 +1,7 @@
 //! `show`: one counter, with the room it has left.
 
 use mongodb::Database;
+use sequence_runtime::Sequence;
 
 use crate::args::{CounterArgs, Limits};
 use crate::counters::{find_counter, key};
@@ -29,7 +30,23 @@ pub(crate) async fn run(
             db.name()
         )));
     };
-    let (json, cells) = row(&doc, &counter, args.shape.field(), bounds);
-    out.print(json, || counters_table(vec![cells]));
+    let (mut json, cells) = row(&doc, &counter, args.shape.field(), bounds);
+    // The last ID as the documents hold it, where the sequence's record says how IDs look.
+    let last_id = match (&known.record, &counter.last) {
+        (Some(record), Ok(last)) => {
+            let options = record.options(counters)?.build();
+            let seq = Sequence::in_memory(options)?;
+            Some(seq.id_text(*last, counter.period.as_deref())?)
+        }
+        _ => None,
+    };
+    json["last_id"] = last_id.clone().into();
+    out.print(json, || {
+        let table = counters_table(vec![cells]);
+        match &last_id {
+            Some(id) => format!("{table}\nlast ID: {id}"),
+            None => table,
+        }
+    });
     Ok(())
 }

@@ -7,6 +7,7 @@ mod value;
 use std::time::Duration;
 
 use proc_macro2::Span;
+use sequence_rules::encoding::{CheckDigit, Encoding};
 use sequence_rules::{suggest, Batch, Key, Layout, Stores, Strategy, Unique};
 use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
@@ -28,6 +29,11 @@ pub struct StructAttrs {
     pub tz: Option<WithSpan<String>>,
     pub width: Option<WithSpan<u8>>,
     pub digits: Option<WithSpan<u8>>,
+    pub format: Option<WithSpan<String>>,
+    pub check_digit: Option<WithSpan<CheckDigit>>,
+    pub encoding: Option<WithSpan<Encoding>>,
+    pub alphabet: Option<WithSpan<String>>,
+    pub min_length: Option<WithSpan<u32>>,
     pub start: Option<WithSpan<i64>>,
     pub max: Option<WithSpan<i64>>,
     pub strategy: Option<WithSpan<Strategy>>,
@@ -61,6 +67,13 @@ impl StructAttrs {
             Key::Tz => set_once(&mut self.tz, key, string(meta, key)?, errors),
             Key::Width => set_once(&mut self.width, key, Value::parse(meta, key)?, errors),
             Key::Digits => set_once(&mut self.digits, key, Value::parse(meta, key)?, errors),
+            Key::Format => set_once(&mut self.format, key, string(meta, key)?, errors),
+            Key::CheckDigit => {
+                set_once(&mut self.check_digit, key, Value::parse(meta, key)?, errors)
+            }
+            Key::Encoding => set_once(&mut self.encoding, key, Value::parse(meta, key)?, errors),
+            Key::Alphabet => set_once(&mut self.alphabet, key, string(meta, key)?, errors),
+            Key::MinLength => set_once(&mut self.min_length, key, Value::parse(meta, key)?, errors),
             Key::Start => set_once(&mut self.start, key, Value::parse(meta, key)?, errors),
             Key::Max => set_once(&mut self.max, key, Value::parse(meta, key)?, errors),
             Key::Strategy => set_once(&mut self.strategy, key, Value::parse(meta, key)?, errors),
@@ -98,6 +111,11 @@ impl StructAttrs {
             Key::Tz => at(&self.tz),
             Key::Width => at(&self.width),
             Key::Digits => at(&self.digits),
+            Key::Format => at(&self.format),
+            Key::CheckDigit => at(&self.check_digit),
+            Key::Encoding => at(&self.encoding),
+            Key::Alphabet => at(&self.alphabet),
+            Key::MinLength => at(&self.min_length),
             Key::Start => at(&self.start),
             Key::Max => at(&self.max),
             Key::Strategy => at(&self.strategy),

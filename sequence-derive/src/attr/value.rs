@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use proc_macro2::Span;
+use sequence_rules::encoding::{CheckDigit, Encoding};
 use sequence_rules::limits::MAX_DIGITS;
 use sequence_rules::{Batch, FilterValue, Key, Layout, Stores, Strategy, Unique};
 use syn::meta::ParseNestedMeta;
@@ -240,6 +241,25 @@ impl Value for Stores {
     fn parse(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<WithSpan<Self>> {
         let names = Stores::ALL.map(Stores::name);
         one_of(meta, key, "`stores` value", &names, Stores::from_name)
+    }
+}
+
+impl Value for CheckDigit {
+    fn parse(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<WithSpan<Self>> {
+        one_of(
+            meta,
+            key,
+            "check digit",
+            &CheckDigit::NAMES,
+            CheckDigit::from_name,
+        )
+    }
+}
+
+impl Value for Encoding {
+    fn parse(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<WithSpan<Self>> {
+        let names = Encoding::ALL.map(Encoding::name);
+        one_of(meta, key, "`encoding` value", &names, Encoding::from_name)
     }
 }
 

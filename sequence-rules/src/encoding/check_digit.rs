@@ -15,7 +15,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::{damm, luhn, mod97};
+use super::{crockford, damm, luhn, mod97};
 
 /// A check digit algorithm, as named in configuration (`"luhn"`, `"damm"`, `"mod97"`).
 ///
@@ -43,14 +43,23 @@ pub enum CheckDigit {
     /// ISO 7064 MOD 97-10, as in IBANs: two digits, `98 - (n * 100 mod 97)`; catches every
     /// single-digit error and every adjacent transposition, and most other errors.
     Mod97,
+    /// The check symbol of Crockford base 32: the number modulo 37, written as one of the 32
+    /// digits or `*`, `~`, `$`, `=`, `U`; catches every single-digit error and every adjacent
+    /// transposition. For IDs encoded in Crockford base 32 (the symbol is not a decimal digit).
+    Crockford,
 }
 
 impl CheckDigit {
     /// Every algorithm, in the order of [`CheckDigit::NAMES`].
-    pub const ALL: [CheckDigit; 3] = [CheckDigit::Luhn, CheckDigit::Damm, CheckDigit::Mod97];
+    pub const ALL: [CheckDigit; 4] = [
+        CheckDigit::Luhn,
+        CheckDigit::Damm,
+        CheckDigit::Mod97,
+        CheckDigit::Crockford,
+    ];
 
     /// The names, as written in configuration, in the order messages list them.
-    pub const NAMES: [&'static str; 3] = ["luhn", "damm", "mod97"];
+    pub const NAMES: [&'static str; 4] = ["luhn", "damm", "mod97", "crockford"];
 
     /// The name, as written in configuration.
     pub const fn name(self) -> &'static str {
@@ -58,14 +67,36 @@ impl CheckDigit {
             CheckDigit::Luhn => "luhn",
             CheckDigit::Damm => "damm",
             CheckDigit::Mod97 => "mod97",
+            CheckDigit::Crockford => "crockford",
         }
     }
 
-    /// How many check digits the algorithm appends: 1 for Luhn and Damm, 2 for MOD 97-10.
+    /// The name of the Rust variant, for generated code.
+    pub const fn variant(self) -> &'static str {
+        match self {
+            CheckDigit::Luhn => "Luhn",
+            CheckDigit::Damm => "Damm",
+            CheckDigit::Mod97 => "Mod97",
+            CheckDigit::Crockford => "Crockford",
+        }
+    }
+
+    /// The algorithm named `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|a| a.name() == name)
+    }
+
+    /// Whether the check is written with decimal digits (all but [`CheckDigit::Crockford`]).
+    pub const fn is_decimal(self) -> bool {
+        !matches!(self, CheckDigit::Crockford)
+    }
+
+    /// How many check digits the algorithm appends: 1 for Luhn, Damm and Crockford's symbol,
+    /// 2 for MOD 97-10.
     #[allow(clippy::len_without_is_empty)] // a count of check digits, never 0
     pub const fn len(self) -> usize {
         match self {
-            CheckDigit::Luhn | CheckDigit::Damm => 1,
+            CheckDigit::Luhn | CheckDigit::Damm | CheckDigit::Crockford => 1,
             CheckDigit::Mod97 => 2,
         }
     }
@@ -100,6 +131,9 @@ impl CheckDigit {
     /// assert!(matches!(CheckDigit::Mod97.verify("98"), Err(CheckDigitError::TooShort { .. })));
     /// ```
     pub fn verify(self, digits_with_check: &str) -> Result<(), CheckDigitError> {
+        if self == CheckDigit::Crockford {
+            return verify_symbol(digits_with_check);
+        }
         let digits = parse_digits(digits_with_check)?;
         if digits.len() <= self.len() {
             return Err(CheckDigitError::TooShort {
@@ -111,6 +145,7 @@ impl CheckDigit {
             CheckDigit::Luhn => luhn::is_valid(&digits),
             CheckDigit::Damm => damm::interim(&digits) == 0,
             CheckDigit::Mod97 => mod97::remainder(&digits) == 1,
+            CheckDigit::Crockford => unreachable!("verified above"),
         };
         if ok {
             return Ok(());
@@ -129,8 +164,33 @@ impl CheckDigit {
             CheckDigit::Luhn => luhn::check(digits).to_string(),
             CheckDigit::Damm => damm::interim(digits).to_string(),
             CheckDigit::Mod97 => format!("{:02}", mod97::check(digits)),
+            CheckDigit::Crockford => char::from(crockford::check_symbol_of_digits(digits)).into(),
         }
     }
+}
+
+/// [`CheckDigit::verify`] for Crockford's check symbol: decimal digits, then the symbol (read
+/// as Crockford decoding reads it: either case, the look-alikes).
+fn verify_symbol(text: &str) -> Result<(), CheckDigitError> {
+    let algorithm = CheckDigit::Crockford;
+    let mut chars = text.chars();
+    let found = chars.next_back();
+    let digits = parse_digits(chars.as_str())?;
+    let (Some(found), false) = (found, digits.is_empty()) else {
+        return Err(CheckDigitError::TooShort {
+            algorithm,
+            len: text.chars().count(),
+        });
+    };
+    let expected = crockford::check_symbol_of_digits(&digits);
+    if crockford::symbol_value(found) == crockford::symbol_value(char::from(expected)) {
+        return Ok(());
+    }
+    Err(CheckDigitError::Mismatch {
+        algorithm,
+        expected: char::from(expected).into(),
+        found: found.into(),
+    })
 }
 
 /// The values of ASCII decimal digits, or where the first other character is.
@@ -260,15 +320,15 @@ mod tests {
         }
         assert_eq!(
             "lunh".parse::<CheckDigit>().unwrap_err().to_string(),
-            "unknown check digit `lunh`, expected one of: `luhn`, `damm`, `mod97`; \
-             did you mean `luhn`?"
+            "unknown check digit `lunh`, expected one of: `luhn`, `damm`, `mod97`, \
+             `crockford`; did you mean `luhn`?"
         );
         assert_eq!(
             "crc32".parse::<CheckDigit>().unwrap_err().to_string(),
-            "unknown check digit `crc32`, expected one of: `luhn`, `damm`, `mod97`"
+            "unknown check digit `crc32`, expected one of: `luhn`, `damm`, `mod97`, `crockford`"
         );
         let lens: Vec<usize> = CheckDigit::ALL.iter().map(|a| a.len()).collect();
-        assert_eq!(lens, [1, 1, 2]);
+        assert_eq!(lens, [1, 1, 2, 1]);
     }
 
     /// Every number that differs from `code` in one digit, or by swapping two adjacent

@@ -121,6 +121,20 @@ fn digit_value(c: char) -> Option<u8> {
         .map(|p| p as u8)
 }
 
+/// The check symbol of the number written in `digits` (digit values, 0 to 9, of any length):
+/// the number modulo 37 as a check symbol.
+pub(crate) fn check_symbol_of_digits(digits: &[u8]) -> u8 {
+    let r = digits
+        .iter()
+        .fold(0_u32, |r, &d| (r * 10 + u32::from(d)) % 37);
+    CHECK_SYMBOLS[r as usize]
+}
+
+/// The value of a check symbol read as [`decode`] reads it, if it is one.
+pub(crate) fn symbol_value(c: char) -> Option<u8> {
+    digit_value(c)
+}
+
 /// The largest value that fits in `width` digits: `32^width - 1`, or `u64::MAX` from 13
 /// digits on (the width of `u64::MAX`).
 ///

@@ -202,6 +202,17 @@ pub enum Error {
         ids: Vec<Bson>,
     },
 
+    /// A text that is not an ID of the sequence (from `parse_id`): what is wrong with it.
+    #[error("`{id}` is not an ID of sequence `{sequence}`: {problem}")]
+    InvalidId {
+        /// The sequence.
+        sequence: String,
+        /// The text given.
+        id: String,
+        /// What is wrong.
+        problem: crate::id::IdProblem,
+    },
+
     /// A value that does not fit the ID field's type.
     #[error("ID value {value} does not fit the ID field type `{target}`")]
     IdOutOfRange {

@@ -19,14 +19,18 @@ mod period;
 mod range;
 mod render;
 mod scope;
+mod spelling;
 mod value;
 
 pub use bounds::{Bounds, Limit};
 pub(crate) use counter_key::bson_integer;
 pub use counter_key::CounterKey;
 pub use generated::Generated;
+pub use period::ParsedId;
 pub(crate) use period::{canonical_start, Format, Slot};
 pub use range::IdRange;
 pub use render::Rendering;
 pub use scope::Scope;
+pub use spelling::IdProblem;
+pub(crate) use spelling::Spelling;
 pub use value::IdValue;

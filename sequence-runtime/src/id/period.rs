@@ -9,11 +9,12 @@ use std::sync::Arc;
 use jiff::civil::DateTime;
 use jiff::tz::TimeZone;
 use jiff::Timestamp;
-use sequence_rules::pattern::{Pattern, Resolution};
+use sequence_rules::pattern::{Pattern, Piece, Resolution};
 
 use super::counter_key::CounterKey;
-use super::render::Rendering;
+use super::render::{parse_number, Rendering};
 use super::scope::Scope;
+use super::spelling::{IdProblem, Spelling};
 
 /// One period: the civil date-time truncated to the pattern's resolution.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -105,6 +106,18 @@ pub(crate) struct Format {
     spec: Arc<str>,
     /// The one slot of a sequence without date tokens.
     constant: Option<Arc<Slot>>,
+    /// The encoding, check digits and template text of the IDs, if any.
+    spelling: Option<Arc<Spelling>>,
+}
+
+/// What an ID is made of: the counter value, and the period it was issued in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ParsedId {
+    /// The counter value.
+    pub value: i64,
+    /// The canonical string of the period (`"20251122"`), for a sequence with periods.
+    pub period: Option<String>,
 }
 
 impl Format {
@@ -118,7 +131,6 @@ impl Format {
         width: Option<u8>,
     ) -> Self {
         let tz = tz.unwrap_or(TimeZone::UTC);
-        let periodic = pattern.as_ref().and_then(Pattern::resolution).is_some();
         let spec: Arc<str> = format!("{name:?} {pattern:?} {:?} {width:?}", tz.iana_name()).into();
         let mut format = Format {
             name: name.to_owned(),
@@ -127,8 +139,26 @@ impl Format {
             width,
             spec,
             constant: None,
+            spelling: None,
         };
-        if !periodic {
+        format.make_constant();
+        format
+    }
+
+    /// This format with the encoding, check digits and template text of `spelling`.
+    pub(crate) fn spelled(mut self, spelling: Option<Spelling>) -> Self {
+        if let Some(spelling) = spelling {
+            self.spec = format!("{} {spelling:?}", self.spec).into();
+            self.spelling = Some(Arc::new(spelling));
+            self.make_constant();
+        }
+        self
+    }
+
+    /// Makes the one slot of a sequence without periods.
+    fn make_constant(&mut self) {
+        let format = self;
+        if format.resolution().is_none() {
             let prefix = format
                 .pattern
                 .as_ref()
@@ -138,10 +168,9 @@ impl Format {
                 period: None,
                 spec: format.spec.clone(),
                 key: CounterKey::named(format.name.clone()),
-                rendering: Rendering::new(prefix, format.width),
+                rendering: Rendering::new(prefix, format.width).spelled(format.spelling.clone()),
             }));
         }
-        format
     }
 
     fn resolution(&self) -> Option<Resolution> {
@@ -214,9 +243,116 @@ impl Format {
             period: Some(period),
             spec: self.spec.clone(),
             key: CounterKey::of(self.name.clone(), Some(&self.canonical(period)), None),
-            rendering: Rendering::new(pattern.render(period.start()), self.width),
+            rendering: Rendering::new(pattern.render(period.start()), self.width)
+                .spelled(self.spelling.clone()),
         };
         Arc::new(slot)
+    }
+
+    /// The counter value and period of `id`, an ID this format renders, read back: the
+    /// prefix (a period's, read in the century closest to `around_year` for `YY`), the
+    /// number in its encoding, the text after it and the check digits.
+    pub(crate) fn parse(&self, id: &str, around_year: i16) -> Result<ParsedId, IdProblem> {
+        let (period, rest) = self.parse_prefix(id, around_year)?;
+        let value = parse_number(id, rest, self.width, self.spelling.as_deref())?;
+        Ok(ParsedId { value, period })
+    }
+
+    /// The ID of counter value `value` as text, in the period whose canonical string is
+    /// `period` (`None` for a sequence without periods).
+    pub(crate) fn text_at(&self, value: i64, period: Option<&str>) -> crate::Result<String> {
+        if let Some(slot) = &self.constant {
+            return slot.rendering.text(value);
+        }
+        let pattern = self.pattern.as_ref().expect("periods come from a pattern");
+        let start = period
+            .and_then(canonical_start)
+            .and_then(|at| self.period_of(at))
+            .filter(|p| Some(self.canonical(*p).as_str()) == period)
+            .ok_or_else(|| crate::Error::InvalidArgument {
+                argument: "period",
+                reason: format!(
+                    "`{}` is not a period of sequence `{}`: give the canonical period, such as \
+                     `{}`",
+                    period.unwrap_or_default(),
+                    self.name,
+                    match self.resolution() {
+                        Some(Resolution::Year) => "2025",
+                        Some(Resolution::Month) => "202511",
+                        Some(Resolution::Hour) => "2025112214",
+                        _ => "20251122",
+                    }
+                ),
+            })?
+            .start();
+        Rendering::new(pattern.render(start), self.width)
+            .spelled(self.spelling.clone())
+            .text(value)
+    }
+
+    /// The encoding, check digits and template text of the IDs, if any.
+    pub(crate) fn spelling(&self) -> Option<&Spelling> {
+        self.spelling.as_deref()
+    }
+
+    /// [`parse`](Self::parse) at the instant `now` (whose year reads two-digit years), the
+    /// digits of an integer ID padded as [`pad_number`](Self::pad_number) does, failing with
+    /// [`Error::InvalidId`].
+    pub(crate) fn parse_id(&self, id: &str, now: Timestamp) -> crate::Result<ParsedId> {
+        let padded = self.pad_number(id);
+        self.parse(padded.as_deref().unwrap_or(id), self.year_of(now))
+            .map_err(|problem| crate::Error::InvalidId {
+                sequence: self.name.clone(),
+                id: id.to_owned(),
+                problem,
+            })
+    }
+
+    /// `id` left-padded with zeros to the digits of the IDs of a period when they are a
+    /// number (a prefix of date tokens, the padded counter and decimal check digits) and `id`
+    /// is the text of such a number with fewer digits (an integer drops the zeros of a year
+    /// such as `05`); `None` otherwise.
+    pub(crate) fn pad_number(&self, id: &str) -> Option<String> {
+        let pattern = self.pattern.as_ref().filter(|p| !p.has_literal())?;
+        let spelling = self.spelling.as_deref();
+        if spelling.is_some_and(Spelling::is_text_only) {
+            return None;
+        }
+        let check = spelling.and_then(Spelling::check).map_or(0, |c| c.len());
+        let digits = pattern.rendered_len() + usize::from(self.width?) + check;
+        let short = id.len() < digits && !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit());
+        short.then(|| format!("{id:0>digits$}"))
+    }
+
+    /// The period of `id`'s prefix, and the rest of `id`.
+    fn parse_prefix<'i>(
+        &self,
+        id: &'i str,
+        around_year: i16,
+    ) -> Result<(Option<String>, &'i str), IdProblem> {
+        let Some(pattern) = &self.pattern else {
+            return Ok((None, id));
+        };
+        let expected = || IdProblem::Prefix {
+            expected: match &self.constant {
+                Some(slot) => format!("`{}`", slot.rendering.prefix()),
+                None => format!("a prefix of the pattern `{}`", pattern_text(pattern)),
+            },
+        };
+        let len = pattern.rendered_len();
+        let cut = id.char_indices().nth(len).map_or(id.len(), |(i, _)| i);
+        let (head, rest) = id.split_at(cut);
+        if let Some(slot) = &self.constant {
+            return match head == slot.rendering.prefix() {
+                true => Ok((None, rest)),
+                false => Err(expected()),
+            };
+        }
+        let at = pattern
+            .parse_rendered(head, around_year)
+            .ok_or_else(expected)?;
+        let period = self.period_of(at).map(|p| self.canonical(p));
+        Ok((period, rest))
     }
 
     /// `slot` for the counter of `scope` instead.
@@ -229,6 +365,22 @@ impl Format {
             rendering: slot.rendering.clone(),
         })
     }
+}
+
+/// A pattern as written in a `prefix` (date tokens bare, text quoted where it has their
+/// letters), for messages.
+fn pattern_text(pattern: &Pattern) -> String {
+    pattern
+        .pieces()
+        .iter()
+        .map(|piece| match piece {
+            Piece::Literal(text) if text.contains(['Y', 'M', 'D', 'H', '\'']) => {
+                format!("'{text}'")
+            }
+            Piece::Literal(text) => text.clone(),
+            token => token.token().to_owned(),
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -246,11 +398,86 @@ mod tests {
     }
 
     #[test]
+    fn ids_parse_back_to_their_values() {
+        use sequence_rules::encoding::{CheckDigit, Encoding};
+        use sequence_rules::Spec;
+        let format_of = |spec: Spec<'_>| {
+            let checked = sequence_rules::check(&spec).unwrap();
+            let spelling = Spelling::of(&checked).unwrap();
+            Format::new("x", checked.pattern, checked.tz, checked.width).spelled(spelling)
+        };
+        let f = format_of(Spec {
+            format: Some("ACC-{n:08}-{check}"),
+            check_digit: Some(CheckDigit::Luhn),
+            ..Spec::new("acc")
+        });
+        let slot = f.slot(|| unreachable!("no periods"), None);
+        let id = slot.rendering.text(12_345).unwrap();
+        assert_eq!(&id[..13], "ACC-00012345-");
+        assert_eq!(f.parse(&id, 2026).unwrap().value, 12_345);
+        let typo = id.replace("12345", "12354");
+        assert!(matches!(
+            f.parse(&typo, 2026),
+            Err(IdProblem::CheckDigit { .. })
+        ));
+        assert!(matches!(
+            f.parse("ACX-00012345-0", 2026),
+            Err(IdProblem::Prefix { .. })
+        ));
+        assert!(matches!(
+            f.parse("ACC-0012345-0", 2026),
+            Err(IdProblem::Width {
+                expected: 8,
+                found: 7
+            })
+        ));
+        let f = format_of(Spec {
+            format: Some("{YYYY}/{n:05}/EU"),
+            ..Spec::new("eu")
+        });
+        let slot = f.slot(|| "2026-11-26T10:00:00Z".parse().unwrap(), None);
+        assert_eq!(slot.rendering.text(42).unwrap(), "2026/00042/EU");
+        let parsed = f.parse("2025/00042/EU", 2026).unwrap();
+        assert_eq!((parsed.value, parsed.period.as_deref()), (42, Some("2025")));
+        assert!(matches!(
+            f.parse("2025/00042/US", 2026),
+            Err(IdProblem::Suffix { .. })
+        ));
+        let f = format_of(Spec {
+            prefix: Some("YYMM"),
+            check_digit: Some(CheckDigit::Mod97),
+            ..Spec::new("n")
+        });
+        let slot = f.slot(|| "2026-11-26T10:00:00Z".parse().unwrap(), None);
+        let n = slot.rendering.number(7, "i64").unwrap();
+        let text = slot.rendering.text(7).unwrap();
+        assert_eq!(
+            n.to_string(),
+            text,
+            "a number and its text hold the same digits"
+        );
+        assert_eq!(f.parse(&text, 2026).unwrap().value, 7);
+        let f = format_of(Spec {
+            encoding: Some(Encoding::Crockford32),
+            check_digit: Some(CheckDigit::Crockford),
+            prefix: Some("'ORD-'"),
+            width: Some(5),
+            ..Spec::new("c")
+        });
+        let slot = f.slot(|| unreachable!(), None);
+        let id = slot.rendering.text(1234).unwrap();
+        assert_eq!(id, "ORD-0016JD");
+        assert_eq!(f.parse("ORD-0016jd", 2026).unwrap().value, 1234);
+        assert_eq!(f.parse("ORD-OO16JD", 2026).unwrap().value, 1234);
+        assert!(f.parse("ORD-0016JX", 2026).is_err());
+    }
+
+    #[test]
     fn periods_follow_the_time_zone() {
         let f = format("YYMMDD", Some("Europe/Berlin"));
         // 23:30 UTC on Nov 22 is 00:30 on Nov 23 in Berlin.
         let slot = f.slot(|| ts("2025-11-22T23:30:00Z"), None);
-        assert_eq!(slot.rendering.text(7), "251123000007");
+        assert_eq!(slot.rendering.text(7).unwrap(), "251123000007");
         assert_eq!(slot.key.period(), Some("20251123"));
         let before = f.slot(|| ts("2025-11-22T22:59:59Z"), Some(&slot));
         assert_eq!(before.key.period(), Some("20251122"));
@@ -278,6 +505,6 @@ mod tests {
         let f = format("INV-", None);
         let slot = f.slot(|| unreachable!("no clock for a constant prefix"), None);
         assert_eq!(slot.key, CounterKey::named("inv"));
-        assert_eq!(slot.rendering.text(3), "INV-000003");
+        assert_eq!(slot.rendering.text(3).unwrap(), "INV-000003");
     }
 }

@@ -1,10 +1,13 @@
 //! How a counter value becomes an ID: the period's prefix and the counter zero-padded to
-//! `width`.
+//! `width`, and where a sequence has them, its encoding, check digits and template text.
 
 use std::fmt::Write;
+use std::sync::Arc;
 
 use sequence_rules::defaults;
+use sequence_rules::encoding::{crockford, Encoding};
 
+use super::spelling::{self, IdProblem, Spelling};
 use crate::error::{Error, Result};
 
 /// How the counter values of one period render: `"{prefix}{value zero-padded to width}"` as
@@ -25,6 +28,8 @@ pub struct Rendering {
     /// The prefix as a number, when it is all ASCII digits.
     prefix_number: Option<i64>,
     width: Option<u8>,
+    /// The encoding, check digits and template text, when the IDs have any.
+    spelling: Option<Arc<Spelling>>,
 }
 
 impl Rendering {
@@ -43,7 +48,31 @@ impl Rendering {
             prefix,
             prefix_number,
             width,
+            spelling: None,
         }
+    }
+
+    /// This rendering with the sequence's encoding, check digits and template text.
+    pub(crate) fn spelled(mut self, spelling: Option<Arc<Spelling>>) -> Self {
+        self.spelling = spelling;
+        self
+    }
+
+    /// The largest counter value the width shows, if the IDs are padded to one.
+    pub(crate) fn widest(&self) -> Option<i64> {
+        let width = self.width?;
+        Some(match self.spelling.as_deref().map(Spelling::encoding) {
+            Some(Encoding::Crockford32) => {
+                crockford::max_for_width(usize::from(width)).min(i64::MAX as u64) as i64
+            }
+            Some(Encoding::Sqids) => return None,
+            _ => sequence_rules::limits::pow10(width) - 1,
+        })
+    }
+
+    /// The encoding, check digits and template text, if the IDs have any.
+    pub(crate) fn spelling(&self) -> Option<&Spelling> {
+        self.spelling.as_deref()
     }
 
     /// The prefix text.
@@ -56,19 +85,59 @@ impl Rendering {
         self.width
     }
 
-    /// The ID of counter value `value` as text.
-    pub fn text(&self, value: i64) -> String {
+    /// The ID of counter value `value` as text; fails only for a value an encoding cannot
+    /// write (a negative one, or a Sqids alphabet whose every ID for it is blocked).
+    pub fn text(&self, value: i64) -> Result<String> {
         let width = usize::from(self.width.unwrap_or(0));
         let mut out = String::with_capacity(self.prefix.len() + width.max(20));
         out.push_str(&self.prefix);
-        // Writing to a String cannot fail.
-        let _ = write!(out, "{value:0width$}");
-        out
+        match &self.spelling {
+            None => {
+                // Writing to a String cannot fail.
+                let _ = write!(out, "{value:0width$}");
+            }
+            Some(spelling) => spelling.write(&mut out, value, width)?,
+        }
+        Ok(out)
     }
 
     /// The ID of counter value `value` as a number: the prefix's digits followed by the counter's
     /// `width` digits. `target` names the ID type for errors.
     pub fn number(&self, value: i64, target: &'static str) -> Result<i64> {
+        let n = self.number_without_check(value, target)?;
+        let Some(spelling) = &self.spelling else {
+            return Ok(n);
+        };
+        if spelling.is_text_only() {
+            let key = if spelling.tail().has_text() {
+                "format"
+            } else {
+                "encoding"
+            };
+            return Err(Error::InvalidConfig {
+                key,
+                message: format!(
+                    "an ID of type `{target}` cannot hold the IDs of `{key}`; use a `String` ID \
+                     field"
+                ),
+            });
+        }
+        let Some(check) = spelling.check() else {
+            return Ok(n);
+        };
+        let digits = self.text(value)?;
+        let check_value: i64 = digits[digits.len() - check.len()..]
+            .parse()
+            .map_err(|_| Error::IdOutOfRange { value, target })?;
+        10_i64
+            .checked_pow(check.len() as u32)
+            .and_then(|scale| n.checked_mul(scale))
+            .and_then(|head| head.checked_add(check_value))
+            .ok_or(Error::IdOutOfRange { value, target })
+    }
+
+    /// [`number`](Self::number) before any check digits.
+    fn number_without_check(&self, value: i64, target: &'static str) -> Result<i64> {
         if self.prefix.is_empty() {
             return Ok(value);
         }
@@ -91,6 +160,67 @@ impl Rendering {
     }
 }
 
+impl Rendering {
+    /// The counter value of `id`, an ID of this rendering (this period's prefix), read back.
+    pub(crate) fn parse(&self, id: &str) -> std::result::Result<i64, IdProblem> {
+        let rest = id
+            .strip_prefix(self.prefix.as_str())
+            .ok_or_else(|| IdProblem::Prefix {
+                expected: format!("`{}`", self.prefix),
+            })?;
+        parse_number(id, rest, self.width, self.spelling.as_deref())
+    }
+}
+
+/// The counter value of `id`, whose part after the prefix is `rest`: the number (of `width`
+/// digits, if decimal and padded) in `spelling`'s encoding, the text after it and the check
+/// digits, which must be those of the ID.
+pub(crate) fn parse_number(
+    id: &str,
+    rest: &str,
+    width: Option<u8>,
+    spelling: Option<&Spelling>,
+) -> std::result::Result<i64, IdProblem> {
+    let (before, after, check_len) = match spelling {
+        Some(s) => (
+            s.tail().before_check.as_str(),
+            s.tail().after_check.as_str(),
+            s.check().map_or(0, |c| c.len()),
+        ),
+        None => ("", "", 0),
+    };
+    let suffix = |expected: &str| IdProblem::Suffix {
+        expected: expected.to_owned(),
+    };
+    let rest = rest.strip_suffix(after).ok_or_else(|| suffix(after))?;
+    let split = match check_len {
+        0 => rest.len(),
+        n => rest.char_indices().rev().nth(n - 1).map_or(0, |(i, _)| i),
+    };
+    let (rest, check) = rest.split_at(split);
+    let number = rest.strip_suffix(before).ok_or_else(|| suffix(before))?;
+    if number.is_empty() {
+        return Err(IdProblem::NoNumber);
+    }
+    let decimal = spelling.is_none_or(|s| s.encoding() == Encoding::Decimal);
+    if let (Some(width), true) = (width, decimal) {
+        let found = number.chars().count();
+        if found != usize::from(width) {
+            return Err(IdProblem::Width {
+                expected: usize::from(width),
+                found,
+            });
+        }
+    }
+    let Some(spelling) = spelling else {
+        return spelling::decimal(number);
+    };
+    let value = spelling.decode(number)?;
+    let written = &id[..id.len() - after.len() - check.len()];
+    spelling.verify(written, check, value)?;
+    Ok(value)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -99,11 +229,11 @@ mod tests {
     #[test]
     fn text_and_numbers() {
         let r = Rendering::new("251122", Some(6));
-        assert_eq!(r.text(7), "251122000007");
+        assert_eq!(r.text(7).unwrap(), "251122000007");
         assert_eq!(r.number(7, "i64").unwrap(), 251_122_000_007);
         assert_eq!(r.number(999_999, "i64").unwrap(), 251_122_999_999);
         let r = Rendering::new("", Some(4));
-        assert_eq!(r.text(42), "0042");
+        assert_eq!(r.text(42).unwrap(), "0042");
         assert_eq!(r.number(42, "i64").unwrap(), 42);
         let r = Rendering::new("INV-", Some(3));
         assert!(matches!(

@@ -100,7 +100,7 @@ impl IdValue for String {
     }
 
     fn render(value: i64, rendering: &Rendering) -> Result<Self> {
-        Ok(rendering.text(value))
+        rendering.text(value)
     }
 }
 

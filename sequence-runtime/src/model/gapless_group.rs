@@ -151,7 +151,7 @@ impl Shape {
     /// The stored ID of counter value `value` rendered with `rendering`.
     fn bson(self, value: i64, rendering: &Rendering, target: &'static str) -> Result<Bson> {
         Ok(match self {
-            Shape::Text => Bson::String(rendering.text(value)),
+            Shape::Text => Bson::String(rendering.text(value)?),
             Shape::Int64 => Bson::Int64(rendering.number(value, target)?),
             Shape::Int32 => {
                 let n = rendering.number(value, target)?;

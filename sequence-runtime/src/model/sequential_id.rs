@@ -66,6 +66,15 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
         handle::sequence(TypeId::of::<Self>(), coll, &Self::SEQUENCE)
     }
 
+    /// The counter value (and period) of `id`, an ID of this model written as text (an integer
+    /// ID as its digits), or [`Error::InvalidId`] saying what is wrong with it: a check digit
+    /// that does not match, another prefix or period, a character outside the encoding. Reads
+    /// the configuration only; nothing is sent to the server. See [`Sequence::parse_id`].
+    fn parse_id(id: &str) -> Result<crate::id::ParsedId> {
+        let (_, format) = Self::SEQUENCE.options().checked()?;
+        format.parse_id(id, crate::clock::Clock::now(&crate::clock::SystemClock))
+    }
+
     /// Allocates the next ID without inserting anything. A scoped model (`scope = ...`) has no
     /// document to take the scope from here: this fails with [`Error::ScopeRequired`]; use
     /// [`next_id_for`](Self::next_id_for).

@@ -24,5 +24,6 @@ mod sequence_options;
 
 pub use sequence_config::SequenceConfig;
 pub use sequence_options::{SequenceOptions, SequenceOptionsBuilder};
+pub use sequence_rules::encoding::{CheckDigit, Encoding};
 pub use sequence_rules::filter;
 pub use sequence_rules::{AdaptiveBatch, Batch, FilterField, FilterValue, Layout, Stores, Unique};

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use sequence_rules::encoding::{CheckDigit, Encoding};
 use sequence_rules::{
     self as rules, defaults, Batch, FilterField, Layout, Stores, Strategy, Unique,
 };
@@ -29,6 +30,16 @@ pub struct SequenceConfig {
     pub width: Option<u8>,
     /// Exact number of digits of every ID, without a prefix.
     pub digits: Option<u8>,
+    /// The template that places the number, its check digits and the period.
+    pub format: Option<&'static str>,
+    /// Check digits after the number.
+    pub check_digit: Option<CheckDigit>,
+    /// How the number is written.
+    pub encoding: Encoding,
+    /// The alphabet of `encoding = "sqids"` (`None`: Sqids' default).
+    pub alphabet: Option<&'static str>,
+    /// The shortest Sqids ID, in characters.
+    pub min_length: u32,
     /// The first value a new counter issues.
     pub start: i64,
     /// The largest value ever issued.
@@ -77,6 +88,11 @@ impl SequenceConfig {
             tz: None,
             width: None,
             digits: None,
+            format: None,
+            check_digit: None,
+            encoding: Encoding::Decimal,
+            alphabet: None,
+            min_length: 0,
             start: defaults::START,
             max: defaults::MAX,
             strategy: Strategy::Counter,
@@ -124,6 +140,36 @@ impl SequenceConfig {
     /// Sets the exact number of digits of every ID.
     pub const fn digits(mut self, digits: u8) -> Self {
         self.digits = Some(digits);
+        self
+    }
+
+    /// Sets the template that places the number, its check digits and the period.
+    pub const fn format(mut self, template: &'static str) -> Self {
+        self.format = Some(template);
+        self
+    }
+
+    /// Sets the check digits after the number.
+    pub const fn check_digit(mut self, algorithm: CheckDigit) -> Self {
+        self.check_digit = Some(algorithm);
+        self
+    }
+
+    /// Sets how the number is written.
+    pub const fn encoding(mut self, encoding: Encoding) -> Self {
+        self.encoding = encoding;
+        self
+    }
+
+    /// Sets the alphabet of `encoding = "sqids"`.
+    pub const fn alphabet(mut self, alphabet: &'static str) -> Self {
+        self.alphabet = Some(alphabet);
+        self
+    }
+
+    /// Sets the shortest Sqids ID, in characters.
+    pub const fn min_length(mut self, min_length: u32) -> Self {
+        self.min_length = min_length;
         self
     }
 
@@ -233,6 +279,11 @@ impl SequenceConfig {
             tz,
             width,
             digits,
+            format,
+            check_digit,
+            encoding,
+            alphabet,
+            min_length,
             start,
             max,
             strategy,
@@ -260,6 +311,11 @@ impl SequenceConfig {
             tz: o_tz,
             width: o_width,
             digits: o_digits,
+            format: o_format,
+            check_digit: o_check_digit,
+            encoding: o_encoding,
+            alphabet: o_alphabet,
+            min_length: o_min_length,
             start: o_start,
             max: o_max,
             strategy: o_strategy,
@@ -284,6 +340,11 @@ impl SequenceConfig {
         *o_tz = tz.map(str::to_owned);
         *o_width = width;
         *o_digits = digits;
+        *o_format = format.map(str::to_owned);
+        *o_check_digit = check_digit;
+        *o_encoding = encoding;
+        *o_alphabet = alphabet.map(str::to_owned);
+        *o_min_length = min_length;
         *o_start = start;
         *o_max = max;
         *o_strategy = strategy;
@@ -358,6 +419,9 @@ impl SequenceConfig {
             && self.scope.is_empty()
             && self.prefix.is_none()
             && self.width.is_none()
+            && self.format.is_none()
+            && self.check_digit.is_none()
+            && self.encoding == Encoding::Decimal
             && !self.gapless;
         (plain && self.batch.is_cached()).then_some(self.batch)
     }

@@ -4,12 +4,13 @@
 use std::time::Duration;
 
 use mongodb::options::WriteConcern;
+use sequence_rules::encoding::{CheckDigit, Encoding};
 use sequence_rules::{
     self as rules, defaults, Batch, FilterField, Layout, Spec, Stores, Strategy, Unique,
 };
 
 use crate::error::Result;
-use crate::id::{Bounds, Format, Limit};
+use crate::id::{Bounds, Format, Limit, Spelling};
 
 /// Options of one sequence (one counter): the keys of `#[seq(...)]` under the same names, each
 /// at its default until set, and the options only the runtime has.
@@ -38,6 +39,21 @@ pub struct SequenceOptions {
     pub width: Option<u8>,
     /// Exact number of digits of every ID, without a prefix.
     pub digits: Option<u8>,
+    /// A template that places the number, its check digits and the period in the ID, instead
+    /// of `prefix` and `width`: `"ACC-{n:08}-{check}"`, `"{YYYY}/{n:05}/EU"`. `{n}` (or
+    /// `{n:08}`, zero-padded) once; `{check}` after it; the date fields `{YYYY}`, `{YY}`,
+    /// `{MM}`, `{DD}`, `{HH}` before it; other characters are text (`{{`, `}}` for braces).
+    pub format: Option<String>,
+    /// Check digits after the number (or where the `format` places `{check}`): Luhn, Damm,
+    /// MOD 97-10 over every decimal digit of the ID before them, or Crockford's check symbol
+    /// of a Crockford base 32 code.
+    pub check_digit: Option<CheckDigit>,
+    /// How the number is written: decimal (the default), Crockford base 32 or Sqids.
+    pub encoding: Encoding,
+    /// The alphabet of `encoding = Sqids` (default: Sqids' own, `a-zA-Z0-9` shuffled).
+    pub alphabet: Option<String>,
+    /// The shortest Sqids ID, in characters (0 to 255; default 0).
+    pub min_length: u32,
     /// The first value a new counter issues (default 1).
     pub start: i64,
     /// The largest value ever issued (default `i64::MAX`).
@@ -99,6 +115,11 @@ impl SequenceOptions {
                 tz: None,
                 width: None,
                 digits: None,
+                format: None,
+                check_digit: None,
+                encoding: Encoding::Decimal,
+                alphabet: None,
+                min_length: 0,
                 start: defaults::START,
                 max: defaults::MAX,
                 strategy: Strategy::Counter,
@@ -131,6 +152,11 @@ impl SequenceOptions {
             tz,
             width,
             digits,
+            format,
+            check_digit,
+            encoding,
+            alphabet,
+            min_length,
             start,
             max,
             strategy,
@@ -157,6 +183,11 @@ impl SequenceOptions {
             tz: tz.as_deref(),
             width: *width,
             digits: *digits,
+            format: format.as_deref(),
+            check_digit: *check_digit,
+            encoding: given(*encoding, Encoding::Decimal),
+            alphabet: alphabet.as_deref(),
+            min_length: given(*min_length, 0),
             start: given(*start, defaults::START),
             max: given(*max, defaults::MAX),
             strategy: given(*strategy, Strategy::Counter),
@@ -198,7 +229,9 @@ impl SequenceOptions {
             Limit::Width
         };
         let bounds = Bounds::new(checked.start, checked.max)?.limited_by(limit);
-        let format = Format::new(&self.name, checked.pattern, checked.tz, checked.width);
+        let spelling = Spelling::of(&checked)?;
+        let format =
+            Format::new(&self.name, checked.pattern, checked.tz, checked.width).spelled(spelling);
         Ok((bounds, format))
     }
 }
@@ -244,6 +277,37 @@ impl SequenceOptionsBuilder {
     /// Sets the exact number of digits of every ID, without a prefix.
     pub fn digits(mut self, digits: u8) -> Self {
         self.options.digits = Some(digits);
+        self
+    }
+
+    /// Sets the template that places the number, its check digits and the period in the ID
+    /// (`"ACC-{n:08}-{check}"`), instead of `prefix` and `width`.
+    pub fn format(mut self, template: impl Into<String>) -> Self {
+        self.options.format = Some(template.into());
+        self
+    }
+
+    /// Sets the check digits after the number.
+    pub fn check_digit(mut self, algorithm: CheckDigit) -> Self {
+        self.options.check_digit = Some(algorithm);
+        self
+    }
+
+    /// Sets how the number is written.
+    pub fn encoding(mut self, encoding: Encoding) -> Self {
+        self.options.encoding = encoding;
+        self
+    }
+
+    /// Sets the alphabet of `encoding = Sqids`.
+    pub fn alphabet(mut self, alphabet: impl Into<String>) -> Self {
+        self.options.alphabet = Some(alphabet.into());
+        self
+    }
+
+    /// Sets the shortest Sqids ID, in characters.
+    pub fn min_length(mut self, min_length: u32) -> Self {
+        self.options.min_length = min_length;
         self
     }
 

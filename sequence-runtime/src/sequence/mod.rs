@@ -274,6 +274,57 @@ impl Sequence {
         Ok(self.slot()?.key.clone())
     }
 
+    /// The counter value (and period) of `id`, an ID of this sequence written as text (an
+    /// integer ID as its digits): the way back from [`next_id`](Self::next_id). Reads the
+    /// prefix (a period's, a two-digit year in the century closest to this year), the number
+    /// in the sequence's encoding (Crockford base 32 ignoring case and the look-alikes `O`,
+    /// `I`, `L`), the text after it and the check digits; nothing is sent to the server.
+    ///
+    /// Fails with [`Error::InvalidId`](crate::Error::InvalidId), whose
+    /// [`IdProblem`](crate::id::IdProblem) says what is wrong (a check digit that does not
+    /// match, another prefix or period, a character outside the encoding, a number of another
+    /// width).
+    ///
+    /// ```
+    /// use sequence_runtime::options::CheckDigit;
+    /// use sequence_runtime::{Error, Sequence, SequenceOptions};
+    ///
+    /// let options = SequenceOptions::builder("account")
+    ///     .format("ACC-{n:08}-{check}")
+    ///     .check_digit(CheckDigit::Luhn)
+    ///     .build();
+    /// let seq = Sequence::in_memory(options)?;
+    /// assert_eq!(seq.parse_id("ACC-00012345-5")?.value, 12_345);
+    /// let typo = seq.parse_id("ACC-00012354-5").unwrap_err();
+    /// assert!(matches!(typo, Error::InvalidId { .. }));
+    /// assert_eq!(
+    ///     typo.to_string(),
+    ///     "`ACC-00012354-5` is not an ID of sequence `account`: check digit `5` does not \
+    ///      match, expected `7` (luhn)"
+    /// );
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn parse_id(&self, id: &str) -> Result<crate::id::ParsedId> {
+        let engine = self.engine()?;
+        engine.format.parse_id(id, engine.shared.now())
+    }
+
+    /// The ID of counter value `value` as text (an integer ID's digits), in the period whose
+    /// canonical string is `period` (`"20251122"`; `None` for a sequence without periods): the
+    /// way there, as [`parse_id`](Self::parse_id) is the way back. Nothing is taken from the
+    /// counter.
+    ///
+    /// ```
+    /// use sequence_runtime::{Sequence, SequenceOptions};
+    /// let seq = Sequence::in_memory(SequenceOptions::builder("filing").format("{YYYY}/{n:05}/EU").build())?;
+    /// assert_eq!(seq.id_text(42, Some("2025"))?, "2025/00042/EU");
+    /// assert_eq!(seq.parse_id("2025/00042/EU")?.value, 42);
+    /// # Ok::<(), sequence_runtime::Error>(())
+    /// ```
+    pub fn id_text(&self, value: i64, period: Option<&str>) -> Result<String> {
+        self.engine()?.format.text_at(value, period)
+    }
+
     /// This sequence in the scope `scope`: a handle whose operations (`next`, `reserve`,
     /// `current`, `set_next`, `reset`, `delete`) use the counter of those values.
     ///

@@ -12,6 +12,7 @@ use crate::id::Bounds;
 use crate::options::{
     filter, FilterField, Layout, SequenceOptions, SequenceOptionsBuilder, Stores,
 };
+use sequence_rules::encoding::{CheckDigit, Encoding};
 use sequence_rules::Strategy;
 
 /// The settings a sequence was last used with, as a process that used it recorded them in the
@@ -44,6 +45,16 @@ pub struct SequenceRecord {
     pub width: Option<u8>,
     /// The exact number of digits of every ID.
     pub digits: Option<u8>,
+    /// The template of the IDs.
+    pub format: Option<String>,
+    /// The check digits after the number.
+    pub check_digit: Option<CheckDigit>,
+    /// How the number is written.
+    pub encoding: Encoding,
+    /// The Sqids alphabet, if not Sqids' default.
+    pub alphabet: Option<String>,
+    /// The shortest Sqids ID.
+    pub min_length: u32,
     /// The time zone of the periods.
     pub tz: Option<String>,
     /// The scope fields: one counter per scope value.
@@ -81,6 +92,11 @@ impl SequenceRecord {
             prefix: options.prefix.clone(),
             width: options.width,
             digits: options.digits,
+            format: options.format.clone(),
+            check_digit: options.check_digit,
+            encoding: options.encoding,
+            alphabet: options.alphabet.clone(),
+            min_length: options.min_length,
             tz: options.tz.clone(),
             scope: options.scope.clone(),
             shards: if options.strategy == Strategy::Ranges {
@@ -176,6 +192,11 @@ impl SequenceRecord {
             "prefix": self.prefix.clone().map_or(Bson::Null, Bson::String),
             "width": opt(self.width),
             "digits": opt(self.digits),
+            "format": self.format.clone().map_or(Bson::Null, Bson::String),
+            "check_digit": self.check_digit.map_or(Bson::Null, |c| Bson::from(c.name())),
+            "encoding": self.encoding.name(),
+            "alphabet": self.alphabet.clone().map_or(Bson::Null, Bson::String),
+            "min_length": i64::from(self.min_length),
             "tz": self.tz.clone().map_or(Bson::Null, Bson::String),
             "scope": self.scope.clone(),
             "shards": i64::from(self.shards),
@@ -228,6 +249,25 @@ impl SequenceRecord {
             prefix: optional_text("prefix")?,
             width: small("width")?,
             digits: small("digits")?,
+            // Records of versions before these keys lack them.
+            format: optional_text("format")?,
+            check_digit: match optional_text("check_digit")? {
+                Some(name) => {
+                    Some(CheckDigit::from_name(&name).ok_or_else(|| unreadable("check_digit"))?)
+                }
+                None => None,
+            },
+            encoding: match optional_text("encoding")? {
+                Some(name) => Encoding::from_name(&name).ok_or_else(|| unreadable("encoding"))?,
+                None => Encoding::Decimal,
+            },
+            alphabet: optional_text("alphabet")?,
+            min_length: match d.get("min_length") {
+                None => 0,
+                Some(_) => {
+                    u32::try_from(integer("min_length")?).map_err(|_| unreadable("min_length"))?
+                }
+            },
             tz: optional_text("tz")?,
             scope: match d.get_array("scope") {
                 Ok(fields) => fields
@@ -286,6 +326,16 @@ impl SequenceRecord {
         if let Some(v) = self.digits {
             options = options.digits(v);
         }
+        if let Some(v) = &self.format {
+            options = options.format(v);
+        }
+        if let Some(v) = self.check_digit {
+            options = options.check_digit(v);
+        }
+        if let Some(v) = &self.alphabet {
+            options = options.alphabet(v);
+        }
+        options = options.encoding(self.encoding).min_length(self.min_length);
         if let Some(v) = &self.tz {
             options = options.tz(v);
         }

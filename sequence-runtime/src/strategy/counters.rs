@@ -13,7 +13,6 @@ use crate::id::{Bounds, CounterKey, IdRange, Slot};
 use crate::observability::StatsCell;
 use crate::observability::{reserving, Mode};
 use crate::store::{CounterStore, Reservation};
-use sequence_rules::limits::pow10;
 
 /// Where a sequence's numbers come from.
 #[derive(Clone, Debug)]
@@ -109,7 +108,7 @@ impl Counters {
     pub(crate) fn stored_domain(&self, value: i64, slot: &Slot, space: Bounds) -> (Bounds, i64) {
         match self {
             Counters::One { .. } => {
-                let widest = slot.rendering.width().map(|w| pow10(w) - 1);
+                let widest = slot.rendering.widest();
                 (space, widest.unwrap_or(i64::MAX))
             }
             Counters::Ranges(shards) => {

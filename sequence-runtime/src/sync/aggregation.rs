@@ -66,6 +66,9 @@ pub(crate) async fn sync(
     mut session: Option<&mut ClientSession>,
 ) -> Result<SyncReport> {
     let (groups, mut skipped) = match target.shards {
+        _ if target.format.spelling().is_some() => {
+            spelled_groups(source, target, session.as_deref_mut()).await?
+        }
         Some(shards) => shard_groups(source, target, shards, session.as_deref_mut()).await?,
         None => counter_groups(source, target, session.as_deref_mut()).await?,
     };
@@ -238,6 +241,83 @@ async fn counter_groups(
         });
     }
     Ok((groups, skipped))
+}
+
+/// The groups of a sequence whose IDs have check digits, another encoding or text after the
+/// number, which the server cannot read: the aggregation projects each stored ID with its
+/// scope values, and each is parsed here (a shard's by the slice its value falls in).
+async fn spelled_groups(
+    source: &Source<'_>,
+    target: &Target<'_>,
+    session: Option<&mut ClientSession>,
+) -> Result<(Vec<Group>, u64)> {
+    let field = format!("${}", source.field);
+    let mut projection = doc! { "_id": 0, "v": field };
+    if !source.scope.is_empty() {
+        let scope: Document = source
+            .scope
+            .iter()
+            .map(|(name, stored)| {
+                let value = doc! { "$ifNull": [format!("${stored}"), Bson::Null] };
+                ((*name).to_owned(), Bson::Document(value))
+            })
+            .collect();
+        projection.insert("s", scope);
+    }
+    let pipeline = vec![
+        doc! { "$match": { source.field: { "$exists": true } } },
+        doc! { "$project": projection },
+    ];
+    let rows = run(source, pipeline, session).await?;
+    let mut groups: BTreeMap<String, Group> = BTreeMap::new();
+    let mut skipped = 0;
+    for row in rows {
+        let text = match row.get("v") {
+            Some(Bson::String(text)) if source.text => text.clone(),
+            Some(number) if !source.text => match crate::id::bson_integer(number) {
+                Some(n) => n.to_string(),
+                None => {
+                    skipped += 1;
+                    continue;
+                }
+            },
+            _ => {
+                skipped += 1;
+                continue;
+            }
+        };
+        let Ok(parsed) = target.format.parse_id(&text, target.now) else {
+            skipped += 1;
+            continue;
+        };
+        let (key, bounds) = match target.shards {
+            Some(shards) => match shards.shard_of(parsed.value) {
+                Some(i) => (shards.key(i), shards.slice(i)),
+                None => (CounterKey::named(target.name), target.bounds),
+            },
+            None => {
+                let scope = match row.get_document("s") {
+                    Ok(values) if !source.scope.is_empty() => Some(Scope::from_values(
+                        values.iter().map(|(f, v)| (f.clone(), v.clone())),
+                    )),
+                    _ => None,
+                };
+                let key = CounterKey::of(target.name, parsed.period.as_deref(), scope.as_ref());
+                (key, target.bounds)
+            }
+        };
+        let group = groups
+            .entry(key.canonical().to_owned())
+            .or_insert_with(|| Group {
+                key,
+                bounds,
+                stored: parsed.value,
+                ids: 0,
+            });
+        group.stored = group.stored.max(parsed.value);
+        group.ids += 1;
+    }
+    Ok((groups.into_values().collect(), skipped))
 }
 
 /// The groups of a ranges sequence: one per shard, found with `$bucket` on the slices.

@@ -9,6 +9,7 @@
 use futures_util::TryStreamExt;
 use mongodb::bson::{doc, Bson, Document};
 use mongodb::Collection;
+use sequence_rules::encoding::Encoding;
 use sequence_rules::limits::pow10;
 use sequence_rules::pattern::escape_regex;
 
@@ -53,6 +54,9 @@ impl StoredIds<'_> {
         limit: i64,
     ) -> Result<Highest> {
         let found = match (self.form, rendering.width()) {
+            _ if rendering.spelling().is_some() => {
+                self.highest_spelled(rendering, space.start, limit).await?
+            }
             (IdForm::Number, _) => self.highest_number(rendering, space.start, limit).await?,
             (IdForm::Text, Some(width)) => {
                 self.highest_padded(rendering, width, space.start, limit)
@@ -108,8 +112,8 @@ impl StoredIds<'_> {
         filter.insert(
             self.field,
             doc! {
-                "$gte": rendering.text(start.max(0)),
-                "$lte": rendering.text(limit.min(widest)),
+                "$gte": rendering.text(start.max(0))?,
+                "$lte": rendering.text(limit.min(widest))?,
                 "$regex": format!("^{}[0-9]{{{width}}}$", escape_regex(prefix)),
             },
         );
@@ -147,6 +151,93 @@ impl StoredIds<'_> {
             .and_then(bson_integer))
     }
 
+    /// IDs with check digits, another encoding or text after the number. Numbers with check
+    /// digits, and text of a fixed width in an encoding that sorts (decimal, Crockford base
+    /// 32), sort as their values: one index-backed query finds the highest. Other text (Sqids,
+    /// numbers of varying width) is read ID by ID and parsed here.
+    async fn highest_spelled(
+        &self,
+        rendering: &Rendering,
+        start: i64,
+        limit: i64,
+    ) -> Result<Option<i64>> {
+        let spelling = rendering
+            .spelling()
+            .expect("called for a spelled rendering");
+        let check = spelling.check().map_or(0, |c| c.len() as u32);
+        if self.form == IdForm::Number {
+            let scale = 10_i64.pow(check);
+            let block = |v: i64| rendering.number(v, "i64").map(|n| n / scale);
+            let (Ok(lo), Ok(hi)) = (block(start.max(0)), block(limit)) else {
+                return Ok(None);
+            };
+            let base = lo - start.max(0);
+            let mut filter = self.scope.clone();
+            filter.insert(
+                self.field,
+                doc! { "$gte": lo * scale, "$lte": hi * scale + scale - 1 },
+            );
+            let top = self.top(filter).await?;
+            return Ok(top
+                .as_ref()
+                .and_then(bson_integer)
+                .map(|v| v / scale - base));
+        }
+        let tail = spelling.tail();
+        let (before, after) = (
+            escape_regex(&tail.before_check),
+            escape_regex(&tail.after_check),
+        );
+        let prefix = escape_regex(rendering.prefix());
+        let sorted = match (spelling.encoding(), rendering.width()) {
+            (Encoding::Decimal, Some(w)) => Some(format!("[0-9]{{{w}}}")),
+            (Encoding::Crockford32, Some(w)) => Some(format!("[0-9A-HJKMNP-TV-Z]{{{w}}}")),
+            _ => None,
+        };
+        if let Some(digits) = sorted {
+            let mut filter = self.scope.clone();
+            filter.insert(
+                self.field,
+                doc! {
+                    "$gte": rendering.text(start.max(0))?,
+                    "$lte": rendering.text(limit)?,
+                    "$regex": format!("^{prefix}{digits}{before}.{{{check}}}{after}$"),
+                },
+            );
+            let top = self.top(filter).await?;
+            return Ok(match top {
+                Some(Bson::String(id)) => rendering.parse(&id).ok(),
+                _ => None,
+            });
+        }
+        let mut filter = self.scope.clone();
+        filter.insert(
+            self.field,
+            doc! { "$type": "string", "$regex": format!("^{prefix}.*{after}$") },
+        );
+        let mut projection = doc! { self.field: 1 };
+        if self.field != "_id" {
+            projection.insert("_id", 0);
+        }
+        let mut cursor = self
+            .coll
+            .find(filter)
+            .projection(projection)
+            .await
+            .map_err(|e| self.error(e))?;
+        let mut highest = None;
+        while let Some(doc) = cursor.try_next().await.map_err(|e| self.error(e))? {
+            let value = field_of(&doc, self.field)
+                .and_then(|id| match id {
+                    Bson::String(id) => rendering.parse(&id).ok(),
+                    _ => None,
+                })
+                .filter(|v| (start..=limit).contains(v));
+            highest = highest.max(value);
+        }
+        Ok(highest)
+    }
+
     /// The ID field of the first document of `filter` in descending order of the ID field
     /// (a dotted path, such as `_id.id`, is followed into the document).
     async fn top(&self, filter: Document) -> Result<Option<Bson>> {
@@ -161,17 +252,20 @@ impl StoredIds<'_> {
             .projection(projection)
             .await
             .map_err(|e| self.error(e))?;
-        Ok(found.and_then(|d| {
-            let mut parts = self.field.split('.');
-            let first = d.get(parts.next()?)?.clone();
-            parts.try_fold(first, |value, part| match value {
-                Bson::Document(mut inner) => inner.remove(part),
-                _ => None,
-            })
-        }))
+        Ok(found.and_then(|d| field_of(&d, self.field)))
     }
 
     fn error(&self, e: mongodb::error::Error) -> Error {
         Error::from_driver_on(e, self.coll.namespace(), Access::Find)
     }
+}
+
+/// The value at `field` (a dotted path, such as `_id.id`, is followed into the document).
+fn field_of(d: &Document, field: &str) -> Option<Bson> {
+    let mut parts = field.split('.');
+    let first = d.get(parts.next()?)?.clone();
+    parts.try_fold(first, |value, part| match value {
+        Bson::Document(mut inner) => inner.remove(part),
+        _ => None,
+    })
 }
