@@ -116,6 +116,8 @@ mod docs {
     struct Strategies;
     #[doc = include_str!("../docs/periods-formats-scopes.md")]
     struct PeriodsFormatsScopes;
+    #[doc = include_str!("../docs/ids-for-people.md")]
+    struct IdsForPeople;
     #[doc = include_str!("../docs/adopting.md")]
     struct Adopting;
     #[doc = include_str!("../docs/gapless.md")]

@@ -57,6 +57,28 @@ struct Filing {
     id: String,
 }
 
+/// Crockford codes from shards of a ranges sequence, up to `ZZZZ`.
+#[derive(Debug, Serialize, Deserialize, SequentialId)]
+#[seq(
+    strategy = "ranges",
+    shards = 4,
+    encoding = "crockford32",
+    max = 1_048_575
+)]
+struct Voucher {
+    #[serde(rename = "_id")]
+    id: String,
+}
+
+/// A template per tenant: each tenant's tickets are `T-0001`, `T-0002`, ….
+#[derive(Debug, Serialize, Deserialize, SequentialId)]
+#[seq(scope = "tenant", format = "T-{n:04}-{check}", check_digit = "damm")]
+struct Ticket {
+    #[seq(id)]
+    number: String,
+    tenant: String,
+}
+
 /// Luhn's check digit of the digits of `text`, written here independently of the crate.
 fn luhn(text: &str) -> u32 {
     let digits: Vec<u32> = text.chars().filter_map(|c| c.to_digit(10)).collect();
@@ -104,6 +126,9 @@ async fn each_format_is_stored_and_read_back() {
         stored.iter().map(|a| &a.id).collect::<Vec<_>>(),
         ids.iter().collect::<Vec<_>>()
     );
+    // From the process's cache, as the inserts took them: rendered the same way.
+    let next = Account::next_id(&accounts).await.unwrap();
+    assert_eq!(next, format!("ACC-00000004-{}", luhn("00000004")));
     let typo = ids[1].replace("00000002", "00000020");
     assert!(matches!(
         Account::parse_id(&typo),
@@ -266,4 +291,50 @@ async fn sync_counters_reads_ids_of_each_format() {
         .await
         .unwrap();
     assert_eq!(id, "ORD-000AA", "10 is `A`, and so is its check symbol");
+}
+
+#[tokio::test]
+async fn formats_work_with_ranges_and_scopes() {
+    let db = common::database("readable_strategies").await;
+    let vouchers = db.collection::<Voucher>("vouchers");
+    let mut values = Vec::new();
+    for _ in 0..8 {
+        let id = Voucher { id: String::new() }
+            .insert_with_id(&vouchers)
+            .await
+            .unwrap();
+        assert!((1..=4).contains(&id.len()), "{id}");
+        assert!(
+            id.chars()
+                .all(|c| "0123456789ABCDEFGHJKMNPQRSTVWXYZ".contains(c)),
+            "{id}"
+        );
+        values.push(Voucher::parse_id(&id).unwrap().value);
+    }
+    values.sort_unstable();
+    values.dedup();
+    assert_eq!(values.len(), 8, "no value twice");
+    let widest = 32_i64.pow(4) - 1;
+    let shards: std::collections::BTreeSet<i64> =
+        values.iter().map(|v| (v - 1) * 4 / widest).collect();
+    assert!(
+        shards.len() > 1,
+        "the values come from several shards: {values:?}"
+    );
+
+    let tickets = db.collection::<Ticket>("tickets");
+    let mut numbers = Vec::new();
+    for tenant in ["acme", "globex", "acme"] {
+        let mut t = Ticket {
+            number: String::new(),
+            tenant: tenant.into(),
+        };
+        t.insert_with_id(&tickets).await.unwrap();
+        numbers.push((tenant, Ticket::parse_id(&t.number).unwrap().value, t.number));
+    }
+    assert_eq!(
+        numbers.iter().map(|(t, v, _)| (*t, *v)).collect::<Vec<_>>(),
+        [("acme", 1), ("globex", 1), ("acme", 2)]
+    );
+    assert!(numbers[0].2.starts_with("T-0001-"), "{}", numbers[0].2);
 }

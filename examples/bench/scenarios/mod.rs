@@ -17,7 +17,7 @@ use crate::measure::{BatchSize, Scenario, Work};
 use gapless::insert_gapless;
 use insert_many::{insert_many_with_ids, plain_insert_many};
 use inserts::{counter_w1_insert, insert_with_id, naive_counter_insert};
-use models::{BAuto, BProxy, BProxyGapless, Sharded, B1, B1000, B25};
+use models::{BAuto, BCrockford, BLuhn, BProxy, BProxyGapless, BSqids, Sharded, B1, B1000, B25};
 use next_id::next_id;
 use processes::{gapless_2p, gapless_4p, proxy_2p};
 use scoped::insert_scoped;
@@ -59,6 +59,24 @@ pub const SCENARIOS: &[Scenario] = &[
         BatchSize::Fixed(1000),
         Work::Docs,
         insert_with_id::<B1000>,
+    ),
+    Scenario::new(
+        "insert_with_id_luhn",
+        BatchSize::Fixed(25),
+        Work::Docs,
+        insert_with_id::<BLuhn>,
+    ),
+    Scenario::new(
+        "insert_with_id_crockford",
+        BatchSize::Fixed(25),
+        Work::Docs,
+        insert_with_id::<BCrockford>,
+    ),
+    Scenario::new(
+        "insert_with_id_sqids",
+        BatchSize::Fixed(25),
+        Work::Docs,
+        insert_with_id::<BSqids>,
     ),
     Scenario::new(
         "insert_with_id_proxy",

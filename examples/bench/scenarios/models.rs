@@ -60,6 +60,9 @@ bench_models! {
     Gapless: i64, seq(name = "bench_gapless", gapless);
     BProxyGapless: i64, seq(name = "bench_proxy_gapless", gapless, unique = "proxy");
     Sharded: i64, seq(name = "bench_sharded", strategy = "ranges", shards = 16);
+    BLuhn: String, seq(name = "bench_luhn", batch = 25, format = "ACC-{n:08}-{check}", check_digit = "luhn");
+    BCrockford: String, seq(name = "bench_crockford", batch = 25, prefix = "'ORD-'", width = 6, encoding = "crockford32", check_digit = "crockford");
+    BSqids: String, seq(name = "bench_sqids", batch = 25, encoding = "sqids", min_length = 8);
 }
 
 /// A model numbered per tenant (`scope = "tenant"`; scoped counters take no `batch`: each

@@ -301,6 +301,23 @@ mod tests {
             .unwrap()
     }
 
+    /// The Sqids test suite's IDs of the numbers 0 to 9 in the default alphabet
+    /// (`encoding.test.ts`, "incremental numbers, same index 0").
+    #[test]
+    fn sqids_ids_are_the_reference_ones() {
+        let sqids = spelling(sequence_rules::Spec {
+            encoding: Some(Encoding::Sqids),
+            ..sequence_rules::Spec::new("x")
+        });
+        let expected = ["bM", "Uk", "gb", "Ef", "Vq", "uw", "OI", "AX", "p6", "nJ"];
+        for (value, id) in (0..).zip(expected) {
+            let mut out = String::new();
+            sqids.write(&mut out, value, 0).unwrap();
+            assert_eq!(out, id);
+            assert_eq!(sqids.decode(id), Ok(value));
+        }
+    }
+
     #[test]
     fn writes_and_reads_each_encoding() {
         use sequence_rules::Spec;

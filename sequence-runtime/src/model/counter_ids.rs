@@ -10,7 +10,6 @@ use super::insert;
 use super::sequential_id::SequentialId;
 use super::skip_ahead;
 use crate::error::Result;
-use crate::id::IdValue;
 use crate::sequence::{Issued, Sequence};
 
 /// Takes the next number for `doc` (from this process's cache of a plain counter when it has
@@ -22,7 +21,10 @@ pub(crate) async fn insert_one<T: SequentialId>(
     options: Option<&InsertOneOptions>,
 ) -> Result<T::Id> {
     let (id, taken) = match cached_id::cached_id(coll) {
-        Some(value) => (T::Id::from_counter(value)?, Taken::Cached(value)),
+        Some(value) => (
+            cached_id::cached_id_value::<T>(value)?,
+            Taken::Cached(value),
+        ),
         None => {
             let seq = document_scope::for_document(T::sequence(coll), doc)?;
             let (id, issued) = seq.issue_id::<T::Id>().await?;

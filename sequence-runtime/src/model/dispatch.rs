@@ -160,6 +160,13 @@ impl<'a, T: SequentialId> IntoFuture for NextId<'a, T> {
     fn into_future(self) -> Self::IntoFuture {
         if self.session.is_none() {
             if let Some(value) = cached_id::cached_id(self.coll) {
+                if T::SEQUENCE
+                    .cached_batch()
+                    .is_some_and(|(_, rendered)| rendered)
+                {
+                    let id = cached_id::cached_id_value::<T>(value);
+                    return NextIdFuture::pending(Box::pin(async move { id }));
+                }
                 return NextIdFuture::cached(value);
             }
         }

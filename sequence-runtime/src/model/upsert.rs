@@ -49,7 +49,8 @@ async fn number<T: SequentialId>(
     if session.is_none() {
         if let Some(value) = cached_id::cached_id(coll) {
             let issued = seq.issued(value)?;
-            return Ok((T::Id::from_counter(value)?, Some((seq, issued))));
+            let id = cached_id::cached_id_value::<T>(value)?;
+            return Ok((id, Some((seq, issued))));
         }
     }
     let (id, issued) = match session {

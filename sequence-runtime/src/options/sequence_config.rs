@@ -411,20 +411,32 @@ impl SequenceConfig {
         ("_id.id", scope)
     }
 
-    /// The batch of a sequence whose values [`options`](Self::options) makes a plain counter
-    /// keyed by its name alone (no period, scope, padding or shard) and cached in the process:
-    /// derived models take such values straight from the process's cache of the counter.
-    pub(crate) fn cached_batch(&self) -> Option<rules::Batch> {
-        let plain = self.strategy == rules::Strategy::Counter
+    /// The batch of a sequence whose values [`options`](Self::options) makes a counter keyed
+    /// by its name alone (no period, scope or shard) and cached in the process: derived models
+    /// take such values straight from the process's cache of the counter. `rendered` says
+    /// whether the IDs are more than the value (padding, check digits, an encoding, a template
+    /// without date fields), which [`SequentialId`](crate::SequentialId)'s inserts then render.
+    pub(crate) fn cached_batch(&self) -> Option<(rules::Batch, bool)> {
+        let one_counter = self.strategy == rules::Strategy::Counter
             && self.scope.is_empty()
             && self.prefix.is_none()
-            && self.width.is_none()
-            && self.format.is_none()
-            && self.check_digit.is_none()
-            && self.encoding == Encoding::Decimal
+            && self.format.is_none_or(|f| !has_date_field(f))
             && !self.gapless;
-        (plain && self.batch.is_cached()).then_some(self.batch)
+        let rendered = self.width.is_some()
+            || self.format.is_some()
+            || self.check_digit.is_some()
+            || self.encoding != Encoding::Decimal;
+        (one_counter && self.batch.is_cached()).then_some((self.batch, rendered))
     }
+}
+
+/// Whether a `format` template may hold a date field (`{YYYY}`, `{YY}`, `{MM}`, `{DD}`, `{HH}`):
+/// then its counters are per period. An escaped `{{YY}}` counts too, which only sends it the
+/// longer way.
+fn has_date_field(template: &str) -> bool {
+    ["{YY", "{MM}", "{DD}", "{HH}"]
+        .iter()
+        .any(|field| template.contains(field))
 }
 
 /// Whether two texts are equal, in a `const fn`.
