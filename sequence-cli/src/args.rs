@@ -6,12 +6,14 @@ use mongodb::bson::{Bson, Document};
 use mongodb::Client;
 use sequence_runtime::claims::{self, Claims};
 use sequence_runtime::jiff::civil::Date;
-use sequence_runtime::options::{
-    filter, CheckDigit, Encoding, FilterField, Layout, SequenceOptionsBuilder, Stores,
-};
+use sequence_runtime::options::{CheckDigit, Encoding, Layout, SequenceOptionsBuilder, Stores};
 use sequence_runtime::store::{SequenceRecord, StoredCounter};
 use sequence_runtime::{id::Bounds, SequenceOptions};
-use serde_json::Value;
+
+mod values;
+
+pub(crate) use values::Filter;
+use values::{check_digit, encoding, filter_fields, layout, scope_value, stores};
 
 use crate::failure::Failure;
 use crate::server;
@@ -561,58 +563,4 @@ pub(crate) struct Change {
     pub(crate) reissue: bool,
     /// Whether to restart a gapless sequence's numbering (`--restart-numbering`).
     pub(crate) restart_numbering: bool,
-}
-
-/// `field=value`, the value as JSON where it is JSON, else as text.
-fn scope_value(arg: &str) -> Result<(String, Bson), String> {
-    let (field, value) = arg
-        .split_once('=')
-        .ok_or_else(|| format!("`{arg}` is not `field=value`"))?;
-    let value = match serde_json::from_str::<Value>(value) {
-        Ok(json) => Bson::try_from(json).map_err(|e| e.to_string())?,
-        Err(_) => Bson::String(value.to_owned()),
-    };
-    Ok((field.to_owned(), value))
-}
-
-/// A layout's name.
-fn layout(arg: &str) -> Result<Layout, String> {
-    if let Some(now) = Layout::renamed(arg) {
-        return Err(now.to_owned());
-    }
-    Layout::from_name(arg).ok_or_else(|| {
-        let names: Vec<&str> = Layout::ALL.iter().map(|l| l.name()).collect();
-        format!("`{arg}` is not one of {}", names.join(", "))
-    })
-}
-
-/// A check digit algorithm, as given to `--check-digit`.
-fn check_digit(arg: &str) -> Result<CheckDigit, String> {
-    CheckDigit::from_name(arg)
-        .ok_or_else(|| format!("`{arg}` is not one of {}", CheckDigit::NAMES.join(", ")))
-}
-
-/// An encoding, as given to `--encoding`.
-fn encoding(arg: &str) -> Result<Encoding, String> {
-    Encoding::from_name(arg).ok_or_else(|| {
-        let names: Vec<&str> = Encoding::ALL.iter().map(|e| e.name()).collect();
-        format!("`{arg}` is not one of {}", names.join(", "))
-    })
-}
-
-/// The fields of a filter that finds counter documents, as given to `--filter`.
-#[derive(Clone, Debug)]
-pub(crate) struct Filter(pub(crate) Vec<FilterField>);
-
-/// The fields of a filter, as `field = value, …`.
-fn filter_fields(arg: &str) -> Result<Filter, String> {
-    filter::parse(arg).map(Filter).map_err(|e| e.to_string())
-}
-
-/// `last_issued` or `next_free`.
-fn stores(arg: &str) -> Result<Stores, String> {
-    Stores::from_name(arg).ok_or_else(|| {
-        let names: Vec<&str> = Stores::ALL.iter().map(|s| s.name()).collect();
-        format!("`{arg}` is not one of {}", names.join(", "))
-    })
 }

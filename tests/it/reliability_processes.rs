@@ -332,6 +332,17 @@ async fn run_workers(
     .unwrap()
 }
 
+/// Kills a worker with `SIGKILL` and asserts that it died of it, not before.
+fn kill(child: &mut Child) {
+    child.kill().unwrap(); // SIGKILL
+    let status = child.wait().unwrap();
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&status),
+        Some(9),
+        "the worker died of the SIGKILL, not before it: {status}"
+    );
+}
+
 /// Waits for a worker to exit successfully, killing it if it takes longer than `limit`.
 fn wait_ok(child: &mut Child, limit: Duration, stderr: &Path) {
     let deadline = Instant::now() + limit;
@@ -515,13 +526,7 @@ async fn killed_processes_never_reuse_an_id() {
             }
             std::thread::sleep(Duration::from_millis((k as u64 * 37) % 300));
             let (mut child, out, _) = std::mem::replace(&mut running[slot], spawn(slot));
-            child.kill().unwrap(); // SIGKILL
-            let status = child.wait().unwrap();
-            assert_eq!(
-                std::os::unix::process::ExitStatusExt::signal(&status),
-                Some(9),
-                "the worker died of the SIGKILL, not before it: {status}"
-            );
+            kill(&mut child);
             killed.push(out);
         }
         let mut finished = Vec::new();
@@ -655,13 +660,7 @@ async fn killed_proxy_rounds_leave_no_half() {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         tokio::time::sleep(Duration::from_millis((k as u64 * 37) % 200)).await;
-        child.kill().unwrap(); // SIGKILL
-        let status = child.wait().unwrap();
-        assert_eq!(
-            std::os::unix::process::ExitStatusExt::signal(&status),
-            Some(9),
-            "the worker died of the SIGKILL, not before it: {status}"
-        );
+        kill(child);
         // No worker runs now: the open transactions are the killed workers' rounds.
         let open = open_transactions().await;
         if open > open_before {

@@ -16,6 +16,9 @@
 //! ```
 
 pub(crate) mod driver;
+mod id_problem;
+
+pub use id_problem::IdProblem;
 
 use mongodb::bson::Bson;
 use sequence_rules::names::{self, NameError};
@@ -210,7 +213,7 @@ pub enum Error {
         /// The text given.
         id: String,
         /// What is wrong.
-        problem: crate::id::IdProblem,
+        problem: IdProblem,
     },
 
     /// A value that does not fit the ID field's type.

@@ -22,6 +22,7 @@ mod scope;
 mod spelling;
 mod value;
 
+pub use crate::error::IdProblem;
 pub use bounds::{Bounds, Limit};
 pub(crate) use counter_key::bson_integer;
 pub use counter_key::CounterKey;
@@ -31,6 +32,5 @@ pub(crate) use period::{canonical_start, Format, Slot};
 pub use range::IdRange;
 pub use render::Rendering;
 pub use scope::Scope;
-pub use spelling::IdProblem;
 pub(crate) use spelling::Spelling;
 pub use value::IdValue;

@@ -14,7 +14,8 @@ use sequence_rules::pattern::{Pattern, Piece, Resolution};
 use super::counter_key::CounterKey;
 use super::render::{parse_number, Rendering};
 use super::scope::Scope;
-use super::spelling::{IdProblem, Spelling};
+use super::spelling::Spelling;
+use crate::error::{Error, IdProblem, Result};
 
 /// One period: the civil date-time truncated to the pattern's resolution.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -260,7 +261,7 @@ impl Format {
 
     /// The ID of counter value `value` as text, in the period whose canonical string is
     /// `period` (`None` for a sequence without periods).
-    pub(crate) fn text_at(&self, value: i64, period: Option<&str>) -> crate::Result<String> {
+    pub(crate) fn text_at(&self, value: i64, period: Option<&str>) -> Result<String> {
         if let Some(slot) = &self.constant {
             return slot.rendering.text(value);
         }
@@ -269,7 +270,7 @@ impl Format {
             .and_then(canonical_start)
             .and_then(|at| self.period_of(at))
             .filter(|p| Some(self.canonical(*p).as_str()) == period)
-            .ok_or_else(|| crate::Error::InvalidArgument {
+            .ok_or_else(|| Error::InvalidArgument {
                 argument: "period",
                 reason: format!(
                     "`{}` is not a period of sequence `{}`: give the canonical period, such as \
@@ -298,10 +299,10 @@ impl Format {
     /// [`parse`](Self::parse) at the instant `now` (whose year reads two-digit years), the
     /// digits of an integer ID padded as [`pad_number`](Self::pad_number) does, failing with
     /// [`Error::InvalidId`].
-    pub(crate) fn parse_id(&self, id: &str, now: Timestamp) -> crate::Result<ParsedId> {
+    pub(crate) fn parse_id(&self, id: &str, now: Timestamp) -> Result<ParsedId> {
         let padded = self.pad_number(id);
         self.parse(padded.as_deref().unwrap_or(id), self.year_of(now))
-            .map_err(|problem| crate::Error::InvalidId {
+            .map_err(|problem| Error::InvalidId {
                 sequence: self.name.clone(),
                 id: id.to_owned(),
                 problem,

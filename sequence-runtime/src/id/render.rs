@@ -7,8 +7,8 @@ use std::sync::Arc;
 use sequence_rules::defaults;
 use sequence_rules::encoding::{crockford, Encoding};
 
-use super::spelling::{self, IdProblem, Spelling};
-use crate::error::{Error, Result};
+use super::spelling::{self, Spelling};
+use crate::error::{Error, IdProblem, Result};
 
 /// How the counter values of one period render: `"{prefix}{value zero-padded to width}"` as
 /// text, or the same digits as a number.

@@ -8,7 +8,7 @@ use sequence_rules::encoding::{crockford, CheckDigit, Encoding};
 use sequence_rules::template::Tail;
 use sequence_rules::Checked;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, IdProblem, Result};
 
 /// How the number part is written.
 enum Encoder {
@@ -235,60 +235,6 @@ impl fmt::Debug for Spelling {
             .field("tail", &self.tail)
             .finish()
     }
-}
-
-/// Why a text is not an ID of a sequence: what [`Sequence::parse_id`](crate::Sequence::parse_id)
-/// and a model's `parse_id` return inside [`Error::InvalidId`].
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum IdProblem {
-    /// The ID does not begin as the sequence's IDs do.
-    #[error("it does not begin with {expected}")]
-    Prefix {
-        /// The prefix, or the pattern of the prefixes, expected.
-        expected: String,
-    },
-    /// The ID does not end as the sequence's IDs do.
-    #[error("it does not end with `{expected}`")]
-    Suffix {
-        /// The text expected after the number.
-        expected: String,
-    },
-    /// Nothing where the number should be.
-    #[error("it has no number")]
-    NoNumber,
-    /// A character of a decimal number is not a digit.
-    #[error("`{found}` at position {position} of the number is not a decimal digit")]
-    NotDigit {
-        /// The character.
-        found: char,
-        /// Where it is in the number, counted from 1.
-        position: usize,
-    },
-    /// The number has another width than the sequence writes.
-    #[error("its number has {found} characters, expected {expected}")]
-    Width {
-        /// The width of the sequence's numbers.
-        expected: usize,
-        /// The characters found.
-        found: usize,
-    },
-    /// The number is not written in the sequence's encoding.
-    #[error("{0}")]
-    Encoding(String),
-    /// The check digits do not match.
-    #[error("check digit `{found}` does not match, expected `{expected}` ({algorithm})")]
-    CheckDigit {
-        /// The algorithm.
-        algorithm: CheckDigit,
-        /// The check digits of the number read.
-        expected: String,
-        /// The check digits written.
-        found: String,
-    },
-    /// The number is larger than a counter holds.
-    #[error("its number is larger than a counter holds")]
-    TooLarge,
 }
 
 #[cfg(test)]

@@ -17,13 +17,13 @@ use crate::observability::Labels;
 use crate::process;
 use crate::strategy::counter_cache_id;
 
-/// The next ID of `M`'s counter from the cache a [`Sequence`](crate::Sequence) of `M` uses,
+/// The next value of `M`'s counter from the cache a [`Sequence`](crate::Sequence) of `M` uses,
 /// when that cache holds one and taking it does not make a refill due; `None` otherwise, and
 /// for configurations without such a cache ([`SequenceConfig`]
 /// decides which have one). The cache is found under the same registry id a `Sequence` uses.
-pub(crate) fn cached_id<M: SequentialId>(coll: &Collection<M>) -> Option<i64> {
+pub(crate) fn cached_id<M: SequentialId>(coll: &Collection<M>) -> Option<Cached> {
     let config = &M::SEQUENCE;
-    let (batch, _) = config.cached_batch()?;
+    let (batch, rendered) = config.cached_batch()?;
     process::with_model_shared(
         TypeId::of::<M>(),
         coll,
@@ -32,6 +32,17 @@ pub(crate) fn cached_id<M: SequentialId>(coll: &Collection<M>) -> Option<i64> {
         || Labels::new(config.name, Strategy::Counter.name()),
         |shared| shared.next_cached(batch, defaults::PREFETCH_AT),
     )
+    .map(|value| Cached { value, rendered })
+}
+
+/// A value [`cached_id`] took.
+#[derive(Clone, Copy)]
+pub(crate) struct Cached {
+    /// The counter value.
+    pub(crate) value: i64,
+    /// Whether the model's IDs are more than the value (padding, check digits, an encoding, a
+    /// template's text), rendered by [`Cached::id`].
+    pub(crate) rendered: bool,
 }
 
 thread_local! {
@@ -40,15 +51,19 @@ thread_local! {
     static RENDERINGS: RefCell<Vec<(TypeId, Rc<Rendering>)>> = const { RefCell::new(Vec::new()) };
 }
 
-/// The ID of `value`, a value [`cached_id`] took for `M`: the value itself, or rendered as the
-/// model's configuration says (padding, check digits, an encoding, a template's text).
-pub(crate) fn cached_id_value<M: SequentialId>(value: i64) -> Result<M::Id> {
-    if !M::SEQUENCE
-        .cached_batch()
-        .is_some_and(|(_, rendered)| rendered)
-    {
-        return M::Id::from_counter(value);
+impl Cached {
+    /// The ID of the value, for `M`, whose cache it came from: the value itself, or rendered as
+    /// the model's configuration says.
+    pub(crate) fn id<M: SequentialId>(self) -> Result<M::Id> {
+        if !self.rendered {
+            return M::Id::from_counter(self.value);
+        }
+        M::Id::render(self.value, &*rendering::<M>()?)
     }
+}
+
+/// The rendering of `M`'s one counter, built once per model and thread.
+fn rendering<M: SequentialId>() -> Result<Rc<Rendering>> {
     let model = TypeId::of::<M>();
     let known = RENDERINGS.with(|r| {
         r.borrow()
@@ -66,5 +81,5 @@ pub(crate) fn cached_id_value<M: SequentialId>(value: i64) -> Result<M::Id> {
             rendering
         }
     };
-    M::Id::render(value, &rendering)
+    Ok(rendering)
 }

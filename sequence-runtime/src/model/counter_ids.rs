@@ -21,10 +21,7 @@ pub(crate) async fn insert_one<T: SequentialId>(
     options: Option<&InsertOneOptions>,
 ) -> Result<T::Id> {
     let (id, taken) = match cached_id::cached_id(coll) {
-        Some(value) => (
-            cached_id::cached_id_value::<T>(value)?,
-            Taken::Cached(value),
-        ),
+        Some(cached) => (cached.id::<T>()?, Taken::Cached(cached.value)),
         None => {
             let seq = document_scope::for_document(T::sequence(coll), doc)?;
             let (id, issued) = seq.issue_id::<T::Id>().await?;

@@ -159,15 +159,12 @@ impl<'a, T: SequentialId> IntoFuture for NextId<'a, T> {
 
     fn into_future(self) -> Self::IntoFuture {
         if self.session.is_none() {
-            if let Some(value) = cached_id::cached_id(self.coll) {
-                if T::SEQUENCE
-                    .cached_batch()
-                    .is_some_and(|(_, rendered)| rendered)
-                {
-                    let id = cached_id::cached_id_value::<T>(value);
+            if let Some(cached) = cached_id::cached_id(self.coll) {
+                if cached.rendered {
+                    let id = cached.id::<T>();
                     return NextIdFuture::pending(Box::pin(async move { id }));
                 }
-                return NextIdFuture::cached(value);
+                return NextIdFuture::cached(cached.value);
             }
         }
         NextIdFuture::pending(Box::pin(async move {

@@ -47,10 +47,9 @@ async fn number<T: SequentialId>(
         return Ok((T::Id::from_counter(seq.next().await?)?, None));
     }
     if session.is_none() {
-        if let Some(value) = cached_id::cached_id(coll) {
-            let issued = seq.issued(value)?;
-            let id = cached_id::cached_id_value::<T>(value)?;
-            return Ok((id, Some((seq, issued))));
+        if let Some(cached) = cached_id::cached_id(coll) {
+            let issued = seq.issued(cached.value)?;
+            return Ok((cached.id::<T>()?, Some((seq, issued))));
         }
     }
     let (id, issued) = match session {

@@ -128,18 +128,40 @@ pub(crate) async fn sync(
     Ok(report)
 }
 
+/// The aggregation stages that project each stored ID to `{ v: <the ID>, s: <scope values> }`
+/// (`s` only with a scope).
+fn id_stages(source: &Source<'_>) -> Vec<Document> {
+    let mut projection = doc! { "_id": 0, "v": format!("${}", source.field) };
+    if !source.scope.is_empty() {
+        let scope: Document = source
+            .scope
+            .iter()
+            .map(|(name, stored)| {
+                let value = doc! { "$ifNull": [format!("${stored}"), Bson::Null] };
+                ((*name).to_owned(), Bson::Document(value))
+            })
+            .collect();
+        projection.insert("s", scope);
+    }
+    vec![
+        doc! { "$match": { source.field: { "$exists": true } } },
+        doc! { "$project": projection },
+    ]
+}
+
+/// The scope values of a row of [`id_stages`], for a sequence with a scope.
+fn row_scope(source: &Source<'_>, row: &Document) -> Option<Scope> {
+    match row.get_document("s") {
+        Ok(values) if !source.scope.is_empty() => Some(Scope::from_values(
+            values.iter().map(|(f, v)| (f.clone(), v.clone())),
+        )),
+        _ => None,
+    }
+}
+
 /// The aggregation stages that project each stored ID to `{ s: <scope values>, p: { t:
 /// <prefix text>, n: <counter value> } }`, `n` missing where the ID does not parse.
 fn parse_stages(source: &Source<'_>, target: &Target<'_>) -> Vec<Document> {
-    let field = format!("${}", source.field);
-    let scope: Document = source
-        .scope
-        .iter()
-        .map(|(name, stored)| {
-            let value = doc! { "$ifNull": [format!("${stored}"), Bson::Null] };
-            ((*name).to_owned(), Bson::Document(value))
-        })
-        .collect();
     let prefix = target.pattern.map_or_else(String::new, Pattern::regex);
     let digits = match target.width {
         Some(w) => format!("[0-9]{{{w}}}"),
@@ -172,13 +194,8 @@ fn parse_stages(source: &Source<'_>, target: &Target<'_>) -> Vec<Document> {
         doc! { "$cond": [integral, rendered, Bson::Null] }
     };
     let found = doc! { "$regexFind": { "input": { "$ifNull": [text, ""] }, "regex": regex } };
-    let mut projection = doc! { "_id": 0, "v": field };
-    if !scope.is_empty() {
-        projection.insert("s", scope);
-    }
-    vec![
-        doc! { "$match": { source.field: { "$exists": true } } },
-        doc! { "$project": projection },
+    let mut stages = id_stages(source);
+    stages.extend([
         doc! { "$addFields": { "f": found } },
         doc! { "$addFields": { "p": { "$cond": [
             { "$eq": ["$f", Bson::Null] },
@@ -188,7 +205,8 @@ fn parse_stages(source: &Source<'_>, target: &Target<'_>) -> Vec<Document> {
                 "n": { "$toLong": { "$arrayElemAt": ["$f.captures", 1] } },
             },
         ] } } },
-    ]
+    ]);
+    stages
 }
 
 /// The groups of a counter sequence: one per period and scope value.
@@ -227,12 +245,7 @@ async fn counter_groups(
             skipped += ids;
             continue;
         };
-        let scope = match id.get_document("s") {
-            Ok(values) if !source.scope.is_empty() => Some(Scope::from_values(
-                values.iter().map(|(f, v)| (f.clone(), v.clone())),
-            )),
-            _ => None,
-        };
+        let scope = row_scope(source, &id);
         groups.push(Group {
             key: CounterKey::of(target.name, period.as_deref(), scope.as_ref()),
             bounds: target.bounds,
@@ -251,24 +264,7 @@ async fn spelled_groups(
     target: &Target<'_>,
     session: Option<&mut ClientSession>,
 ) -> Result<(Vec<Group>, u64)> {
-    let field = format!("${}", source.field);
-    let mut projection = doc! { "_id": 0, "v": field };
-    if !source.scope.is_empty() {
-        let scope: Document = source
-            .scope
-            .iter()
-            .map(|(name, stored)| {
-                let value = doc! { "$ifNull": [format!("${stored}"), Bson::Null] };
-                ((*name).to_owned(), Bson::Document(value))
-            })
-            .collect();
-        projection.insert("s", scope);
-    }
-    let pipeline = vec![
-        doc! { "$match": { source.field: { "$exists": true } } },
-        doc! { "$project": projection },
-    ];
-    let rows = run(source, pipeline, session).await?;
+    let rows = run(source, id_stages(source), session).await?;
     let mut groups: BTreeMap<String, Group> = BTreeMap::new();
     let mut skipped = 0;
     for row in rows {
@@ -296,12 +292,7 @@ async fn spelled_groups(
                 None => (CounterKey::named(target.name), target.bounds),
             },
             None => {
-                let scope = match row.get_document("s") {
-                    Ok(values) if !source.scope.is_empty() => Some(Scope::from_values(
-                        values.iter().map(|(f, v)| (f.clone(), v.clone())),
-                    )),
-                    _ => None,
-                };
+                let scope = row_scope(source, &row);
                 let key = CounterKey::of(target.name, parsed.period.as_deref(), scope.as_ref());
                 (key, target.bounds)
             }
