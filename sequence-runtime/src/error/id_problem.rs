@@ -3,7 +3,7 @@
 use sequence_rules::encoding::CheckDigit;
 
 /// Why a text is not an ID of a sequence: what [`Sequence::parse_id`](crate::Sequence::parse_id)
-/// and a model's `parse_id` return inside [`Error::InvalidId`].
+/// and a model's `parse_id` return inside [`Error::InvalidId`](crate::Error::InvalidId).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum IdProblem {
