@@ -6,6 +6,7 @@
 //! cargo run --release --example bench -- --json        # one JSON object on stdout
 //! cargo run --release --example bench -- --chart docs/bench.svg
 //! cargo run --example bench -- --quick                 # small counts: a smoke run, not a measurement
+//! cargo run --release --example bench -- --render       # formatted IDs rendered alone, no server
 //! ```
 //!
 //! Uses `MONGODB_URI` if set, otherwise starts a throw-away single-node replica set (like the
@@ -35,6 +36,7 @@
 
 mod alloc;
 mod measure;
+mod render;
 mod report;
 mod scenarios;
 
@@ -52,6 +54,7 @@ use scenarios::{plain_insert_one, worker, COLL, SCENARIOS, WORKER};
 
 struct Options {
     quick: bool,
+    render: bool,
     rounds: usize,
     docs: u64,
     json: bool,
@@ -61,9 +64,10 @@ struct Options {
 }
 
 const USAGE: &str = "\
-usage: bench [--quick] [--rounds N] [--docs N] [--json] [--chart PATH] [--only SCENARIO]...
+usage: bench [--quick] [--render] [--rounds N] [--docs N] [--json] [--chart PATH] [--only SCENARIO]...
 
   --quick        small counts and one round: a smoke run, not a measurement
+  --render       time the rendering of the formatted models' IDs alone (no server) and exit
   --rounds N     rounds of every scenario; the table shows the median (default 3)
   --docs N       documents per run of the insert_one scenarios at 1 task (default 10000);
                  insert_many runs insert 20N; both 4 times as many at 32 tasks; gapless
@@ -77,6 +81,7 @@ fn parse_args() -> Result<Options, lexopt::Error> {
     use lexopt::prelude::*;
     let mut options = Options {
         quick: false,
+        render: false,
         rounds: 3,
         docs: 10_000,
         json: false,
@@ -88,6 +93,7 @@ fn parse_args() -> Result<Options, lexopt::Error> {
     while let Some(arg) = parser.next()? {
         match arg {
             Long("quick") => options.quick = true,
+            Long("render") => options.render = true,
             Long("rounds") => rounds = Some(parser.value()?.parse()?),
             Long("docs") => docs = Some(parser.value()?.parse()?),
             Long("json") => options.json = true,
@@ -128,6 +134,9 @@ async fn main() -> Result<()> {
             std::process::exit(2);
         }
     };
+    if options.render {
+        return render::report();
+    }
     // In JSON mode stdout carries the JSON object only.
     let say = |line: &str| eprintln!("{line}");
 

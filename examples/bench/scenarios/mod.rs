@@ -5,7 +5,7 @@ mod insert_many;
 mod inserts;
 #[cfg(feature = "metrics")]
 mod metrics;
-mod models;
+pub mod models;
 mod next_id;
 mod processes;
 mod scoped;

@@ -117,6 +117,54 @@ impl CheckDigit {
         Ok(self.check_of(&digits))
     }
 
+    /// The check digits of the decimal digits among `text`'s characters (the others skipped,
+    /// as in an ID whose prefix or separators hold letters), or `None` if it holds no digit.
+    /// Allocates nothing for up to 64 digits.
+    ///
+    /// ```
+    /// use sequence_rules::encoding::CheckDigit;
+    /// assert_eq!(CheckDigit::Luhn.check_of_digits_in("ACC-79927398-71").unwrap().as_str(), "3");
+    /// assert_eq!(CheckDigit::Mod97.check_of_digits_in("0").unwrap().as_str(), "98");
+    /// assert!(CheckDigit::Damm.check_of_digits_in("ACC-").is_none());
+    /// ```
+    pub fn check_of_digits_in(self, text: &str) -> Option<Check> {
+        const ON_STACK: usize = 64;
+        let mut stack = [0_u8; ON_STACK];
+        let mut heap = Vec::new();
+        let mut n = 0;
+        for b in text.bytes().filter(u8::is_ascii_digit) {
+            if n < ON_STACK {
+                stack[n] = b - b'0';
+            } else {
+                if heap.is_empty() {
+                    heap.extend_from_slice(&stack);
+                }
+                heap.push(b - b'0');
+            }
+            n += 1;
+        }
+        let digits = if n > ON_STACK { &heap[..] } else { &stack[..n] };
+        if digits.is_empty() {
+            return None;
+        }
+        let one = |b: u8| Check {
+            bytes: [b, 0],
+            len: 1,
+        };
+        Some(match self {
+            CheckDigit::Luhn => one(b'0' + luhn::check(digits)),
+            CheckDigit::Damm => one(b'0' + damm::interim(digits)),
+            CheckDigit::Mod97 => {
+                let check = mod97::check(digits) as u8;
+                Check {
+                    bytes: [b'0' + check / 10, b'0' + check % 10],
+                    len: 2,
+                }
+            }
+            CheckDigit::Crockford => one(crockford::check_symbol_of_digits(digits)),
+        })
+    }
+
     /// Whether `digits_with_check` (ASCII decimal digits) ends with the right check digits
     /// for the digits before them. For MOD 97-10 the whole number must be 1 modulo 97, as
     /// IBAN validation asks.
@@ -166,6 +214,27 @@ impl CheckDigit {
             CheckDigit::Mod97 => format!("{:02}", mod97::check(digits)),
             CheckDigit::Crockford => char::from(crockford::check_symbol_of_digits(digits)).into(),
         }
+    }
+}
+
+/// Check digits (or a check symbol) as [`CheckDigit::check_of_digits_in`] computes them: one
+/// or two ASCII characters, held without allocating.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Check {
+    bytes: [u8; 2],
+    len: u8,
+}
+
+impl Check {
+    /// The check digits as text.
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.bytes[..usize::from(self.len)]).expect("ASCII check digits")
+    }
+}
+
+impl fmt::Display for Check {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -310,6 +379,28 @@ impl std::error::Error for CheckDigitError {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn checks_of_digits_among_text_match_compute_at_any_length() {
+        for algorithm in CheckDigit::ALL {
+            for len in [1, 19, 63, 64, 65, 130] {
+                let digits: String = (0..len)
+                    .map(|i| char::from(b'0' + (i * 7 % 10) as u8))
+                    .collect();
+                let spaced: String = digits.chars().flat_map(|c| [c, '-', 'A']).collect();
+                let check = algorithm.check_of_digits_in(&spaced).unwrap();
+                assert_eq!(
+                    check.as_str(),
+                    algorithm.compute(&digits).unwrap(),
+                    "{algorithm} over {len} digits"
+                );
+                if algorithm != CheckDigit::Crockford {
+                    assert_eq!(algorithm.verify(&format!("{digits}{check}")), Ok(()));
+                }
+            }
+            assert_eq!(algorithm.check_of_digits_in("ACC-"), None);
+        }
+    }
 
     #[test]
     fn names_parse_and_misspellings_are_suggested() {

@@ -38,22 +38,49 @@ const CHECK_SYMBOLS: &[u8; 37] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ*~$=U";
 /// assert_eq!(encode(u64::MAX, 0, false), "FZZZZZZZZZZZZ");
 /// ```
 pub fn encode(value: u64, width: usize, check: bool) -> String {
-    let mut digits = Vec::with_capacity(14);
-    let mut rest = value;
+    let mut code = String::with_capacity(width.max(13) + 1);
+    encode_into(value, width, &mut code);
+    if check {
+        code.push(check_symbol(value));
+    }
+    code
+}
+
+/// Appends the code of `value`, left-padded with `0` to `width` characters, to `out`, without
+/// a check symbol (see [`check_symbol`]) and without allocating beyond `out`'s growth.
+///
+/// ```
+/// use sequence_rules::encoding::crockford::{check_symbol, encode_into};
+/// let mut out = String::from("ORD-");
+/// encode_into(1234, 6, &mut out);
+/// out.push(check_symbol(1234));
+/// assert_eq!(out, "ORD-00016JD");
+/// ```
+pub fn encode_into(value: u64, width: usize, out: &mut String) {
+    // 13 digits hold any u64.
+    let mut digits = [0_u8; 13];
+    let (mut n, mut rest) = (0, value);
     loop {
-        digits.push(DIGITS[(rest % 32) as usize]);
+        digits[n] = DIGITS[(rest % 32) as usize];
+        n += 1;
         rest /= 32;
         if rest == 0 {
             break;
         }
     }
-    let mut code = String::with_capacity(width.max(digits.len()) + 1);
-    code.extend(std::iter::repeat_n('0', width.saturating_sub(digits.len())));
-    code.extend(digits.iter().rev().map(|&b| char::from(b)));
-    if check {
-        code.push(char::from(CHECK_SYMBOLS[(value % 37) as usize]));
-    }
-    code
+    out.extend(std::iter::repeat_n('0', width.saturating_sub(n)));
+    out.extend(digits[..n].iter().rev().map(|&b| char::from(b)));
+}
+
+/// The check symbol of `value`: the value modulo 37, one of the 32 digits or `*~$=U`.
+///
+/// ```
+/// use sequence_rules::encoding::crockford::check_symbol;
+/// assert_eq!(check_symbol(1234), 'D');
+/// assert_eq!(check_symbol(36), 'U');
+/// ```
+pub fn check_symbol(value: u64) -> char {
+    char::from(CHECK_SYMBOLS[(value % 37) as usize])
 }
 
 /// The number a code stands for. Upper and lower case are the same, `O` reads as `0`, `I`

@@ -25,7 +25,7 @@ mod luhn;
 mod mod97;
 pub mod sqids;
 
-pub use check_digit::{CheckDigit, CheckDigitError, UnknownCheckDigit};
+pub use check_digit::{Check, CheckDigit, CheckDigitError, UnknownCheckDigit};
 pub use crockford::CrockfordError;
 
 /// How the counter part of an ID is written, as named in configuration (`encoding = "..."`).

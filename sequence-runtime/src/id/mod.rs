@@ -20,6 +20,7 @@ mod range;
 mod render;
 mod scope;
 mod spelling;
+mod sqids_encoder;
 mod value;
 
 pub use crate::error::IdProblem;

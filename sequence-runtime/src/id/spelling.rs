@@ -8,13 +8,14 @@ use sequence_rules::encoding::{crockford, CheckDigit, Encoding};
 use sequence_rules::template::Tail;
 use sequence_rules::Checked;
 
+use super::sqids_encoder::SqidsEncoder;
 use crate::error::{Error, IdProblem, Result};
 
 /// How the number part is written.
 enum Encoder {
     Decimal,
     Crockford,
-    Sqids(Box<sqids::Sqids>),
+    Sqids(Box<SqidsEncoder>),
 }
 
 /// The encoding, check digits and tail of a sequence's IDs.
@@ -41,12 +42,11 @@ impl Spelling {
         let encoder = match checked.encoding {
             Encoding::Crockford32 => Encoder::Crockford,
             Encoding::Sqids => {
-                let options =
-                    sqids::Options::new(checked.alphabet.clone(), Some(checked.min_length), None);
-                let built = sqids::Sqids::new(Some(options)).map_err(|e| Error::InvalidConfig {
-                    key: "alphabet",
-                    message: format!("the Sqids alphabet is refused: {e}"),
-                })?;
+                let built = SqidsEncoder::new(checked.alphabet.as_deref(), checked.min_length)
+                    .map_err(|e| Error::InvalidConfig {
+                        key: "alphabet",
+                        message: format!("the Sqids alphabet is refused: {e}"),
+                    })?;
                 Encoder::Sqids(Box::new(built))
             }
             _ => Encoder::Decimal,
@@ -95,40 +95,28 @@ impl Spelling {
                 // Writing to a String cannot fail.
                 let _ = write!(out, "{value:0width$}");
             }
-            Encoder::Crockford => out.push_str(&crockford::encode(unsigned?, width, false)),
+            Encoder::Crockford => crockford::encode_into(unsigned?, width, out),
             Encoder::Sqids(sqids) => {
-                let id = sqids
-                    .encode(&[unsigned?])
-                    .map_err(|e| Error::InvalidConfig {
-                        key: "alphabet",
-                        message: format!("no Sqids ID for {value} with this alphabet: {e}"),
-                    })?;
+                let id = sqids.encode(unsigned?).map_err(|e| Error::InvalidConfig {
+                    key: "alphabet",
+                    message: format!("no Sqids ID for {value} with this alphabet: {e}"),
+                })?;
                 out.push_str(&id);
             }
         }
         out.push_str(&self.tail.before_check);
-        if self.check.is_some() {
-            let check = self.check_of(out, value);
-            out.push_str(&check);
+        match self.check {
+            Some(CheckDigit::Crockford) => out.push(crockford::check_symbol(value.unsigned_abs())),
+            Some(check) => {
+                // The check digits cover every decimal digit written before them.
+                if let Some(check) = check.check_of_digits_in(out) {
+                    out.push_str(check.as_str());
+                }
+            }
+            None => {}
         }
         out.push_str(&self.tail.after_check);
         Ok(())
-    }
-
-    /// The check digits of an ID written up to them as `written`: Crockford's symbol of the
-    /// value, or the decimal algorithm over every decimal digit written.
-    fn check_of(&self, written: &str, value: i64) -> String {
-        match self.check {
-            Some(CheckDigit::Crockford) => {
-                let code = crockford::encode(value.unsigned_abs(), 0, true);
-                code[code.len() - 1..].to_owned()
-            }
-            Some(check) => {
-                let digits: String = written.chars().filter(char::is_ascii_digit).collect();
-                check.compute(&digits).unwrap_or_default()
-            }
-            None => String::new(),
-        }
     }
 
     /// The number part of an ID (without prefix, check digits or tail) as a value.
@@ -141,7 +129,7 @@ impl Spelling {
             Encoder::Sqids(sqids) => {
                 let numbers = sqids.decode(number);
                 let canonical = match numbers.as_slice() {
-                    [one] => sqids.encode(&[*one]).ok().filter(|id| id == number),
+                    [one] => sqids.encode(*one).ok().filter(|id| id == number),
                     _ => None,
                 };
                 canonical.and(numbers.first().copied()).ok_or_else(|| {
@@ -165,7 +153,13 @@ impl Spelling {
         let Some(algorithm) = self.check else {
             return Ok(());
         };
-        let expected = self.check_of(written, value);
+        let expected = match algorithm {
+            CheckDigit::Crockford => crockford::check_symbol(value.unsigned_abs()).to_string(),
+            _ => algorithm
+                .check_of_digits_in(written)
+                .map(|c| c.to_string())
+                .unwrap_or_default(),
+        };
         let matches = match algorithm {
             CheckDigit::Crockford => check_symbol_matches(check, value),
             _ => expected == check,
