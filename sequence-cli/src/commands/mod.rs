@@ -21,7 +21,7 @@ pub(crate) async fn run(cli: Cli) -> Result<(), Failure> {
     let client = server::connect(cli.uri.as_deref()).await?;
     let out = Output { json: cli.json };
     let counters = cli.counters.as_str();
-    match cli.command {
+    let result = match cli.command {
         Command::List {
             db,
             name,
@@ -84,5 +84,10 @@ pub(crate) async fn run(cli: Cli) -> Result<(), Failure> {
             dry_run,
         } => repair::run(&client, &claims, prune, dry_run, &out).await,
         Command::PurgeBefore(args) => purge_before::run(&client, counters, &args, &out).await,
-    }
+    };
+    // The client's pools and monitors end here, before the runtime does: a connection request
+    // still in flight when the runtime shuts down would otherwise make the driver panic on
+    // the way out, after the command's output.
+    client.shutdown().immediate(true).await;
+    result
 }
