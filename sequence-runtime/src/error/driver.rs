@@ -32,6 +32,10 @@ const INDEX_CONFLICTS: [i32; 2] = [85, 86];
 /// is not a replica set member or `mongos`.
 const ILLEGAL_OPERATION: i32 = 20;
 
+/// The server's `WriteConflict` error code: a statement of a transaction wrote a document that
+/// another transaction holds (or wrote after this one's snapshot).
+const WRITE_CONFLICT: i32 = 112;
+
 /// What an operation needed of its collection: [`Error::Unauthorized`] names it when the
 /// server refuses the operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -308,6 +312,11 @@ pub(crate) fn outcome_unknown(err: &mongodb::error::Error) -> bool {
         )
 }
 
+/// Whether a statement of a transaction met a document that another transaction holds.
+pub(crate) fn write_conflict(err: &mongodb::error::Error) -> bool {
+    code(err) == Some(WRITE_CONFLICT)
+}
+
 /// Whether a transaction failed in a way that retrying the whole transaction may get past.
 pub(crate) fn transaction_transient(err: &mongodb::error::Error) -> bool {
     err.contains_label(TRANSIENT_TRANSACTION_ERROR)
@@ -439,5 +448,11 @@ mod tests {
         assert!(outcome_unknown(&wce));
         assert!(!outcome_unknown(&command(11000, "dup")));
         assert!(!transaction_transient(&io) && !commit_unknown(&io));
+    }
+
+    #[test]
+    fn write_conflicts_are_told_apart() {
+        assert!(write_conflict(&command(112, "WriteConflict error")));
+        assert!(!write_conflict(&command(11000, "dup")));
     }
 }

@@ -37,6 +37,10 @@ use crate::process::{self, GroupOf};
 use crate::sequence::{Issued, Sequence};
 use crate::store::{BoxFuture, Deployment};
 
+/// How long a group whose round waited for another group's transaction on the counter lets
+/// pass before its next round, so that a group waiting meanwhile takes its turn.
+const YIELD: std::time::Duration = std::time::Duration::from_millis(2);
+
 /// The most documents one round commits.
 pub(crate) const MAX_DOCS: usize = 256;
 
@@ -323,7 +327,9 @@ async fn rounds<T: SequentialId>(queue: Arc<Queue<T::Id>>, round: Round<T>) {
             "Gapless group committing"
         );
         round.seq.record_group(members.len());
-        round.commit_all(members).await;
+        if round.commit_all(members).await {
+            tokio::time::sleep(YIELD).await;
+        }
     }
 }
 
@@ -341,16 +347,22 @@ fn next_round<I>(waiting: &mut VecDeque<Member<I>>) -> Vec<Member<I>> {
 impl<T: SequentialId> Round<T> {
     /// Commits `members` in transactions (see [`transaction::in_transactions`]) until each has its
     /// ID or its error.
-    async fn commit_all(&self, mut members: Vec<Member<T::Id>>) {
+    /// Returns whether a transaction of another group (of another process) held the counter
+    /// meanwhile.
+    async fn commit_all(&self, mut members: Vec<Member<T::Id>>) -> bool {
         let mut body = Group {
             round: self,
             members: &mut members,
             sent: Vec::new(),
+            waited: false,
         };
-        match transaction::in_transactions(&self.coll, &self.seq, &mut body).await {
+        let result = transaction::in_transactions(&self.coll, &self.seq, &mut body).await;
+        let waited = body.waited;
+        match result {
             Ok(ids) => answer(members, ids),
             Err(e) => answer_all(members, &e),
         }
+        waited
     }
 
     /// One transaction body: numbers for every member, their documents inserted in order. A
@@ -485,6 +497,8 @@ struct Group<'r, T: SequentialId> {
     round: &'r Round<T>,
     members: &'r mut Vec<Member<T::Id>>,
     sent: Vec<Document>,
+    /// Whether an attempt waited for another group's transaction.
+    waited: bool,
 }
 
 impl<T: SequentialId> TransactionBody<Vec<T::Id>> for Group<'_, T> {
@@ -505,6 +519,10 @@ impl<T: SequentialId> TransactionBody<Vec<T::Id>> for Group<'_, T> {
 
     fn sent(&self) -> Option<Vec<Document>> {
         Some(self.sent.clone())
+    }
+
+    fn waited(&mut self) {
+        self.waited = true;
     }
 }
 

@@ -14,7 +14,9 @@ use mongodb::{ClientSession, Collection, Namespace};
 use super::document_scope;
 use super::sequential_id::SequentialId;
 use super::skip_ahead;
-use crate::error::driver::{commit_unknown, statement_transient, transaction_transient, Access};
+use crate::error::driver::{
+    commit_unknown, statement_transient, transaction_transient, write_conflict, Access,
+};
 use crate::error::{Error, Result};
 use crate::id::IdValue;
 use crate::observability::GAPLESS;
@@ -28,6 +30,10 @@ const MAX_BACKOFF: Duration = Duration::from_millis(100);
 pub(crate) enum Failure {
     /// Retry the whole transaction.
     Transient(mongodb::error::Error),
+    /// The counter update met the counter held by another transaction (of another process,
+    /// or of another group of this one): wait until that transaction ends, then retry the
+    /// whole transaction at once.
+    Contended(mongodb::error::Error),
     /// A document met a stored document with the ID that `Issued` gave: move that counter up to
     /// the highest stored value, then retry the whole transaction.
     Taken(Issued, i64, Error),
@@ -77,6 +83,9 @@ pub(crate) trait TransactionBody<R> {
     fn sent(&self) -> Option<Vec<Document>> {
         None
     }
+
+    /// Told that an attempt met the counter held by another transaction and waited for it.
+    fn waited(&mut self) {}
 }
 
 /// Runs `body` in a transaction of a session of its own, and commits what it says to:
@@ -145,13 +154,31 @@ pub(crate) async fn in_transactions<T: SequentialId, R>(
                 // Numbers go on from the highest stored ID, without a hole.
                 seq.raise(&issued, floor).await?;
             }
-            Failure::Transient(e) if started.elapsed() >= timeout => {
+            Failure::Transient(e) | Failure::Contended(e) if started.elapsed() >= timeout => {
                 return Err(Error::TransactionTimeout {
                     counter: seq.base_key().to_string(),
                     attempts,
                     elapsed_ms: started.elapsed().as_millis() as u64,
                     source: e,
                 })
+            }
+            Failure::Contended(e) => {
+                tracing::debug!(
+                    target: GAPLESS,
+                    sequence = %seq.options().name,
+                    counter = %seq.base_key(),
+                    attempt = attempts,
+                    error = %e,
+                    "Gapless transaction waits for the counter's holder"
+                );
+                seq.record_transaction_retry();
+                body.waited();
+                // The server holds the wait until the other transaction ends; if it cannot
+                // be waited for, back off as after any transient error.
+                let within = timeout.saturating_sub(started.elapsed());
+                if seq.wait_for_counter(within).await.is_err() {
+                    tokio::time::sleep(backoff(attempts)).await;
+                }
             }
             Failure::Transient(e) => {
                 tracing::debug!(
@@ -192,6 +219,8 @@ pub(crate) async fn taken<T: SequentialId>(
 /// How a failed counter update in the transaction is handled.
 pub(crate) fn counter_failure(e: Error) -> Failure {
     match e {
+        // Another transaction holds the counter: wait for it rather than collide again.
+        Error::Mongo(e) if write_conflict(&e) => Failure::Contended(e),
         Error::Mongo(e) if statement_transient(&e) => Failure::Transient(e),
         // A duplicate key from racing first upserts aborted the transaction: try again.
         Error::DuplicateKey { source, .. } => Failure::Transient(source),

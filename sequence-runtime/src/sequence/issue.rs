@@ -2,6 +2,7 @@
 //! meets a stored document (a value above the stored ones, a counter moved up).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use mongodb::ClientSession;
 
@@ -290,6 +291,17 @@ impl Sequence {
         let counters = engine.maker.counters("skip ahead")?;
         self.skipped(issued, last, 0);
         counters.raise(&issued.slot.key, issued.value, last).await
+    }
+
+    /// Waits, at most `within`, until no transaction of another session holds the counter this
+    /// handle takes values from now: the counter update of a transaction met it.
+    pub(crate) async fn wait_for_counter(&self, within: Duration) -> Result<()> {
+        let engine = self.engine()?;
+        let counters = engine.maker.counters("wait for a transaction")?;
+        let slot = self.slot()?;
+        tokio::time::timeout(within, counters.wait_for_transactions(&slot.key))
+            .await
+            .unwrap_or(Ok(()))
     }
 
     /// Counts `n` values that were taken but not used.

@@ -129,6 +129,15 @@ pub trait CounterStore: Debug + Send + Sync + 'static {
         })
     }
 
+    /// Waits until no transaction of another session holds the counter `key` (one that
+    /// updated it and has not committed or aborted yet), so that a transaction that met it
+    /// starts again when it can go through instead of colliding again. The provided
+    /// implementation returns at once: a store without transactions has none to wait for.
+    fn wait_for_transactions<'a>(&'a self, key: &'a CounterKey) -> BoxFuture<'a, Result<()>> {
+        let _ = key;
+        Box::pin(async { Ok(()) })
+    }
+
     /// The last value issued, or `None` if the counter does not exist; read in `session` if
     /// given.
     fn last_issued<'a>(

@@ -27,6 +27,10 @@ use crate::store::layout::{CounterLayout, KeyIndex};
 /// upsert of the same counter.
 const UPSERT_RETRIES: u32 = 5;
 
+/// The field of a counter document that counts how often a transaction that met the counter
+/// held by another waited for it to end (see [`CounterStore::wait_for_transactions`]).
+pub(crate) const WAITED_FIELD: &str = "waited";
+
 mod key_index;
 
 /// Counters kept in a collection (by default `counters`) of a MongoDB database.
@@ -442,6 +446,22 @@ impl MongoStore {
         Ok(result.modified_count == 1)
     }
 
+    /// Writes to the counter document outside any transaction: the server holds the write
+    /// until a transaction that holds the document ends. The write only counts the waits
+    /// (`waited`); a counter that does not exist yet is not written.
+    async fn wait_for_holder(&self, key: &CounterKey) -> Result<()> {
+        self.collection
+            .update_one(
+                self.layout.id_filter(key),
+                doc! { "$inc": { WAITED_FIELD: 1_i64 } },
+            )
+            // A signal, not a number: acknowledged by the primary alone.
+            .write_concern(WriteConcern::nodes(1))
+            .await
+            .map_err(|e| self.error(e, Access::Reserve))?;
+        Ok(())
+    }
+
     async fn delete_periods(
         &self,
         name: &str,
@@ -562,6 +582,10 @@ impl CounterStore for MongoStore {
         session: Option<&'a mut ClientSession>,
     ) -> BoxFuture<'a, Result<bool>> {
         Box::pin(self.delete_counter(key, session))
+    }
+
+    fn wait_for_transactions<'a>(&'a self, key: &'a CounterKey) -> BoxFuture<'a, Result<()>> {
+        Box::pin(self.wait_for_holder(key))
     }
 
     fn delete_periods_before<'a>(

@@ -93,6 +93,16 @@ impl Counters {
         }
     }
 
+    /// Waits until no other session's transaction holds the counter `key` (see
+    /// [`CounterStore::wait_for_transactions`]); ranges, never updated in a transaction,
+    /// return at once.
+    pub(crate) async fn wait_for_transactions(&self, key: &CounterKey) -> Result<()> {
+        match self {
+            Counters::One { store, .. } => store.wait_for_transactions(key).await,
+            Counters::Ranges(_) => Ok(()),
+        }
+    }
+
     /// The lowest value of the counter that `value` came from (of a shard, its slice's start).
     pub(crate) fn lowest_of(&self, value: i64) -> i64 {
         match self {
