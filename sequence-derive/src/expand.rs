@@ -38,7 +38,16 @@ pub fn derive(input: &DeriveInput) -> TokenStream {
                     let p = &k.value;
                     quote!(#p)
                 });
-            let stub = stub(&input.ident, &krate);
+            // The ID type the field declares, so that code using the IDs adds no errors of its
+            // own; `i64` when no ID field was found.
+            let id_ty = model.as_ref().map_or_else(
+                || quote!(i64),
+                |m| {
+                    let ty = &m.id.ty;
+                    quote!(#ty)
+                },
+            );
+            let stub = stub(&input.ident, &id_ty, &krate);
             let errors = err.to_compile_error();
             quote! { #errors #stub }
         }
@@ -495,37 +504,37 @@ fn id_type_checks(model: &Model, checked: &Checked, p: &TokenStream) -> TokenStr
     }
 }
 
-/// Inherent methods with the right names and no behaviour, emitted beside compile errors so
-/// that calls to them do not add errors of their own.
-fn stub(ident: &Ident, krate: &TokenStream) -> TokenStream {
+/// Inherent methods with the right names, returning IDs of type `id_ty`, and no behaviour,
+/// emitted beside compile errors so that calls to them do not add errors of their own.
+fn stub(ident: &Ident, id_ty: &TokenStream, krate: &TokenStream) -> TokenStream {
     let p = quote!(#krate::__private);
     quote! {
         #[automatically_derived]
         #[allow(dead_code, unused_variables, clippy::all)]
         impl #ident {
-            pub fn insert_with_id<C>(&mut self, collection: &C) -> #p::Stub<i64> {
-                #p::Stub::new(0)
+            pub fn insert_with_id<C>(&mut self, collection: &C) -> #p::Stub<#id_ty> {
+                #p::Stub::new()
             }
-            pub fn insert_many_with_ids<C>(docs: &mut [Self], collection: &C) -> #p::Stub<::std::vec::Vec<i64>> {
-                #p::Stub::new(::std::vec::Vec::new())
+            pub fn insert_many_with_ids<C>(docs: &mut [Self], collection: &C) -> #p::Stub<::std::vec::Vec<#id_ty>> {
+                #p::Stub::new()
             }
-            pub fn next_id<C>(collection: &C) -> #p::Stub<i64> {
-                #p::Stub::new(0)
+            pub fn next_id<C>(collection: &C) -> #p::Stub<#id_ty> {
+                #p::Stub::new()
             }
-            pub fn next_id_for<C>(&self, collection: &C) -> #p::Stub<i64> {
-                #p::Stub::new(0)
+            pub fn next_id_for<C>(&self, collection: &C) -> #p::Stub<#id_ty> {
+                #p::Stub::new()
             }
-            pub fn upsert_with_id<C, F>(&mut self, collection: &C, filter: F) -> #p::Stub<i64> {
-                #p::Stub::new(0)
+            pub fn upsert_with_id<C, F>(&mut self, collection: &C, filter: F) -> #p::Stub<#id_ty> {
+                #p::Stub::new()
             }
             pub fn sync_counters<C>(collection: &C) -> #p::Stub<#p::SyncReport> {
-                #p::Stub::new(::core::default::Default::default())
+                #p::Stub::new()
             }
             pub fn parse_id(id: &str) -> #p::Result<#p::ParsedId> {
                 ::core::panic!("the derive failed: its errors stop the build")
             }
             pub fn ensure_indexes<C>(collection: &C) -> #p::Stub<#p::IndexReport> {
-                #p::Stub::new(::core::default::Default::default())
+                #p::Stub::new()
             }
         }
     }

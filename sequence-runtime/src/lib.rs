@@ -97,12 +97,12 @@ pub mod __private {
 
     /// What the methods of a model that failed to derive return: accepts what the real
     /// actions accept, so that a compile error of the derive comes alone.
-    pub struct Stub<T>(T);
+    pub struct Stub<T>(std::marker::PhantomData<T>);
 
     impl<T> Stub<T> {
-        /// A stub that resolves to `value`.
-        pub fn new(value: T) -> Self {
-            Stub(value)
+        /// A stub of an action whose output would be a `T`.
+        pub fn new() -> Self {
+            Stub(std::marker::PhantomData)
         }
 
         /// Accepts a session.
@@ -126,12 +126,22 @@ pub mod __private {
         }
     }
 
+    impl<T> Default for Stub<T> {
+        fn default() -> Self {
+            Self::new()
+        }
+    }
+
     impl<T> std::future::IntoFuture for Stub<T> {
         type Output = Result<T>;
         type IntoFuture = std::future::Ready<Result<T>>;
 
         fn into_future(self) -> Self::IntoFuture {
-            std::future::ready(Ok(self.0))
+            // Never runs: the derive's errors stop the build.
+            std::future::ready(Err(crate::Error::InvalidArgument {
+                argument: "model",
+                reason: "the derive of `SequentialId` failed".into(),
+            }))
         }
     }
 }
