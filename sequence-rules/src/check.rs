@@ -435,11 +435,11 @@ impl<'s, 'a> Checker<'s, 'a> {
                 self.v.name(At::ScopeField(i), NameKind::Field, field);
             }
         }
-        if self.cached() && self.on(Key::Batch) {
+        if matches!(self.spec.batch, Some(Batch::Adaptive(_))) && self.on(Key::Batch) {
             self.v.at(
                 Key::Batch,
-                "`batch` cannot be combined with `scope`: scoped counters are reserved per \
-                 call, not cached",
+                "`batch` with `scope` takes a fixed size (`batch = 25`): each scope value in use \
+                 gets a cache of its own, of that size",
             );
         }
     }

@@ -24,7 +24,67 @@ both!(
     operator_looking_values_stay_literal,
     numbers_match_by_value,
     scopes_and_periods_combine,
+    scope_values_in_use_get_a_cache_of_their_own,
 );
+
+/// With `batch`, a scope value's first call reserves its one value; from its second on, the
+/// value's own cache serves it, a batch per reservation; `release` gives every cache's unused
+/// values back, and an admin operation on the sequence drops them.
+async fn scope_values_in_use_get_a_cache_of_their_own(b: Backend) {
+    let seq = b.sequence(
+        SequenceOptions::builder("order")
+            .scope(["tenant"])
+            .batch(25)
+            .build(),
+    );
+    let acme = seq.in_scope(tenant("acme")).unwrap();
+    let globex = seq.in_scope(tenant("globex")).unwrap();
+    assert_eq!(acme.next().await.unwrap(), 1);
+    assert_eq!(
+        acme.current().await.unwrap(),
+        Some(1),
+        "a first call takes one value"
+    );
+    assert_eq!(globex.next().await.unwrap(), 1);
+    for want in 2..=30 {
+        assert_eq!(acme.next().await.unwrap(), want);
+    }
+    assert_eq!(globex.next().await.unwrap(), 2);
+    // acme's cache reserved 2..=26 and 27..=51, and may have prefetched 52..=76; globex's
+    // 2..=26.
+    let acme_held = acme.current().await.unwrap().unwrap();
+    assert!(
+        [51, 76].contains(&acme_held),
+        "acme's counter at {acme_held}"
+    );
+    assert_eq!(globex.current().await.unwrap(), Some(26));
+    // Every unused value goes back: acme's 31..=51 (and the prefetch, which may land after
+    // the read above), globex's 3..=26.
+    let released = seq.release().await.unwrap();
+    assert!(
+        [21 + 24, 46 + 24].contains(&released),
+        "{released} given back"
+    );
+    assert_eq!(acme.current().await.unwrap(), Some(30));
+    assert_eq!(globex.current().await.unwrap(), Some(2));
+    // Numbering goes on where it stopped: a first call again, then a cache.
+    assert_eq!(acme.next().await.unwrap(), 31);
+    assert_eq!(acme.next().await.unwrap(), 32);
+    assert_eq!(acme.current().await.unwrap(), Some(56), "a batch from 32");
+    // Moving one counter drops every cached value of the sequence (they may lie below it).
+    acme.set_next(100).await.unwrap();
+    assert_eq!(acme.next().await.unwrap(), 100);
+    assert_eq!(acme.next().await.unwrap(), 101);
+    // The runtime refuses an adaptive batch with a scope, as the derive does.
+    let adaptive = SequenceOptions::builder("adaptive")
+        .scope(["tenant"])
+        .batch(10..=1000)
+        .build();
+    assert!(matches!(
+        mongo_sequence::Sequence::in_memory(adaptive),
+        Err(Error::InvalidConfig { key: "batch", .. })
+    ));
+}
 
 async fn tenants_count_independently(b: Backend) {
     let seq = b.sequence(SequenceOptions::builder("order").scope(["tenant"]).build());
@@ -283,4 +343,80 @@ async fn insert_many_reserves_once_per_scope() {
         stored.iter().map(|o| o.number).collect::<Vec<_>>(),
         [1, 2, 3]
     );
+}
+
+/// Numbered per shop with a batch: each shop in use gets a cache of its own.
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(name = "shop_order", scope = "shop", batch = 25)]
+struct ShopOrder {
+    #[seq(id)]
+    number: i64,
+    shop: String,
+}
+
+/// 16 tasks insert 40 orders each, spread over 4 shops: every shop's numbers are distinct, the
+/// counter made one reservation per batch of 25 (not one per insert), and after `release` each
+/// shop's counter is back at the highest number it stored where nothing else took values.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scoped_model_with_a_batch_caches_per_shop() {
+    let db = common::database("scoped_batch").await;
+    let orders = db.collection::<ShopOrder>("orders");
+    let tasks: Vec<_> = (0..16)
+        .map(|t| {
+            let orders = orders.clone();
+            tokio::spawn(async move {
+                for i in 0..40 {
+                    let shop = format!("shop{}", (t + i) % 4);
+                    ShopOrder { number: 0, shop }
+                        .insert_with_id(&orders)
+                        .await
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let seq = ShopOrder::sequence(&orders);
+    let stats = seq.stats();
+    assert_eq!(stats.issued, 640);
+    assert!(
+        stats.reservations <= 4 * (1 + 2 * 160 / 25 + 2),
+        "{} reservations for 640 numbers over 4 shops",
+        stats.reservations
+    );
+    seq.release().await.unwrap();
+    let docs: Vec<ShopOrder> = orders
+        .find(doc! {})
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(docs.len(), 640);
+    for s in 0..4 {
+        let shop = format!("shop{s}");
+        let mut numbers: Vec<i64> = docs
+            .iter()
+            .filter(|d| d.shop == shop)
+            .map(|d| d.number)
+            .collect();
+        numbers.sort_unstable();
+        let n = numbers.len();
+        numbers.dedup();
+        assert_eq!(numbers.len(), n, "{shop}: a number given twice");
+        let counter = seq
+            .in_scope(Scope::new().with("shop", shop.as_str()))
+            .unwrap()
+            .current()
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(
+            counter >= *numbers.last().unwrap() && counter < numbers.last().unwrap() + 2 * 25,
+            "{shop}: counter {counter}, highest stored {}",
+            numbers.last().unwrap()
+        );
+    }
 }

@@ -107,19 +107,19 @@ pub const SCENARIOS: &[Scenario] = &[
     },
     Scenario::new(
         "insert_with_id_scoped_10",
-        BatchSize::Fixed(1),
+        BatchSize::Fixed(25),
         Work::Docs,
         insert_scoped::<10>,
     ),
     Scenario::new(
         "insert_with_id_scoped_1000",
-        BatchSize::Fixed(1),
+        BatchSize::Fixed(25),
         Work::Docs,
         insert_scoped::<1000>,
     ),
     Scenario::new(
         "insert_with_id_scoped_100000",
-        BatchSize::Fixed(1),
+        BatchSize::Fixed(25),
         Work::Docs,
         insert_scoped::<100_000>,
     ),

@@ -24,9 +24,10 @@ use super::cache_state::{
     ensure_current, install, keep, prefetch_due, refill_size, trim, CacheState,
 };
 use super::coalesce::Coalescer;
+use super::scope_caches::ScopeCaches;
 use crate::clock::{Clock, SystemClock};
 use crate::error::{Error, Result};
-use crate::id::{Bounds, Format, IdRange, Slot};
+use crate::id::{Bounds, Format, IdRange, Scope, Slot};
 use crate::observability::{
     CacheSnapshot, Labels, Mode, Reported, Stats, StatsCell, Timer, CACHE, PERIOD,
 };
@@ -57,19 +58,37 @@ pub(crate) struct ProcessState {
     pub(crate) bulk: BulkAhead,
     state: Mutex<CacheState>,
     refilled: Notify,
+    /// The scope value of a scope's cache (see [`ScopeCaches`]): its ranges come from that
+    /// value's counter. `None` for a sequence's own state.
+    scope: Option<Scope>,
+    /// The caches of the scope values in use, for a scoped sequence with a batch.
+    pub(crate) scopes: ScopeCaches,
 }
 
 impl ProcessState {
     /// The state of the sequence `labels` names, with nothing cached yet.
     pub(crate) fn new(labels: Labels) -> Self {
-        let stats = Arc::new(StatsCell::new(labels));
+        Self::with_stats(Arc::new(StatsCell::new(labels)), None)
+    }
+
+    fn with_stats(stats: Arc<StatsCell>, scope: Option<Scope>) -> Self {
         ProcessState {
             coalescer: Arc::new(Coalescer::new(stats.clone())),
             bulk: BulkAhead::default(),
             stats,
             state: Mutex::default(),
             refilled: Notify::new(),
+            scope,
+            scopes: ScopeCaches::default(),
         }
+    }
+
+    /// A cache of this sequence's counter of the scope value `scope`, with this state's
+    /// statistics and clock, nothing cached yet.
+    pub(crate) fn for_scope(&self, scope: Scope) -> Arc<ProcessState> {
+        let state = Self::with_stats(self.stats.clone(), Some(scope));
+        state.set_clock(self.lock().clock.clone());
+        Arc::new(state)
     }
 }
 
@@ -247,6 +266,11 @@ impl ProcessState {
         if st.slot.as_ref().is_some_and(|s| Arc::ptr_eq(s, &slot)) {
             return slot;
         }
+        // A scope's cache serves its value's counter of the period.
+        let slot = match &self.scope {
+            Some(scope) => req.format.scoped(&slot, scope),
+            None => slot,
+        };
         let dropped =
             st.current.take().map_or(0, |r| r.len()) + st.standby.take().map_or(0, |r| r.len());
         if dropped > 0 {
@@ -278,6 +302,9 @@ impl ProcessState {
 
     /// Sets the clock of the sequence (`None`: the system's).
     pub(crate) fn set_clock(&self, clock: Option<Arc<dyn Clock>>) {
+        for cache in self.scopes.caches() {
+            cache.set_clock(clock.clone());
+        }
         self.lock().clock = clock;
     }
 
@@ -328,6 +355,9 @@ impl ProcessState {
         let issued = self.lock().issued;
         let mut stats = self.stats.snapshot();
         stats.issued += issued;
+        for cache in self.scopes.caches() {
+            stats.issued += cache.lock().issued;
+        }
         stats
     }
 }
@@ -452,6 +482,9 @@ impl ProcessState {
     /// Drops every cached range and the values reserved ahead for a bulk insert (after an
     /// admin operation); they count as wasted.
     pub(crate) async fn invalidate(&self) {
+        for cache in self.scopes.take_all() {
+            Box::pin(cache.invalidate()).await;
+        }
         if let Some((ahead, _)) = self.bulk.take_all().await {
             self.stats.reserved(ahead.len(), 0);
             self.stats.wasted(ahead.len());
@@ -471,6 +504,11 @@ impl ProcessState {
                 if st.refill.is_none() {
                     st.epoch += 1;
                     st.current_since = None;
+                    if self.scope.is_some() {
+                        // A scope value's cache is taken out when it is forgotten: what it
+                        // handed out is counted with the sequence's statistics.
+                        self.stats.issued(std::mem::take(&mut st.issued));
+                    }
                     return (st.current.take(), st.standby.take(), st.slot.clone());
                 }
                 self.refilled.notified()

@@ -7,7 +7,8 @@
 //!   ranges;
 //! - `cache_state.rs`: what a cache holds under its lock, and the arithmetic of its ranges;
 //! - `coalesce.rs`: one reservation for the callers of a counter waiting together;
-//! - `bulk.rs`: the reservation made ahead for the next bulk insert of a sequence.
+//! - `bulk.rs`: the reservation made ahead for the next bulk insert of a sequence;
+//! - `scope_caches.rs`: the caches of the scope values in use of a scoped sequence with a batch.
 
 mod bulk;
 mod cache;
@@ -15,6 +16,7 @@ mod cache_state;
 mod coalesce;
 mod memo;
 mod registry;
+mod scope_caches;
 
 pub(crate) use cache::{ProcessState, Request};
 pub(crate) use memo::{with_model_shared, HandleMemo};

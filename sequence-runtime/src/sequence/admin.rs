@@ -12,6 +12,7 @@ use super::Sequence;
 use crate::error::{Error, Result};
 use crate::id::{IdRange, Slot};
 use crate::observability::ADMIN;
+use crate::process::ProcessState;
 use crate::store::CounterStore;
 use crate::sync::{self, Source, SyncReport, SyncedCounter, Target};
 
@@ -87,21 +88,34 @@ impl Sequence {
     /// caller's transaction.
     pub async fn release(&self) -> Result<u64> {
         let engine = self.engine()?;
-        // The values reserved ahead for the next bulk insert, then the cache's ranges.
+        // The values reserved ahead for the next bulk insert, then the caches' ranges (the
+        // sequence's, and those of its scope values).
         let mut held: Vec<(IdRange, Arc<Slot>)> = Vec::new();
         if let Some((range, slot)) = engine.shared.bulk.take_all().await {
             engine.shared.stats.reserved(range.len(), 0);
             held.push((range, slot));
         }
-        let (current, standby, slot) = engine.shared.take_all().await;
-        if let Some(slot) = slot {
-            held.extend(
-                [standby, current]
-                    .into_iter()
-                    .flatten()
-                    .map(|r| (r, slot.clone())),
-            );
+        held.extend(cached_ranges(&engine.shared).await);
+        for cache in engine.shared.scopes.take_all() {
+            held.extend(cached_ranges(&cache).await);
         }
+        self.give_back(held).await
+    }
+
+    /// Gives the values cached by `caches` (of scope values forgotten) back, as
+    /// [`release`](Self::release) does.
+    pub(crate) async fn give_back_caches(&self, caches: Vec<Arc<ProcessState>>) -> Result<u64> {
+        let mut held = Vec::new();
+        for cache in caches {
+            held.extend(cached_ranges(&cache).await);
+        }
+        self.give_back(held).await
+    }
+
+    /// Gives `held` back to their counters where they are still the counters' last values;
+    /// counts the others as wasted. Returns how many values went back.
+    async fn give_back(&self, mut held: Vec<(IdRange, Arc<Slot>)>) -> Result<u64> {
+        let engine = self.engine()?;
         if held.is_empty() {
             return Ok(0);
         }
@@ -251,6 +265,19 @@ impl Sequence {
         );
         Ok(report)
     }
+}
+
+/// The ranges `cache` holds, taken out of it, with the slot they belong to.
+async fn cached_ranges(cache: &ProcessState) -> Vec<(IdRange, Arc<Slot>)> {
+    let (current, standby, slot) = cache.take_all().await;
+    let Some(slot) = slot else {
+        return Vec::new();
+    };
+    [standby, current]
+        .into_iter()
+        .flatten()
+        .map(|r| (r, slot.clone()))
+        .collect()
 }
 
 #[cfg(test)]

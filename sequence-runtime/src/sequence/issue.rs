@@ -8,11 +8,11 @@ use mongodb::ClientSession;
 
 use super::{Engine, Issued, Sequence};
 use crate::error::{Error, Result};
-use crate::id::{Bounds, IdRange, IdValue, Slot};
-use crate::observability::SKIP_AHEAD;
+use crate::id::{Bounds, IdRange, IdValue, Scope, Slot};
 use crate::observability::{reserving, Mode};
+use crate::observability::{CACHE, SKIP_AHEAD};
 use crate::options::Batch;
-use crate::process::Request;
+use crate::process::{ProcessState, Request};
 use crate::store::Reservation;
 
 /// The refusal of `operation` outside a session on a gapless sequence.
@@ -55,11 +55,6 @@ impl Sequence {
             return Ok((value, self.slot()?));
         }
         let counters = engine.maker.counters("next")?;
-        if options.batch == Batch::Fixed(1) || self.state.scope.is_some() {
-            let slot = self.slot()?;
-            let origin = counters.origin(&slot);
-            return Ok((engine.shared.coalescer.one(origin).await?, slot));
-        }
         let req = Request {
             store: &engine.store,
             format: &engine.format,
@@ -68,7 +63,46 @@ impl Sequence {
             prefetch_at: options.prefetch_at,
             shards: counters.shards(),
         };
-        engine.shared.next(&req).await
+        let cache = match &self.state.scope {
+            _ if options.batch == Batch::Fixed(1) => None,
+            // A scope value's cache from its second call on (see `process::ScopeCaches`).
+            Some(scope) => self.scope_cache(engine, scope),
+            None => Some(engine.shared.clone()),
+        };
+        match cache {
+            Some(cache) => cache.next(&req).await,
+            None => {
+                let slot = self.slot()?;
+                let origin = counters.origin(&slot);
+                Ok((engine.shared.coalescer.one(origin).await?, slot))
+            }
+        }
+    }
+
+    /// The cache of the scope value `scope` of this sequence, if it has one (its second call
+    /// within a while); the caches forgotten meanwhile give their values back in the
+    /// background.
+    fn scope_cache(&self, engine: &Engine, scope: &Scope) -> Option<Arc<ProcessState>> {
+        let found =
+            engine
+                .shared
+                .scopes
+                .cache_for(&scope.canonical(), std::time::Instant::now(), || {
+                    engine.shared.for_scope(scope.clone())
+                });
+        if !found.forgotten.is_empty() {
+            let seq = self.clone();
+            let give_back = async move {
+                if let Err(e) = seq.give_back_caches(found.forgotten).await {
+                    tracing::debug!(target: CACHE, error = %e, "Scope caches not given back");
+                }
+            };
+            // Without a runtime to give them back in, their values are left unused.
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                runtime.spawn(give_back);
+            }
+        }
+        found.cache
     }
 
     /// `n` values in one round trip, in `session` if given, and the slot they belong to.
@@ -216,6 +250,13 @@ impl Sequence {
     pub(crate) async fn skip_ahead(&self, issued: &Issued, floor: i64) -> Result<Issued> {
         let engine = self.scoped_engine()?;
         let batch = self.state.options.batch;
+        if let Some(scope) = &self.state.scope {
+            // The scope value's cached values lie below the stored ones too: dropped, and the
+            // value's next cache is filled above them.
+            if let Some(cache) = engine.shared.scopes.forget(&scope.canonical()) {
+                cache.invalidate().await;
+            }
+        }
         let cached = batch != Batch::Fixed(1) && self.state.scope.is_none();
         if cached {
             let lowest = engine.maker.counters("skip ahead")?.lowest_of(issued.value);

@@ -328,10 +328,12 @@ impl Sequence {
     /// This sequence in the scope `scope`: a handle whose operations (`next`, `reserve`,
     /// `current`, `set_next`, `reset`, `delete`) use the counter of those values.
     ///
-    /// The scope must have exactly the sequence's `scope` fields. Scoped counters are not
-    /// cached (at most one round trip per [`next`](Self::next), shared by the callers of the
-    /// same scope waiting together; [`reserve`](Self::reserve) takes any number in one), so
-    /// that a process does not hold ranges for every scope value it has seen; statistics are
+    /// The scope must have exactly the sequence's `scope` fields. Without a `batch`, each
+    /// [`next`](Self::next) makes at most one round trip, shared by the callers of the same
+    /// scope waiting together ([`reserve`](Self::reserve) takes any number in one). With a
+    /// fixed `batch`, a scope value's second call within 30 s gives it a cache of its own; a
+    /// process remembers at most 4,096 scope values per sequence and gives back the cached
+    /// values of those it forgets (idle for 30 s, or the least recently used). Statistics are
     /// shared with the unscoped handle.
     ///
     /// ```

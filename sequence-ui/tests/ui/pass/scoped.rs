@@ -1,6 +1,6 @@
 #![deny(warnings)]
 
-use mongo_sequence::{options::Layout, SequentialId};
+use mongo_sequence::{options::Layout, Batch, SequentialId};
 use serde::{Deserialize, Serialize};
 
 /// One counter per tenant: `number` restarts at 1 for every tenant (the `_id` is the
@@ -11,6 +11,15 @@ pub struct Order {
     #[seq(id)]
     pub number: Option<i64>,
     pub tenant: String,
+}
+
+/// One counter per shop, each shop in use with a cache of 25 numbers of its own.
+#[derive(Debug, Serialize, Deserialize, SequentialId)]
+#[seq(scope = "shop", batch = 25)]
+pub struct ShopOrder {
+    #[seq(id)]
+    pub number: i64,
+    pub shop: String,
 }
 
 /// One counter per tenant and year, in mongoose-sequence's counters.
@@ -33,6 +42,8 @@ pub struct User {
 
 fn main() {
     assert_eq!(<Order as SequentialId>::SEQUENCE.scope, &["tenant"]);
+    let shop = <ShopOrder as SequentialId>::SEQUENCE;
+    assert_eq!((shop.scope, shop.batch), (&["shop"][..], Batch::Fixed(25)));
     let ticket = <Ticket as SequentialId>::SEQUENCE;
     assert_eq!(ticket.scope, &["tenant", "year"]);
     assert_eq!(ticket.layout, Layout::MongooseSequence);
