@@ -139,6 +139,7 @@ pub(crate) async fn in_transactions<T: SequentialId, R>(
                 e
             }
         };
+        let contended = matches!(failure, Failure::Contended(_));
         match failure {
             // A document of a group failed on its own: the others go on at once; a drawn ID
             // met a claim: a new draw goes at once.
@@ -162,34 +163,27 @@ pub(crate) async fn in_transactions<T: SequentialId, R>(
                     source: e,
                 })
             }
-            Failure::Contended(e) => {
+            Failure::Contended(e) | Failure::Transient(e) => {
                 tracing::debug!(
                     target: GAPLESS,
                     sequence = %seq.options().name,
                     counter = %seq.base_key(),
                     attempt = attempts,
-                    error = %e,
-                    "Gapless transaction waits for the counter's holder"
-                );
-                seq.record_transaction_retry();
-                body.waited();
-                // The server holds the wait until the other transaction ends; if it cannot
-                // be waited for, back off as after any transient error.
-                let within = timeout.saturating_sub(started.elapsed());
-                if seq.wait_for_counter(within).await.is_err() {
-                    tokio::time::sleep(backoff(attempts)).await;
-                }
-            }
-            Failure::Transient(e) => {
-                tracing::debug!(
-                    target: GAPLESS,
-                    sequence = %seq.options().name,
-                    counter = %seq.base_key(),
-                    attempt = attempts,
+                    contended,
                     error = %e,
                     "Gapless transaction retried"
                 );
                 seq.record_transaction_retry();
+                if contended {
+                    body.waited();
+                    // The server holds the wait until the other transaction ends; then the
+                    // transaction starts again at once.
+                    let within = timeout.saturating_sub(started.elapsed());
+                    if seq.wait_for_counter(within).await.is_ok() {
+                        continue;
+                    }
+                }
+                // Back off (also when the holder could not be waited for).
                 tokio::time::sleep(backoff(attempts)).await;
             }
         }

@@ -62,7 +62,7 @@ pub(crate) struct ProcessState {
     /// value's counter. `None` for a sequence's own state.
     scope: Option<Scope>,
     /// The caches of the scope values in use, for a scoped sequence with a batch.
-    pub(crate) scopes: ScopeCaches,
+    pub(crate) scopes: ScopeCaches<ProcessState>,
 }
 
 impl ProcessState {
@@ -631,6 +631,14 @@ mod tests {
     use crate::options::{AdaptiveBatch, SequenceOptions};
     use crate::store::{BoxFuture, MemoryStore};
     use crate::Sequence;
+
+    /// What the scopes guide states of the memory held: a scope value's cache takes under
+    /// 1 KiB besides its scope value and counter key.
+    #[test]
+    fn a_scope_cache_takes_under_a_kibibyte() {
+        let size = std::mem::size_of::<ProcessState>();
+        assert!(size < 1024, "{size} bytes");
+    }
 
     /// A memory store that records the counter and size of every reservation when it is sent;
     /// each reservation then takes `delay`, and with a `gate` waits for a permit of it.
