@@ -25,6 +25,7 @@ both!(
     numbers_match_by_value,
     scopes_and_periods_combine,
     scope_values_in_use_get_a_cache_of_their_own,
+    scope_caches_follow_the_period,
 );
 
 /// With `batch`, a scope value's first call reserves its one value; from its second on, the
@@ -198,6 +199,39 @@ async fn numbers_match_by_value(b: Backend) {
     assert_eq!(year(Bson::Int64(2025)).next().await.unwrap(), 2);
     assert_eq!(year(Bson::Double(2025.0)).next().await.unwrap(), 3);
     assert_eq!(year(Bson::String("2025".into())).next().await.unwrap(), 1);
+}
+
+/// A scope value's cache serves the counter of the current period: when the period changes, the
+/// old period's cached numbers are dropped and the new period's counter starts at 1.
+async fn scope_caches_follow_the_period(b: Backend) {
+    let c = Arc::new(ManualClock::new(
+        "2025-11-30T12:00:00Z".parse::<Timestamp>().unwrap(),
+    ));
+    let seq = b.sequence_at(
+        SequenceOptions::builder("monthly_batch")
+            .prefix("YYMM-")
+            .width(3)
+            .scope(["tenant"])
+            .batch(10)
+            .build(),
+        c.clone(),
+    );
+    let acme = seq.in_scope(tenant("acme")).unwrap();
+    for want in 1..=5 {
+        assert_eq!(
+            acme.next_id::<String>().await.unwrap(),
+            format!("2511-{want:03}")
+        );
+    }
+    let november = acme.current().await.unwrap().unwrap();
+    assert!(november >= 11, "a batch reserved ahead: {november}");
+    c.set("2025-12-01T00:00:00Z".parse().unwrap());
+    assert_eq!(acme.next_id::<String>().await.unwrap(), "2512-001");
+    assert_eq!(acme.next_id::<String>().await.unwrap(), "2512-002");
+    assert_eq!(acme.current_key().unwrap().period(), Some("202512"));
+    // The other tenant's numbering is its own, in the new period too.
+    let globex = seq.in_scope(tenant("globex")).unwrap();
+    assert_eq!(globex.next_id::<String>().await.unwrap(), "2512-001");
 }
 
 async fn scopes_and_periods_combine(b: Backend) {
