@@ -323,8 +323,8 @@ impl ProcessState {
         // A scope value's cache prefetches once it used a whole range: a tenant with a few
         // inserts in a while takes one range, not two.
         let proven = self.scope.is_none() || st.issued >= refill_size(st, req.batch);
-        let prefetch = (proven && prefetch_due(st, req.prefetch_at))
-            .then(|| self.begin_refill(st, req.batch));
+        let prefetch =
+            (proven && prefetch_due(st, req.prefetch_at)).then(|| self.begin_refill(st, req.batch));
         let id = self.take_one(st);
         self.stats.series.left_cache(1);
         Some((id, prefetch))
