@@ -14,10 +14,11 @@
 //! (counted as wasted) and the next ID comes from the new period's counter.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Instant;
 
 use jiff::Timestamp;
 use tokio::sync::Notify;
+
+mod refill;
 
 use super::bulk::BulkAhead;
 use super::cache_state::{
@@ -29,11 +30,12 @@ use crate::clock::{Clock, SystemClock};
 use crate::error::{Error, Result};
 use crate::id::{Bounds, Format, IdRange, Scope, Slot};
 use crate::observability::{
-    CacheSnapshot, Labels, Mode, Reported, Stats, StatsCell, Timer, CACHE, PERIOD,
+    CacheSnapshot, Labels, Reported, Stats, StatsCell, Timer, CACHE, PERIOD,
 };
 use crate::options::Batch;
 use crate::store::{CounterStore, Reservation};
-use crate::strategy::{Origin, Shards};
+use crate::strategy::Shards;
+use refill::{refill, Refill, RefillGuard};
 
 /// What one call of the cache needs to know about its sequence.
 pub(crate) struct Request<'a> {
@@ -131,27 +133,6 @@ enum Step<'a> {
     Got(i64, Arc<Slot>, Option<Refill>),
     Refill(Refill),
     Wait(u64, tokio::sync::futures::Notified<'a>),
-}
-
-/// A refill to start once the lock is released.
-struct Refill {
-    ticket: u64,
-    epoch: u64,
-    size: u64,
-    slot: Arc<Slot>,
-}
-
-impl Refill {
-    /// Reports that the refill starts: in the background (`prefetch`) or while callers wait.
-    fn log_started(&self, prefetch: bool) {
-        tracing::debug!(
-            target: CACHE,
-            counter = %self.slot.key,
-            values = self.size,
-            prefetch,
-            "Refill started"
-        );
-    }
 }
 
 impl ProcessState {
@@ -390,48 +371,6 @@ impl Reported for ProcessState {
 }
 
 impl ProcessState {
-    fn begin_refill(&self, st: &mut CacheState, batch: Batch) -> Refill {
-        st.last_ticket += 1;
-        st.refill = Some(st.last_ticket);
-        if let Batch::Adaptive(a) = batch {
-            if st.adaptive_size == 0 {
-                st.adaptive_size = a.min;
-            }
-        }
-        st.batch = Some(batch);
-        let size = refill_size(st, batch);
-        Refill {
-            ticket: st.last_ticket,
-            epoch: st.epoch,
-            size,
-            slot: st
-                .slot
-                .clone()
-                .expect("a refill starts after the slot is aligned"),
-        }
-    }
-
-    /// Reserves the next range in the background; false if there is no runtime to do it on.
-    fn spawn_refill(self: &Arc<Self>, job: Refill, req: &Request<'_>) -> bool {
-        let guard = RefillGuard::new(self, job.ticket);
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return false; // dropping the guard ends the refill; the next caller refills inline
-        };
-        let store = req.store.clone();
-        let shards = req.shards.cloned();
-        let (bounds, batch) = (req.bounds, req.batch);
-        job.log_started(true);
-        runtime.spawn(async move {
-            let stats = &guard.shared.stats;
-            let result = refill(stats, &store, &job.slot, shards.as_ref(), job.size, bounds).await;
-            if let Err(e) = &result {
-                tracing::warn!(target: CACHE, counter = %job.slot.key, error = %e, "Prefetch failed");
-            }
-            let _ = guard.finish(job.epoch, result, batch);
-        });
-        true
-    }
-
     /// Drops the cached values in `lo..=hi`, which stored documents already use (counted as
     /// wasted), remembers them for refills still in flight, and takes the next cached value if
     /// one is left. `None` sends the caller to reserve above `hi`.
@@ -546,84 +485,9 @@ fn slot_now(
     slot
 }
 
-/// The next range of the cache: from the counter, or from one of the shards.
-async fn refill(
-    stats: &StatsCell,
-    store: &Arc<dyn CounterStore>,
-    slot: &Arc<Slot>,
-    shards: Option<&Arc<Shards>>,
-    size: u64,
-    bounds: Bounds,
-) -> Result<Reservation> {
-    let origin = match shards {
-        Some(shards) => Origin::ranges(shards),
-        None => Origin::counter(store, slot, bounds),
-    };
-    origin.observed(stats, Mode::Refill, size).await
-}
-
-/// Ends a refill: on `finish` with its result, or on drop if the refill was cancelled (so that a
-/// dropped task or caller never leaves the cache waiting forever).
-struct RefillGuard {
-    shared: Arc<ProcessState>,
-    ticket: u64,
-    started: Instant,
-}
-
-impl RefillGuard {
-    /// The guard of the refill of `ticket` of `shared`, starting now.
-    fn new(shared: &Arc<ProcessState>, ticket: u64) -> Self {
-        RefillGuard {
-            shared: shared.clone(),
-            ticket,
-            started: Instant::now(),
-        }
-    }
-
-    fn finish(self, epoch: u64, result: Result<Reservation>, batch: Batch) -> Result<()> {
-        let shared = self.shared.clone();
-        let outcome = {
-            let mut st = shared.lock();
-            match result {
-                Ok(r) => {
-                    st.trip = Some(self.started.elapsed());
-                    shared.stats.reserved(r.range.len(), r.retries);
-                    let live = trim(st.dead, r.range);
-                    let kept =
-                        live.is_some_and(|live| st.epoch == epoch && keep(&mut st, live, batch));
-                    if !kept {
-                        shared.stats.wasted(r.range.len());
-                    } else if let Some(live) = live {
-                        shared.stats.wasted(r.range.len() - live.len());
-                    }
-                    Ok(())
-                }
-                Err(e) => {
-                    st.failure = Some((self.ticket, e.clone()));
-                    Err(e)
-                }
-            }
-        };
-        drop(self); // clears the refill and wakes the waiters
-        outcome
-    }
-}
-
-impl Drop for RefillGuard {
-    fn drop(&mut self) {
-        {
-            let mut st = self.shared.lock();
-            if st.refill == Some(self.ticket) {
-                st.refill = None;
-            }
-        }
-        self.shared.refilled.notify_waiters();
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
+    use std::time::{Duration, Instant};
 
     use jiff::SignedDuration;
     use mongodb::ClientSession;

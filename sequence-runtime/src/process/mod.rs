@@ -4,7 +4,7 @@
 //!   state, the full shards of a ranges sequence, the queues of gapless groups);
 //! - `memo.rs`: per-thread memos of the handles of models, by collection handle;
 //! - `cache.rs`: a sequence's shared state ([`ProcessState`]) and its cache of reserved
-//!   ranges;
+//!   ranges, with its refills in `cache/refill.rs`;
 //! - `cache_state.rs`: what a cache holds under its lock, and the arithmetic of its ranges;
 //! - `coalesce.rs`: one reservation for the callers of a counter waiting together;
 //! - `bulk.rs`: the reservation made ahead for the next bulk insert of a sequence;

@@ -19,7 +19,7 @@ use super::sequence_record::SequenceRecord;
 use crate::error::driver::{is_duplicate_key, Access};
 use crate::error::{Error, Result};
 use crate::id::{Bounds, CounterKey, IdRange};
-use crate::observability::{ADMIN, RESERVE, STORE};
+use crate::observability::{RESERVE, STORE};
 use crate::options::SequenceOptions;
 use crate::store::layout::{CounterLayout, KeyIndex};
 
@@ -29,9 +29,10 @@ const UPSERT_RETRIES: u32 = 5;
 
 /// The field of a counter document that counts how often a transaction that met the counter
 /// held by another waited for it to end (see [`CounterStore::wait_for_transactions`]).
-pub(crate) const WAITED_FIELD: &str = "waited";
+const WAITED_FIELD: &str = "waited";
 
 mod key_index;
+mod periods;
 
 /// Counters kept in a collection (by default `counters`) of a MongoDB database.
 ///
@@ -225,16 +226,6 @@ impl MongoStore {
             max: bounds.max.min(i64::MAX - self.layout.offset()),
             ..bounds
         }
-    }
-
-    /// The filter of the counters of `name` before `period`, or why the layout has none.
-    fn periods_before(&self, name: &str, period: &str) -> Result<Document> {
-        self.layout
-            .periods_before_filter(name, period)
-            .map_err(|reason| Error::InvalidArgument {
-                argument: "before",
-                reason,
-            })
     }
 
     /// The one reservation: a guarded findAndModify, in `session` (and its transaction) if
@@ -460,44 +451,6 @@ impl MongoStore {
             .await
             .map_err(|e| self.error(e, Access::Reserve))?;
         Ok(())
-    }
-
-    async fn delete_periods(
-        &self,
-        name: &str,
-        period: &str,
-        session: Option<&mut ClientSession>,
-    ) -> Result<u64> {
-        let filter = self.periods_before(name, period)?;
-        let deleted = self
-            .collection
-            .delete_many(filter)
-            .optional(session, |a, s| a.session(s))
-            .await
-            .map_err(|e| self.error(e, Access::Delete))?
-            .deleted_count;
-        tracing::info!(
-            target: ADMIN,
-            sequence = name,
-            before = period,
-            deleted,
-            "Old period counters deleted"
-        );
-        Ok(deleted)
-    }
-
-    async fn count_periods(
-        &self,
-        name: &str,
-        period: &str,
-        session: Option<&mut ClientSession>,
-    ) -> Result<u64> {
-        let filter = self.periods_before(name, period)?;
-        self.collection
-            .count_documents(filter)
-            .optional(session, |a, s| a.session(s))
-            .await
-            .map_err(|e| self.error(e, Access::Read))
     }
 
     async fn delete_counter(

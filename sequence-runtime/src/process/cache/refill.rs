@@ -1,0 +1,162 @@
+//! The refills of a cache: one reservation at a time (its ticket), made by a caller that waits
+//! or in the background (a prefetch), and ended by a guard that installs its range, records a
+//! failure for the waiters, or, dropped, clears the refill so that no caller waits forever.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::super::cache_state::{keep, refill_size, trim, CacheState};
+use super::{ProcessState, Request};
+use crate::error::Result;
+use crate::id::{Bounds, Slot};
+use crate::observability::{Mode, StatsCell, CACHE};
+use crate::options::Batch;
+use crate::store::{CounterStore, Reservation};
+use crate::strategy::{Origin, Shards};
+
+/// A refill to start once the lock is released.
+pub(super) struct Refill {
+    pub(super) ticket: u64,
+    pub(super) epoch: u64,
+    pub(super) size: u64,
+    pub(super) slot: Arc<Slot>,
+}
+
+impl Refill {
+    /// Reports that the refill starts: in the background (`prefetch`) or while callers wait.
+    pub(super) fn log_started(&self, prefetch: bool) {
+        tracing::debug!(
+            target: CACHE,
+            counter = %self.slot.key,
+            values = self.size,
+            prefetch,
+            "Refill started"
+        );
+    }
+}
+
+impl ProcessState {
+    /// Starts a refill under the lock: takes its ticket and says what it reserves.
+    pub(super) fn begin_refill(&self, st: &mut CacheState, batch: Batch) -> Refill {
+        st.last_ticket += 1;
+        st.refill = Some(st.last_ticket);
+        if let Batch::Adaptive(a) = batch {
+            if st.adaptive_size == 0 {
+                st.adaptive_size = a.min;
+            }
+        }
+        st.batch = Some(batch);
+        let size = refill_size(st, batch);
+        Refill {
+            ticket: st.last_ticket,
+            epoch: st.epoch,
+            size,
+            slot: st
+                .slot
+                .clone()
+                .expect("a refill starts after the slot is aligned"),
+        }
+    }
+
+    /// Reserves the next range in the background; false if there is no runtime to do it on.
+    pub(super) fn spawn_refill(self: &Arc<Self>, job: Refill, req: &Request<'_>) -> bool {
+        let guard = RefillGuard::new(self, job.ticket);
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return false; // dropping the guard ends the refill; the next caller refills inline
+        };
+        let store = req.store.clone();
+        let shards = req.shards.cloned();
+        let (bounds, batch) = (req.bounds, req.batch);
+        job.log_started(true);
+        runtime.spawn(async move {
+            let stats = &guard.shared.stats;
+            let result = refill(stats, &store, &job.slot, shards.as_ref(), job.size, bounds).await;
+            if let Err(e) = &result {
+                tracing::warn!(target: CACHE, counter = %job.slot.key, error = %e, "Prefetch failed");
+            }
+            let _ = guard.finish(job.epoch, result, batch);
+        });
+        true
+    }
+}
+
+/// The next range of the cache: from the counter, or from one of the shards.
+pub(super) async fn refill(
+    stats: &StatsCell,
+    store: &Arc<dyn CounterStore>,
+    slot: &Arc<Slot>,
+    shards: Option<&Arc<Shards>>,
+    size: u64,
+    bounds: Bounds,
+) -> Result<Reservation> {
+    let origin = match shards {
+        Some(shards) => Origin::ranges(shards),
+        None => Origin::counter(store, slot, bounds),
+    };
+    origin.observed(stats, Mode::Refill, size).await
+}
+
+/// Ends a refill: on `finish` with its result, or on drop if the refill was cancelled (so that a
+/// dropped task or caller never leaves the cache waiting forever).
+pub(super) struct RefillGuard {
+    shared: Arc<ProcessState>,
+    ticket: u64,
+    started: Instant,
+}
+
+impl RefillGuard {
+    /// The guard of the refill of `ticket` of `shared`, starting now.
+    pub(super) fn new(shared: &Arc<ProcessState>, ticket: u64) -> Self {
+        RefillGuard {
+            shared: shared.clone(),
+            ticket,
+            started: Instant::now(),
+        }
+    }
+
+    /// Ends the refill with `result`: keeps its range if its epoch is still the cache's.
+    pub(super) fn finish(
+        self,
+        epoch: u64,
+        result: Result<Reservation>,
+        batch: Batch,
+    ) -> Result<()> {
+        let shared = self.shared.clone();
+        let outcome = {
+            let mut st = shared.lock();
+            match result {
+                Ok(r) => {
+                    st.trip = Some(self.started.elapsed());
+                    shared.stats.reserved(r.range.len(), r.retries);
+                    let live = trim(st.dead, r.range);
+                    let kept =
+                        live.is_some_and(|live| st.epoch == epoch && keep(&mut st, live, batch));
+                    if !kept {
+                        shared.stats.wasted(r.range.len());
+                    } else if let Some(live) = live {
+                        shared.stats.wasted(r.range.len() - live.len());
+                    }
+                    Ok(())
+                }
+                Err(e) => {
+                    st.failure = Some((self.ticket, e.clone()));
+                    Err(e)
+                }
+            }
+        };
+        drop(self); // clears the refill and wakes the waiters
+        outcome
+    }
+}
+
+impl Drop for RefillGuard {
+    fn drop(&mut self) {
+        {
+            let mut st = self.shared.lock();
+            if st.refill == Some(self.ticket) {
+                st.refill = None;
+            }
+        }
+        self.shared.refilled.notify_waiters();
+    }
+}
