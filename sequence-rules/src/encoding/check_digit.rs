@@ -114,7 +114,7 @@ impl CheckDigit {
         if digits.is_empty() {
             return Err(CheckDigitError::Empty);
         }
-        Ok(self.check_of(&digits))
+        Ok(self.check_of(&digits).to_string())
     }
 
     /// The check digits of the decimal digits among `text`'s characters (the others skipped,
@@ -147,22 +147,7 @@ impl CheckDigit {
         if digits.is_empty() {
             return None;
         }
-        let one = |b: u8| Check {
-            bytes: [b, 0],
-            len: 1,
-        };
-        Some(match self {
-            CheckDigit::Luhn => one(b'0' + luhn::check(digits)),
-            CheckDigit::Damm => one(b'0' + damm::interim(digits)),
-            CheckDigit::Mod97 => {
-                let check = mod97::check(digits) as u8;
-                Check {
-                    bytes: [b'0' + check / 10, b'0' + check % 10],
-                    len: 2,
-                }
-            }
-            CheckDigit::Crockford => one(crockford::check_symbol_of_digits(digits)),
-        })
+        Some(self.check_of(digits))
     }
 
     /// Whether `digits_with_check` (ASCII decimal digits) ends with the right check digits
@@ -201,18 +186,28 @@ impl CheckDigit {
         let (number, check) = digits_with_check.split_at(digits.len() - self.len());
         Err(CheckDigitError::Mismatch {
             algorithm: self,
-            expected: self.check_of(&digits[..number.len()]),
+            expected: self.check_of(&digits[..number.len()]).to_string(),
             found: check.to_owned(),
         })
     }
 
     /// The check digits of a non-empty slice of digit values.
-    fn check_of(self, digits: &[u8]) -> String {
+    fn check_of(self, digits: &[u8]) -> Check {
+        let one = |b: u8| Check {
+            bytes: [b, 0],
+            len: 1,
+        };
         match self {
-            CheckDigit::Luhn => luhn::check(digits).to_string(),
-            CheckDigit::Damm => damm::interim(digits).to_string(),
-            CheckDigit::Mod97 => format!("{:02}", mod97::check(digits)),
-            CheckDigit::Crockford => char::from(crockford::check_symbol_of_digits(digits)).into(),
+            CheckDigit::Luhn => one(b'0' + luhn::check(digits)),
+            CheckDigit::Damm => one(b'0' + damm::interim(digits)),
+            CheckDigit::Mod97 => {
+                let check = mod97::check(digits) as u8;
+                Check {
+                    bytes: [b'0' + check / 10, b'0' + check % 10],
+                    len: 2,
+                }
+            }
+            CheckDigit::Crockford => one(crockford::check_symbol_of_digits(digits)),
         }
     }
 }
