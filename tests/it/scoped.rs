@@ -204,18 +204,7 @@ async fn numbers_match_by_value(b: Backend) {
 /// A scope value's cache serves the counter of the current period: when the period changes, the
 /// old period's cached numbers are dropped and the new period's counter starts at 1.
 async fn scope_caches_follow_the_period(b: Backend) {
-    let c = Arc::new(ManualClock::new(
-        "2025-11-30T12:00:00Z".parse::<Timestamp>().unwrap(),
-    ));
-    let seq = b.sequence_at(
-        SequenceOptions::builder("monthly_batch")
-            .prefix("YYMM-")
-            .width(3)
-            .scope(["tenant"])
-            .batch(10)
-            .build(),
-        c.clone(),
-    );
+    let (seq, c) = monthly_by_tenant(&b, SequenceOptions::builder("monthly_batch").batch(10));
     let acme = seq.in_scope(tenant("acme")).unwrap();
     for want in 1..=5 {
         assert_eq!(
@@ -234,18 +223,21 @@ async fn scope_caches_follow_the_period(b: Backend) {
     assert_eq!(globex.next_id::<String>().await.unwrap(), "2512-001");
 }
 
-async fn scopes_and_periods_combine(b: Backend) {
+/// A sequence of `options` numbered per tenant and month (`YYMM-001`), on a clock set to the
+/// last day of November 2025.
+fn monthly_by_tenant(
+    b: &Backend,
+    options: mongo_sequence::options::SequenceOptionsBuilder,
+) -> (mongo_sequence::Sequence, Arc<ManualClock>) {
     let c = Arc::new(ManualClock::new(
         "2025-11-30T12:00:00Z".parse::<Timestamp>().unwrap(),
     ));
-    let seq = b.sequence_at(
-        SequenceOptions::builder("monthly")
-            .prefix("YYMM-")
-            .width(3)
-            .scope(["tenant"])
-            .build(),
-        c.clone(),
-    );
+    let options = options.prefix("YYMM-").width(3).scope(["tenant"]).build();
+    (b.sequence_at(options, c.clone()), c)
+}
+
+async fn scopes_and_periods_combine(b: Backend) {
+    let (seq, c) = monthly_by_tenant(&b, SequenceOptions::builder("monthly"));
     let acme = seq.in_scope(tenant("acme")).unwrap();
     let globex = seq.in_scope(tenant("globex")).unwrap();
     assert_eq!(acme.next_id::<String>().await.unwrap(), "2511-001");
