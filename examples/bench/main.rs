@@ -15,9 +15,9 @@
 //! rounds (every other round in reverse order); the table shows the median of the rounds. All
 //! scenarios share one client, with a pool of 64 connections unless the URI sets `maxPoolSize`
 //! (the driver's default of 10 would queue 32 tasks). The counter round trips of a run are the
-//! `findAndModify` commands the server ran meanwhile (from `serverStatus`), so with
-//! `MONGODB_URI` they are only right when nothing else sends such commands to that deployment
-//! during the run. The waits of a run are the calls that waited for a counter round trip
+//! `findAndModify`, `update` and `find` commands the server ran meanwhile (from
+//! `serverStatus`; the scenarios send no others of those kinds), so with `MONGODB_URI` they are
+//! only right when nothing else sends such commands to that deployment during the run. The waits of a run are the calls that waited for a counter round trip
 //! (`Stats::waits` of the run's sequence).
 //!
 //! Throughput is in documents inserted (or IDs allocated, for `next_id`) per second; latencies
@@ -49,7 +49,7 @@ use std::time::Duration;
 use mongodb::bson::doc;
 use sequence_testkit::{unique_db_name, TestServer};
 
-use measure::{calls_per_task, connect, find_and_modify_total, rows, Result, Rounds, Run, TASKS};
+use measure::{calls_per_task, connect, counter_commands_total, rows, Result, Rounds, Run, TASKS};
 use scenarios::{plain_insert_one, worker, COLL, SCENARIOS, WORKER};
 
 struct Options {
@@ -198,7 +198,7 @@ async fn main() -> Result<()> {
             let db = client.database(&unique_db_name(&format!("bench_{}", scenario.name)));
             db.create_collection(COLL).await?;
             db.create_collection("counters").await?;
-            let trips_before = find_and_modify_total(&client).await?;
+            let trips_before = counter_commands_total(&client).await?;
             let allocations_before = alloc::allocations();
             let mut measured = (scenario.run)(Run {
                 db: db.clone(),
@@ -210,7 +210,7 @@ async fn main() -> Result<()> {
             measured.allocations = alloc::allocations() - allocations_before;
             // A prefetch may still be on its way: let it land before counting round trips.
             tokio::time::sleep(Duration::from_millis(100)).await;
-            let round_trips = find_and_modify_total(&client).await? - trips_before;
+            let round_trips = counter_commands_total(&client).await? - trips_before;
             db.drop().await?;
 
             say(&report::progress(

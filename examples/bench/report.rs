@@ -41,7 +41,7 @@ pub fn progress(
 /// What the columns of the table mean.
 const NOTE: &str = "\
 ops/s: documents inserted (next_id: IDs allocated) per second. p50/p99: latency of one call
-(insert_many: of 1000 documents). trips/ID: counter round trips (findAndModify) per ID.
+(insert_many: of 1000 documents). trips/ID: counter round trips (findAndModify, update, find) per ID.
 waits/ID: calls that waited for a counter round trip (Stats::waits), per ID; with a batch,
 above 1/batch means callers outran the prefetch. allocs/ID: allocations of this process per
 ID (per document inserted), the bench's own timing included.

@@ -7,10 +7,15 @@ use crate::common;
 use std::sync::Arc;
 
 use futures_util::TryStreamExt;
+use mongo_sequence::id::{Bounds, CounterKey};
 use mongo_sequence::jiff::Timestamp;
+use mongo_sequence::options::Layout;
+use mongo_sequence::store::{CounterStore, MongoStore};
 use mongo_sequence::{clock::ManualClock, Error, Scope, SequenceOptions, SequentialId};
 use mongodb::bson::{doc, Bson, Document};
 use serde::{Deserialize, Serialize};
+
+use sequence_testkit::{unique_db_name, TestServer};
 
 use crate::backend::Backend;
 use crate::both;
@@ -26,6 +31,7 @@ both!(
     scopes_and_periods_combine,
     scope_values_in_use_get_a_cache_of_their_own,
     scope_caches_follow_the_period,
+    first_values_of_many_scope_values_are_taken_together,
 );
 
 /// With `batch`, a scope value's first call reserves its one value; from its second on, the
@@ -85,6 +91,122 @@ async fn scope_values_in_use_get_a_cache_of_their_own(b: Backend) {
         mongo_sequence::Sequence::in_memory(adaptive),
         Err(Error::InvalidConfig { key: "batch", .. })
     ));
+}
+
+/// The first calls of many scope values at once share their round trips (one reservation of
+/// several counters); each still gets its counter's first value, and a counter with no room left
+/// or a corrupt one gives its caller the error it gives alone, without holding back the others.
+async fn first_values_of_many_scope_values_are_taken_together(b: Backend) {
+    let options = SequenceOptions::builder("order")
+        .scope(["tenant"])
+        .max(5)
+        .build();
+    let seq = b.sequence(options.clone());
+    let full = seq.in_scope(tenant("full")).unwrap();
+    assert_eq!(full.reserve(5).await.unwrap().last(), 5);
+    let broken = seq.in_scope(tenant("broken")).unwrap();
+    assert_eq!(broken.next().await.unwrap(), 1);
+    if let Some(db) = b.database() {
+        let key = CounterKey::of("order", None, Some(&tenant("broken")));
+        db.collection::<Document>("counters")
+            .update_one(doc! { "_id": key.value() }, doc! { "$set": { "seq": "x" } })
+            .await
+            .unwrap();
+    }
+    let before = seq.stats().reservations;
+    let names: Vec<String> = (0..40)
+        .map(|i| match i {
+            7 => "full".to_owned(),
+            23 if b.database().is_some() => "broken".to_owned(),
+            i => format!("t{i}"),
+        })
+        .collect();
+    let tasks: Vec<_> = names
+        .iter()
+        .map(|name| {
+            let scoped = seq.in_scope(tenant(name)).unwrap();
+            tokio::spawn(async move { scoped.next().await })
+        })
+        .collect();
+    for (name, task) in names.iter().zip(tasks) {
+        match (name.as_str(), task.await.unwrap()) {
+            ("full", Err(Error::Exhausted { last: 5, .. })) => {}
+            ("broken", Err(Error::CorruptCounter { .. })) => {}
+            (_, Ok(1)) => {
+                let scoped = seq.in_scope(tenant(name)).unwrap();
+                assert_eq!(scoped.current().await.unwrap(), Some(1), "{name}");
+            }
+            (name, other) => panic!("{name}: {other:?}"),
+        }
+    }
+    if b.database().is_some() {
+        // The first caller goes alone; those queued meanwhile share the next rounds.
+        let reservations = seq.stats().reservations - before;
+        assert!(
+            reservations <= 10,
+            "{reservations} reservations for the first values of 40 scope values"
+        );
+    }
+}
+
+/// A reservation of several counters at once whose read-back another such reservation
+/// overtakes: the counter it overtook is reserved again alone (its first values stay unused),
+/// the others keep what the first round took; in the default layout and mongoose-sequence's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_overtaken_reservation_of_several_counters_is_made_again_alone() {
+    let name = unique_db_name("scoped_overtaken");
+    // The fail point holds this client's read-back (by app name), not the other tests'.
+    let app = format!("overtaken-{name}");
+    let uri = TestServer::shared_or_panic().uri();
+    let slow = common::client_with_app(uri, &app, |_| {}).await;
+    let other = common::client_with_app(uri, &format!("{app}-other"), |_| {}).await;
+    let key = |q: &str| CounterKey::of("job", None, Some(&Scope::new().with("queue", q)));
+    let bounds = Bounds::new(1, i64::MAX).unwrap();
+    for (layout, counters) in [
+        (Layout::Default, "counters"),
+        (Layout::MongooseSequence, "mongoose_counters"),
+    ] {
+        let options = SequenceOptions::builder("job")
+            .scope(["queue"])
+            .layout(layout)
+            .counters(counters)
+            .build();
+        let store = MongoStore::new(&slow.database(&name), &options).unwrap();
+        let overtaking = MongoStore::new(&other.database(&name), &options).unwrap();
+        let fault = common::fail_point(
+            &slow.database("admin"),
+            doc! { "times": 1 },
+            doc! {
+                "failCommands": ["find"],
+                "blockConnection": true,
+                "blockTimeMS": 400,
+                "appName": &app,
+            },
+        )
+        .await;
+        let mine = [(key("a"), 3), (key("b"), 1)];
+        let theirs = [(key("a"), 2), (key("c"), 1)];
+        let (mine, theirs) = tokio::join!(store.reserve_many(&mine, bounds), async {
+            tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+            overtaking.reserve_many(&theirs, bounds).await
+        });
+        assert_eq!(fault.off().await, 1);
+        let ranges = |rs: Vec<mongo_sequence::Result<mongo_sequence::store::Reservation>>| {
+            rs.into_iter()
+                .map(|r| {
+                    let r = r.unwrap().range;
+                    (r.first(), r.last())
+                })
+                .collect::<Vec<_>>()
+        };
+        // `a`: 1..=3 taken first and overtaken by 4..=5, then 6..=8 alone.
+        assert_eq!(ranges(mine), [(6, 8), (1, 1)], "{layout:?}");
+        assert_eq!(ranges(theirs), [(4, 5), (1, 1)], "{layout:?}");
+        assert_eq!(
+            store.last_issued(&key("a"), bounds, None).await.unwrap(),
+            Some(8)
+        );
+    }
 }
 
 async fn tenants_count_independently(b: Backend) {

@@ -144,7 +144,7 @@ mod tests;
 pub(crate) use metrics::{Labels, Timer};
 pub use snapshot::{snapshot, CacheSnapshot, SequenceSnapshot, Snapshot};
 pub(crate) use snapshot::{watch, Home, Reported};
-pub(crate) use span::{reserving, Mode, Reserved};
+pub(crate) use span::{near_end, reserving, Mode, Reserved};
 pub use stats::Stats;
 pub(crate) use stats::StatsCell;
 pub(crate) use targets::{

@@ -39,7 +39,8 @@ pub struct Stats {
     pub reserved: u64,
     /// Round trips to the counter that reserved values, whatever for: a value for the callers
     /// waiting together (`batch = 1`, scopes), a range for the cache, a bulk insert's range, a
-    /// reservation above stored IDs. (The random, UUID and ObjectId strategies make none.)
+    /// reservation above stored IDs. A reservation of the first values of several scope values
+    /// at once counts once. (The random, UUID and ObjectId strategies make none.)
     pub reservations: u64,
     /// Reserved values dropped unused (invalidated, or not given back by `release`).
     pub wasted: u64,

@@ -1,15 +1,18 @@
-//! Coalesced reservations: the callers of one counter in a process that each need one value
-//! from a round trip (`batch = 1`, scoped counters) are served together.
+//! Coalesced reservations: the callers of a sequence in a process that each need one value
+//! from a round trip (`batch = 1`, the first calls of scope values) are served together.
 //!
-//! The first caller of an idle counter makes its round trip itself; callers arriving while a
-//! round trip is in flight queue for the next one, which a round task makes once it lands. Each
-//! round reserves as many values as callers are queued when it starts (at most [`ROUND_CAP`])
-//! in one reservation — one `findAndModify` of `$inc: k` — and hands them out in arrival
-//! order. Nothing is kept once the queued callers are served:
-//! a crash loses at most the values of the callers in flight, and the counter's `seq` stays
-//! the last value handed out. When the reservation gives fewer values than callers (near the
-//! counter's end, or a shard's), the callers left over stay first in line for the next round,
-//! which gives them the counter's exhaustion error (or values of another shard).
+//! The first caller while no round trip is in flight makes its round trip itself; callers
+//! arriving while one is in flight queue for the next one, which a round task makes once it
+//! lands. Each round reserves, for every counter with callers queued when it starts, as many
+//! values as it has callers (at most [`ROUND_CAP`] in all) — one `findAndModify` of `$inc: k`
+//! for one counter, one reservation of several counters at once
+//! ([`CounterStore::reserve_many`](crate::store::CounterStore::reserve_many)) for the first
+//! values of many scope values — and hands them out in arrival order. Nothing is kept once the
+//! queued callers are served: a crash loses at most the values of the callers in flight, and
+//! each counter's `seq` stays the last value handed out. When a reservation gives fewer values
+//! than callers (near the counter's end, or a shard's), the callers left over stay first in
+//! line for the next round, which gives them the counter's exhaustion error (or values of
+//! another shard).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -20,40 +23,52 @@ use crate::error::Result;
 use crate::observability::Mode;
 use crate::observability::StatsCell;
 use crate::observability::Timer;
+use crate::store::Reservation;
 use crate::strategy::Origin;
 
 /// The most values one round reserves.
 pub(crate) const ROUND_CAP: usize = 1000;
 
-/// The queues of callers, per origin, of one sequence in this process.
+/// The callers waiting for the next round of one sequence in this process.
 #[derive(Debug)]
 pub(crate) struct Coalescer {
-    /// A queue exists exactly while a round trip of its origin is in flight.
-    queues: Mutex<HashMap<String, VecDeque<Waiter>>>,
+    queues: Mutex<Queues>,
     /// The sequence's statistics.
     stats: Arc<StatsCell>,
+}
+
+#[derive(Debug, Default)]
+struct Queues {
+    /// Whether a round trip is in flight: callers arriving meanwhile queue for the next round.
+    busy: bool,
+    /// The callers waiting, per origin (a queue exists while it has callers).
+    waiting: HashMap<String, Queue>,
+}
+
+#[derive(Debug)]
+struct Queue {
+    origin: Origin,
+    waiters: VecDeque<Waiter>,
 }
 
 type Waiter = oneshot::Sender<Result<i64>>;
 
 /// Ends the round trip of a caller that went alone, however it ends (done, failed, or dropped):
-/// the callers that queued meanwhile get a round task, or the queue is removed if none did.
-struct NextRound<'a> {
+/// the callers that queued meanwhile get a round task, or the coalescer is idle again if none
+/// did.
+struct NextRound {
     coalescer: Arc<Coalescer>,
-    origin: &'a Origin,
     runtime: tokio::runtime::Handle,
 }
 
-impl Drop for NextRound<'_> {
+impl Drop for NextRound {
     fn drop(&mut self) {
         let mut queues = self.coalescer.lock();
-        let id = self.origin.id();
-        if queues.get(id).is_some_and(VecDeque::is_empty) {
-            queues.remove(id);
+        if queues.waiting.is_empty() {
+            queues.busy = false;
         } else {
             drop(queues);
-            let rounds = self.coalescer.clone().rounds(self.origin.clone());
-            self.runtime.spawn(rounds);
+            self.runtime.spawn(self.coalescer.clone().rounds());
         }
     }
 }
@@ -67,12 +82,12 @@ impl Coalescer {
         }
     }
 
-    /// How many counters have a queue now (each removed once it empties).
+    /// How many counters have callers queued now (each queue removed once it empties).
     pub(crate) fn queues(&self) -> usize {
-        self.lock().len()
+        self.lock().waiting.len()
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, VecDeque<Waiter>>> {
+    fn lock(&self) -> MutexGuard<'_, Queues> {
         self.queues.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -84,24 +99,28 @@ impl Coalescer {
         let timer = Timer::start();
         let queued = {
             let mut queues = self.lock();
-            match queues.get_mut(origin.id()) {
-                Some(queue) => {
-                    let (tx, rx) = oneshot::channel();
-                    queue.push_back(tx);
-                    Some(rx)
-                }
-                None => {
-                    queues.insert(origin.id().to_owned(), VecDeque::new());
-                    None
-                }
+            if queues.busy {
+                let (tx, rx) = oneshot::channel();
+                queues
+                    .waiting
+                    .entry(origin.id().to_owned())
+                    .or_insert_with(|| Queue {
+                        origin: origin.clone(),
+                        waiters: VecDeque::new(),
+                    })
+                    .waiters
+                    .push_back(tx);
+                Some(rx)
+            } else {
+                queues.busy = true;
+                None
             }
         };
         let Some(rx) = queued else {
-            // Nobody is waiting: this caller's round trip is the one in flight, made by the
-            // caller itself; those arriving meanwhile queue for the next.
+            // Nothing is in flight: this caller's round trip is the one, made by the caller
+            // itself; those arriving meanwhile queue for the next.
             let _next = NextRound {
                 coalescer: self.clone(),
-                origin: &origin,
                 runtime,
             };
             let result = self.alone(&origin).await;
@@ -129,52 +148,90 @@ impl Coalescer {
         Ok(r.range.first())
     }
 
-    /// Serves the queue of `origin` round after round, until it is empty; removes it then.
-    async fn rounds(self: Arc<Self>, origin: Origin) {
+    /// Serves the queued callers round after round, until none is left; idle then.
+    async fn rounds(self: Arc<Self>) {
         loop {
-            let mut round: Vec<Waiter> = {
+            let round = {
                 let mut queues = self.lock();
-                let Some(queue) = queues.get_mut(origin.id()) else {
-                    return;
-                };
-                // Callers that gave up (their future dropped) take no value.
-                queue.retain(|w| !w.is_closed());
-                if queue.is_empty() {
-                    queues.remove(origin.id());
+                let round = next_round(&mut queues.waiting);
+                if round.is_empty() {
+                    queues.busy = false;
                     return;
                 }
-                let k = queue.len().min(ROUND_CAP);
-                queue.drain(..k).collect()
+                round
             };
-            let n = round.len() as u64;
-            match origin.observed(&self.stats, Mode::Coalesced, n).await {
-                Ok(r) => {
-                    self.stats.reserved(r.range.len(), r.retries);
-                    let served = round
-                        .len()
-                        .min(usize::try_from(r.range.len()).unwrap_or(usize::MAX));
-                    let left: Vec<Waiter> = round.split_off(served);
-                    for (waiter, value) in round.into_iter().zip(r.range.iter()) {
-                        if waiter.send(Ok(value)).is_err() {
-                            self.stats.wasted(1); // the caller gave up meanwhile
-                        }
+            let wanted: Vec<(Origin, u64)> = round
+                .iter()
+                .map(|(origin, waiters)| (origin.clone(), waiters.len() as u64))
+                .collect();
+            let results = match wanted.as_slice() {
+                [(origin, n)] => {
+                    let r = origin.observed(&self.stats, Mode::Coalesced, *n).await;
+                    if let Ok(r) = &r {
+                        self.stats.reserved(r.range.len(), r.retries);
                     }
-                    if !left.is_empty() {
-                        let mut queues = self.lock();
-                        let queue = queues.entry(origin.id().to_owned()).or_default();
-                        for waiter in left.into_iter().rev() {
-                            queue.push_front(waiter);
-                        }
-                    }
+                    vec![r]
                 }
-                Err(e) => {
-                    for waiter in round {
-                        let _ = waiter.send(Err(e.clone()));
-                    }
-                }
+                _ => Origin::observed_together(&self.stats, &wanted).await,
+            };
+            for ((origin, waiters), result) in round.into_iter().zip(results) {
+                self.hand_out(origin, waiters, result);
             }
         }
     }
+
+    /// Hands the values of `result` to `waiters` in order; those left without one go back to
+    /// the front of their queue.
+    fn hand_out(&self, origin: Origin, mut waiters: Vec<Waiter>, result: Result<Reservation>) {
+        let r = match result {
+            Ok(r) => r,
+            Err(e) => {
+                for waiter in waiters {
+                    let _ = waiter.send(Err(e.clone()));
+                }
+                return;
+            }
+        };
+        let served = waiters
+            .len()
+            .min(usize::try_from(r.range.len()).unwrap_or(usize::MAX));
+        let left: Vec<Waiter> = waiters.split_off(served);
+        for (waiter, value) in waiters.into_iter().zip(r.range.iter()) {
+            if waiter.send(Ok(value)).is_err() {
+                self.stats.wasted(1); // the caller gave up meanwhile
+            }
+        }
+        if !left.is_empty() {
+            let mut queues = self.lock();
+            let queue = queues
+                .waiting
+                .entry(origin.id().to_owned())
+                .or_insert_with(|| Queue {
+                    origin,
+                    waiters: VecDeque::new(),
+                });
+            for waiter in left.into_iter().rev() {
+                queue.waiters.push_front(waiter);
+            }
+        }
+    }
+}
+
+/// The callers of the next round, per origin, at most [`ROUND_CAP`] in all; the queues emptied
+/// are removed, and callers that gave up (their future dropped) take no value.
+fn next_round(waiting: &mut HashMap<String, Queue>) -> Vec<(Origin, Vec<Waiter>)> {
+    let mut room = ROUND_CAP;
+    let mut round = Vec::new();
+    for queue in waiting.values_mut() {
+        queue.waiters.retain(|w| !w.is_closed());
+        let k = queue.waiters.len().min(room);
+        if k > 0 {
+            room -= k;
+            round.push((queue.origin.clone(), queue.waiters.drain(..k).collect()));
+        }
+    }
+    waiting.retain(|_, queue| !queue.waiters.is_empty());
+    round
 }
 
 #[cfg(test)]

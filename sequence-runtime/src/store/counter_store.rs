@@ -63,6 +63,30 @@ pub trait CounterStore: Debug + Send + Sync + 'static {
         session: Option<&'a mut ClientSession>,
     ) -> BoxFuture<'a, Result<Reservation>>;
 
+    /// Reserves values of several counters at once, outside any session: the next `n` values of
+    /// each `(key, n)` of `wanted` (keys distinct, `n >= 1`), each counter created at
+    /// `bounds.start` if it does not exist. One result per counter, in the order of `wanted`,
+    /// each as [`reserve`](Self::reserve) would give it. This is how the first values of many
+    /// scope values are taken together.
+    ///
+    /// The provided implementation reserves them one after another. `MongoStore` moves them
+    /// all with one `update` command and reads the values it left with one `find`; a counter
+    /// whose reservation another writer overtook before the read is reserved again alone (the
+    /// values of the first reservation stay unused).
+    fn reserve_many<'a>(
+        &'a self,
+        wanted: &'a [(CounterKey, u64)],
+        bounds: Bounds,
+    ) -> BoxFuture<'a, Vec<Result<Reservation>>> {
+        Box::pin(async move {
+            let mut results = Vec::with_capacity(wanted.len());
+            for (key, n) in wanted {
+                results.push(self.reserve(key, *n, bounds, None).await);
+            }
+            results
+        })
+    }
+
     /// Like [`reserve`](Self::reserve), above `floor` at least: moves the last issued value up
     /// to `floor` if it is below (never down), then reserves the next `n` values. This is how a
     /// counter skips past IDs that are already stored (imported documents, another writer).

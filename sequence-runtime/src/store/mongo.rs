@@ -33,6 +33,7 @@ const WAITED_FIELD: &str = "waited";
 
 mod key_index;
 mod periods;
+mod together;
 
 /// Counters kept in a collection (by default `counters`) of a MongoDB database.
 ///
@@ -243,14 +244,23 @@ impl MongoStore {
             .advance(key, step, bounds, ReturnDocument::After, session)
             .await?;
         let doc = doc.ok_or_else(|| self.corrupt(key, "the upsert returned no document".into()))?;
+        let reserved = self.reserved_range(key, n, &doc)?;
+        self.ensure_recorded().await;
+        Ok(Reservation {
+            retries,
+            ..reserved
+        })
+    }
+
+    /// The `n` values up to the last issued one that `doc` holds, just reserved.
+    fn reserved_range(&self, key: &CounterKey, n: u64, doc: &Document) -> Result<Reservation> {
         let last = self
             .layout
-            .read_last(&doc)
+            .read_last(doc)
             .map_err(|reason| self.corrupt(key, reason))?;
         let range = IdRange::new(last - (n as i64 - 1), last)
             .ok_or_else(|| self.corrupt(key, format!("unexpected value {last}")))?;
-        self.ensure_recorded().await;
-        Ok(Reservation { range, retries })
+        Ok(Reservation { range, retries: 0 })
     }
 
     /// Moves the counter up to `last` (never down), creating it there if missing; returns the
@@ -487,6 +497,14 @@ impl CounterStore for MongoStore {
         session: Option<&'a mut ClientSession>,
     ) -> BoxFuture<'a, Result<Reservation>> {
         Box::pin(self.reserve_values(key, n, bounds, Some(floor), session))
+    }
+
+    fn reserve_many<'a>(
+        &'a self,
+        wanted: &'a [(CounterKey, u64)],
+        bounds: Bounds,
+    ) -> BoxFuture<'a, Vec<Result<Reservation>>> {
+        Box::pin(self.reserve_together(wanted, bounds))
     }
 
     fn raise<'a>(

@@ -7,8 +7,11 @@ use super::counters::Counters;
 use super::ranges::Shards;
 use crate::error::{Error, Result};
 use crate::id::{Bounds, Slot};
-use crate::observability::StatsCell;
-use crate::observability::{reserving, Mode};
+use futures_util::future::join_all;
+use tracing::Instrument;
+
+use crate::id::CounterKey;
+use crate::observability::{near_end, reserving, Mode, StatsCell, Timer, RESERVE};
 use crate::store::{CounterStore, Reservation};
 
 /// Where a reservation takes its values from.
@@ -68,6 +71,67 @@ impl Origin {
         }
     }
 
+    /// The values of several origins of one sequence at once, `n` of each (origins distinct),
+    /// one result per origin in order, recorded in `stats`: the counters of one store in one
+    /// reservation ([`CounterStore::reserve_many`]), counted as one; shards each on their own.
+    /// An origin whose values could not be taken together is reserved again alone, as
+    /// [`observed`](Self::observed) (which takes what is left near the counter's end).
+    pub(crate) async fn observed_together(
+        stats: &StatsCell,
+        wanted: &[(Origin, u64)],
+    ) -> Vec<Result<Reservation>> {
+        let Some((store, bounds)) = one_store(wanted) else {
+            return join_all(wanted.iter().map(|(origin, n)| async move {
+                let r = origin.observed(stats, Mode::Coalesced, *n).await;
+                if let Ok(r) = &r {
+                    stats.reserved(r.range.len(), r.retries);
+                }
+                r
+            }))
+            .await;
+        };
+        let keys: Vec<(CounterKey, u64)> = wanted
+            .iter()
+            .filter_map(|(origin, n)| Some((origin.slot.as_ref()?.key.clone(), *n)))
+            .collect();
+        let values: u64 = keys.iter().map(|(_, n)| n).sum();
+        let span = tracing::debug_span!(
+            target: RESERVE,
+            "reserve_many",
+            sequence = %stats.labels.sequence,
+            strategy = stats.labels.strategy,
+            counters = keys.len(),
+            values,
+        );
+        let timer = Timer::start();
+        let together = store.reserve_many(&keys, bounds).instrument(span).await;
+        stats.series.reservation_took(timer.elapsed());
+        let reserved = together.iter().flatten().map(|r| r.range.len()).sum();
+        stats.reserved(reserved, 0);
+        let results = wanted
+            .iter()
+            .zip(together)
+            .map(|((origin, n), r)| async move {
+                match r {
+                    Ok(r) => {
+                        if let Some(slot) = &origin.slot {
+                            near_end(stats, &slot.key, r.range.last(), bounds);
+                        }
+                        Ok(r)
+                    }
+                    // Near the end, what is left; else the reason, as a reservation alone says it.
+                    Err(_) => {
+                        let r = origin.observed(stats, Mode::Coalesced, *n).await;
+                        if let Ok(r) = &r {
+                            stats.reserved(r.range.len(), r.retries);
+                        }
+                        r
+                    }
+                }
+            });
+        join_all(results).await
+    }
+
     /// Reserves `n` contiguous values, or all that are left if fewer than `n` but at least
     /// one are (of a ranges sequence: from one shard, which may give fewer).
     async fn up_to(&self, n: u64) -> Result<Reservation> {
@@ -95,4 +159,20 @@ impl Counters {
             Counters::Ranges(shards) => Origin::ranges(shards),
         }
     }
+}
+
+/// The store and bounds every origin of `wanted` takes its counter from, if they share them.
+fn one_store(wanted: &[(Origin, u64)]) -> Option<(Arc<dyn CounterStore>, Bounds)> {
+    let (first, _) = wanted.first()?;
+    let Counters::One { store, bounds } = &first.counters else {
+        return None;
+    };
+    let shared = wanted.iter().all(|(origin, _)| match &origin.counters {
+        Counters::One {
+            store: s,
+            bounds: b,
+        } => Arc::ptr_eq(s, store) && b == bounds && origin.slot.is_some(),
+        Counters::Ranges(_) => false,
+    });
+    shared.then(|| (store.clone(), *bounds))
 }
