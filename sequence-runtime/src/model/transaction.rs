@@ -26,6 +26,14 @@ use crate::store::BoxFuture;
 /// Upper bound of the backoff between two attempts.
 const MAX_BACKOFF: Duration = Duration::from_millis(100);
 
+/// How long a transaction that meets the counter held by another transaction starts again at
+/// once, before it waits on the server for the holder to end. The holder of a busy counter
+/// commits within milliseconds, and a transaction that starts again at once takes the counter
+/// over sooner than one the server lets go after its own pauses (see the gapless rows of
+/// `docs/performance.md`); a holder that stays (a process killed mid-transaction, held until
+/// the server aborts it) is waited for without further attempts.
+const AT_ONCE_FOR: Duration = Duration::from_millis(50);
+
 /// Why one attempt failed.
 pub(crate) enum Failure {
     /// Retry the whole transaction.
@@ -176,6 +184,9 @@ pub(crate) async fn in_transactions<T: SequentialId, R>(
                 seq.record_transaction_retry();
                 if contended {
                     body.waited();
+                    if started.elapsed() < AT_ONCE_FOR {
+                        continue;
+                    }
                     // The server holds the wait until the other transaction ends; then the
                     // transaction starts again at once.
                     let within = timeout.saturating_sub(started.elapsed());
