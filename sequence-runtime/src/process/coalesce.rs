@@ -20,7 +20,6 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tokio::sync::oneshot;
 
 use crate::error::Result;
-use crate::observability::Mode;
 use crate::observability::StatsCell;
 use crate::observability::Timer;
 use crate::store::Reservation;
@@ -142,8 +141,7 @@ impl Coalescer {
 
     /// One value of `origin` in a reservation of its own.
     async fn alone(&self, origin: &Origin) -> Result<i64> {
-        let r = origin.observed(&self.stats, Mode::Coalesced, 1).await?;
-        self.stats.reserved(r.range.len(), r.retries);
+        let r = origin.coalesced(&self.stats, 1).await?;
         self.stats.issued(1);
         Ok(r.range.first())
     }
@@ -165,13 +163,7 @@ impl Coalescer {
                 .map(|(origin, waiters)| (origin.clone(), waiters.len() as u64))
                 .collect();
             let results = match wanted.as_slice() {
-                [(origin, n)] => {
-                    let r = origin.observed(&self.stats, Mode::Coalesced, *n).await;
-                    if let Ok(r) = &r {
-                        self.stats.reserved(r.range.len(), r.retries);
-                    }
-                    vec![r]
-                }
+                [(origin, n)] => vec![origin.coalesced(&self.stats, *n).await],
                 _ => Origin::observed_together(&self.stats, &wanted).await,
             };
             for ((origin, waiters), result) in round.into_iter().zip(results) {

@@ -249,3 +249,39 @@ fn cannot<'a, T: Send + 'a>(location: String, what: &'static str) -> BoxFuture<'
     };
     Box::pin(async move { Err(e) })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::MemoryStore;
+
+    /// The provided `reserve_many` answers each counter as `reserve` would, in order: a
+    /// counter without room fails alone.
+    #[tokio::test]
+    async fn several_counters_are_each_answered_as_alone() {
+        let store = MemoryStore::new();
+        let bounds = Bounds::new(1, 5).unwrap();
+        let full = CounterKey::named("full");
+        store.reserve(&full, 5, bounds, None).await.unwrap();
+        let wanted = [
+            (CounterKey::named("a"), 3),
+            (full, 1),
+            (CounterKey::named("b"), 1),
+        ];
+        let results = store.reserve_many(&wanted, bounds).await;
+        assert_eq!(results.len(), 3);
+        assert_eq!(
+            results[0].as_ref().unwrap().range,
+            IdRange::new(1, 3).unwrap()
+        );
+        assert!(
+            matches!(results[1], Err(Error::Exhausted { last: 5, .. })),
+            "{:?}",
+            results[1]
+        );
+        assert_eq!(
+            results[2].as_ref().unwrap().range,
+            IdRange::new(1, 1).unwrap()
+        );
+    }
+}

@@ -3,14 +3,13 @@
 
 use std::sync::Arc;
 
-use super::counters::Counters;
-use super::ranges::Shards;
-use crate::error::{Error, Result};
-use crate::id::{Bounds, Slot};
 use futures_util::future::join_all;
 use tracing::Instrument;
 
-use crate::id::CounterKey;
+use super::counters::Counters;
+use super::ranges::Shards;
+use crate::error::{Error, Result};
+use crate::id::{Bounds, CounterKey, Slot};
 use crate::observability::{near_end, reserving, Mode, StatsCell, Timer, RESERVE};
 use crate::store::{CounterStore, Reservation};
 
@@ -71,6 +70,16 @@ impl Origin {
         }
     }
 
+    /// [`observed`](Self::observed) for callers waiting together, its reservation counted in
+    /// `stats`.
+    pub(crate) async fn coalesced(&self, stats: &StatsCell, n: u64) -> Result<Reservation> {
+        let r = self.observed(stats, Mode::Coalesced, n).await;
+        if let Ok(r) = &r {
+            stats.reserved(r.range.len(), r.retries);
+        }
+        r
+    }
+
     /// The values of several origins of one sequence at once, `n` of each (origins distinct),
     /// one result per origin in order, recorded in `stats`: the counters of one store in one
     /// reservation ([`CounterStore::reserve_many`]), counted as one; shards each on their own.
@@ -81,14 +90,8 @@ impl Origin {
         wanted: &[(Origin, u64)],
     ) -> Vec<Result<Reservation>> {
         let Some((store, bounds)) = one_store(wanted) else {
-            return join_all(wanted.iter().map(|(origin, n)| async move {
-                let r = origin.observed(stats, Mode::Coalesced, *n).await;
-                if let Ok(r) = &r {
-                    stats.reserved(r.range.len(), r.retries);
-                }
-                r
-            }))
-            .await;
+            let alone = wanted.iter().map(|(origin, n)| origin.coalesced(stats, *n));
+            return join_all(alone).await;
         };
         let keys: Vec<(CounterKey, u64)> = wanted
             .iter()
@@ -120,13 +123,7 @@ impl Origin {
                         Ok(r)
                     }
                     // Near the end, what is left; else the reason, as a reservation alone says it.
-                    Err(_) => {
-                        let r = origin.observed(stats, Mode::Coalesced, *n).await;
-                        if let Ok(r) = &r {
-                            stats.reserved(r.range.len(), r.retries);
-                        }
-                        r
-                    }
+                    Err(_) => origin.coalesced(stats, *n).await,
                 }
             });
         join_all(results).await
