@@ -11,7 +11,7 @@ use mongo_sequence::id::{Bounds, CounterKey};
 use mongo_sequence::jiff::Timestamp;
 use mongo_sequence::options::Layout;
 use mongo_sequence::store::{CounterStore, MongoStore};
-use mongo_sequence::{clock::ManualClock, Error, Scope, SequenceOptions, SequentialId};
+use mongo_sequence::{clock::ManualClock, Error, Scope, Sequence, SequenceOptions, SequentialId};
 use mongodb::bson::{doc, Bson, Document};
 use serde::{Deserialize, Serialize};
 
@@ -147,6 +147,42 @@ async fn first_values_of_many_scope_values_are_taken_together(b: Backend) {
             "{reservations} reservations for the first values of 40 scope values"
         );
     }
+}
+
+/// The first refills of many scope values' caches share their rounds, as their first values
+/// do: 40 tenants called three times at once each get 1, 2, 3, each counter holds a batch past
+/// its first value, and far fewer reservations were made than one per tenant and call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refills_of_many_scope_caches_share_rounds() {
+    let db = common::database("scoped_refills").await;
+    let options = SequenceOptions::builder("order")
+        .scope(["tenant"])
+        .batch(10)
+        .build();
+    let seq = Sequence::new(&db, options).unwrap();
+    let tenants: Vec<Sequence> = (0..40)
+        .map(|i| seq.in_scope(tenant(&format!("t{i}"))).unwrap())
+        .collect();
+    for call in 1..=3 {
+        let tasks: Vec<_> = tenants
+            .iter()
+            .map(|scoped| {
+                let scoped = scoped.clone();
+                tokio::spawn(async move { scoped.next().await.unwrap() })
+            })
+            .collect();
+        for task in tasks {
+            assert_eq!(task.await.unwrap(), call);
+        }
+    }
+    for scoped in &tenants {
+        assert_eq!(scoped.current().await.unwrap(), Some(11), "1, then 2..=11");
+    }
+    let reservations = seq.stats().reservations;
+    assert!(
+        reservations <= 20,
+        "{reservations} reservations for 40 first values and 40 refills"
+    );
 }
 
 /// A reservation of several counters at once whose read-back another such reservation

@@ -35,7 +35,7 @@ use crate::observability::{
 use crate::options::Batch;
 use crate::store::{CounterStore, Reservation};
 use crate::strategy::Shards;
-use refill::{refill, Refill, RefillGuard};
+use refill::{Refill, RefillGuard};
 
 /// What one call of the cache needs to know about its sequence.
 pub(crate) struct Request<'a> {
@@ -88,7 +88,9 @@ impl ProcessState {
     /// A cache of this sequence's counter of the scope value `scope`, with this state's
     /// statistics and clock, nothing cached yet.
     pub(crate) fn for_scope(&self, scope: Scope) -> Arc<ProcessState> {
-        let state = Self::with_stats(self.stats.clone(), Some(scope));
+        let mut state = Self::with_stats(self.stats.clone(), Some(scope));
+        // Its refills join the rounds of the sequence's first calls and other caches' refills.
+        state.coalescer = self.coalescer.clone();
         state.set_clock(self.lock().clock.clone());
         Arc::new(state)
     }
@@ -203,15 +205,7 @@ impl ProcessState {
                 Step::Refill(job) => {
                     job.log_started(false);
                     let guard = RefillGuard::new(self, job.ticket);
-                    let result = refill(
-                        &self.stats,
-                        req.store,
-                        &job.slot,
-                        req.shards,
-                        job.size,
-                        req.bounds,
-                    )
-                    .await;
+                    let result = self.refill(req.store, &job, req.shards, req.bounds).await;
                     guard.finish(job.epoch, result, req.batch)?;
                 }
                 Step::Wait(ticket, refilled) => {

@@ -1,13 +1,14 @@
-//! Coalesced reservations: the callers of a sequence in a process that each need one value
-//! from a round trip (`batch = 1`, the first calls of scope values) are served together.
+//! Coalesced reservations: the callers of a sequence in a process that each need values from a
+//! round trip (one value: `batch = 1`, the first calls of scope values; a batch: the refills of
+//! scope values' caches) are served together.
 //!
 //! The first caller while no round trip is in flight makes its round trip itself; callers
 //! arriving while one is in flight queue for the next one, which a round task makes once it
 //! lands. Each round reserves, for every counter with callers queued when it starts, as many
-//! values as it has callers (at most [`ROUND_CAP`] in all) — one `findAndModify` of `$inc: k`
+//! values as its callers ask (at most [`ROUND_CAP`] in all, and each caller's whole) — one `findAndModify` of `$inc: k`
 //! for one counter, one reservation of several counters at once
 //! ([`CounterStore::reserve_many`](crate::store::CounterStore::reserve_many)) for the first
-//! values of many scope values — and hands them out in arrival order. Nothing is kept once the
+//! values of many scope values — and hands them out in arrival order, each caller's contiguous. Nothing is kept once the
 //! queued callers are served: a crash loses at most the values of the callers in flight, and
 //! each counter's `seq` stays the last value handed out. When a reservation gives fewer values
 //! than callers (near the counter's end, or a shard's), the callers left over stay first in
@@ -20,6 +21,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tokio::sync::oneshot;
 
 use crate::error::Result;
+use crate::id::IdRange;
 use crate::observability::StatsCell;
 use crate::observability::Timer;
 use crate::store::Reservation;
@@ -50,7 +52,12 @@ struct Queue {
     waiters: VecDeque<Waiter>,
 }
 
-type Waiter = oneshot::Sender<Result<i64>>;
+/// A caller waiting for `n` values, and where they go.
+#[derive(Debug)]
+struct Waiter {
+    n: u64,
+    tx: oneshot::Sender<Result<IdRange>>,
+}
 
 /// Ends the round trip of a caller that went alone, however it ends (done, failed, or dropped):
 /// the callers that queued meanwhile get a round task, or the coalescer is idle again if none
@@ -92,51 +99,76 @@ impl Coalescer {
 
     /// One value of `origin`, from the round that serves the callers queued with this one.
     pub(crate) async fn one(self: &Arc<Self>, origin: Origin) -> Result<i64> {
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return self.alone(&origin).await; // no runtime to run rounds on
-        };
         let timer = Timer::start();
-        let queued = {
-            let mut queues = self.lock();
-            if queues.busy {
-                let (tx, rx) = oneshot::channel();
-                queues
-                    .waiting
-                    .entry(origin.id().to_owned())
-                    .or_insert_with(|| Queue {
-                        origin: origin.clone(),
-                        waiters: VecDeque::new(),
-                    })
-                    .waiters
-                    .push_back(tx);
-                Some(rx)
-            } else {
-                queues.busy = true;
-                None
+        let result = match self.queue(&origin, 1) {
+            Some(rx) => match rx.await {
+                Ok(result) => {
+                    self.stats.issued(u64::from(result.is_ok()));
+                    result.map(|range| range.first())
+                }
+                // The round task ended without an answer (its runtime shut down): whatever it
+                // reserved for this caller is lost, as on a crash; reserve anew.
+                Err(_) => self.alone(&origin).await,
+            },
+            None => {
+                // Nothing is in flight: this caller's round trip is the one, made by the
+                // caller itself; those arriving meanwhile queue for the next.
+                let _next = self.next_round();
+                self.alone(&origin).await
             }
-        };
-        let Some(rx) = queued else {
-            // Nothing is in flight: this caller's round trip is the one, made by the caller
-            // itself; those arriving meanwhile queue for the next.
-            let _next = NextRound {
-                coalescer: self.clone(),
-                runtime,
-            };
-            let result = self.alone(&origin).await;
-            self.stats.waited(timer.elapsed());
-            return result;
-        };
-        let result = match rx.await {
-            Ok(result) => {
-                self.stats.issued(u64::from(result.is_ok()));
-                result
-            }
-            // The round task ended without an answer (its runtime shut down): whatever it
-            // reserved for this caller is lost, as on a crash; reserve anew.
-            Err(_) => self.alone(&origin).await,
         };
         self.stats.waited(timer.elapsed());
         result
+    }
+
+    /// `n` contiguous values of `origin` (fewer near its end), from the round that serves the
+    /// callers queued with this one: a cache's refill.
+    pub(crate) async fn range(self: &Arc<Self>, origin: Origin, n: u64) -> Result<Reservation> {
+        let alone = || origin.coalesced(&self.stats, n);
+        match self.queue(&origin, n) {
+            Some(rx) => match rx.await {
+                Ok(result) => result.map(|range| Reservation::new(range, 0)),
+                Err(_) => alone().await,
+            },
+            None => {
+                let _next = self.next_round();
+                alone().await
+            }
+        }
+    }
+
+    /// Queues a caller of `n` values of `origin` behind the round trip in flight; `None` if
+    /// there is none: the caller makes its round trip itself, the coalescer busy meanwhile.
+    fn queue(&self, origin: &Origin, n: u64) -> Option<oneshot::Receiver<Result<IdRange>>> {
+        if tokio::runtime::Handle::try_current().is_err() {
+            return None; // no runtime to run rounds on: each caller alone
+        }
+        let mut queues = self.lock();
+        if !queues.busy {
+            queues.busy = true;
+            return None;
+        }
+        let (tx, rx) = oneshot::channel();
+        queues
+            .waiting
+            .entry(origin.id().to_owned())
+            .or_insert_with(|| Queue {
+                origin: origin.clone(),
+                waiters: VecDeque::new(),
+            })
+            .waiters
+            .push_back(Waiter { n, tx });
+        Some(rx)
+    }
+
+    /// The guard of a caller's own round trip, which hands the callers queued meanwhile to a
+    /// round task when dropped; `None` without a runtime.
+    fn next_round(self: &Arc<Self>) -> Option<NextRound> {
+        let runtime = tokio::runtime::Handle::try_current().ok()?;
+        Some(NextRound {
+            coalescer: self.clone(),
+            runtime,
+        })
     }
 
     /// One value of `origin` in a reservation of its own.
@@ -160,7 +192,7 @@ impl Coalescer {
             };
             let wanted: Vec<(Origin, u64)> = round
                 .iter()
-                .map(|(origin, waiters)| (origin.clone(), waiters.len() as u64))
+                .map(|(origin, waiters)| (origin.clone(), waiters.iter().map(|w| w.n).sum()))
                 .collect();
             let results = match wanted.as_slice() {
                 [(origin, n)] => vec![origin.coalesced(&self.stats, *n).await],
@@ -172,25 +204,33 @@ impl Coalescer {
         }
     }
 
-    /// Hands the values of `result` to `waiters` in order; those left without one go back to
-    /// the front of their queue.
-    fn hand_out(&self, origin: Origin, mut waiters: Vec<Waiter>, result: Result<Reservation>) {
+    /// Hands the values of `result` to `waiters` in order, each its own contiguous values (the
+    /// last served may get fewer than it asked, near the counter's end); those left without
+    /// any go back to the front of their queue.
+    fn hand_out(&self, origin: Origin, waiters: Vec<Waiter>, result: Result<Reservation>) {
         let r = match result {
             Ok(r) => r,
             Err(e) => {
                 for waiter in waiters {
-                    let _ = waiter.send(Err(e.clone()));
+                    let _ = waiter.tx.send(Err(e.clone()));
                 }
                 return;
             }
         };
-        let served = waiters
-            .len()
-            .min(usize::try_from(r.range.len()).unwrap_or(usize::MAX));
-        let left: Vec<Waiter> = waiters.split_off(served);
-        for (waiter, value) in waiters.into_iter().zip(r.range.iter()) {
-            if waiter.send(Ok(value)).is_err() {
-                self.stats.wasted(1); // the caller gave up meanwhile
+        let mut next = Some(r.range.first());
+        let mut left = Vec::new();
+        for waiter in waiters {
+            let Some(first) = next else {
+                left.push(waiter);
+                continue;
+            };
+            let last = first
+                .saturating_add(waiter.n as i64 - 1)
+                .min(r.range.last());
+            next = (last < r.range.last()).then(|| last + 1);
+            let range = IdRange::new(first, last).expect("first <= last");
+            if waiter.tx.send(Ok(range)).is_err() {
+                self.stats.wasted(range.len()); // the caller gave up meanwhile
             }
         }
         if !left.is_empty() {
@@ -209,16 +249,25 @@ impl Coalescer {
     }
 }
 
-/// The callers of the next round, per origin, at most [`ROUND_CAP`] in all; the queues emptied
-/// are removed, and callers that gave up (their future dropped) take no value.
+/// The callers of the next round, per origin, asking at most [`ROUND_CAP`] values in all (at
+/// least one caller, whatever it asks); the queues emptied are removed, and callers that gave up
+/// (their future dropped) take no value.
 fn next_round(waiting: &mut HashMap<String, Queue>) -> Vec<(Origin, Vec<Waiter>)> {
-    let mut room = ROUND_CAP;
+    let mut room = ROUND_CAP as u64;
     let mut round = Vec::new();
+    let mut first = true;
     for queue in waiting.values_mut() {
-        queue.waiters.retain(|w| !w.is_closed());
-        let k = queue.waiters.len().min(room);
+        queue.waiters.retain(|w| !w.tx.is_closed());
+        let mut k = 0;
+        while let Some(waiter) = queue.waiters.get(k) {
+            if waiter.n > room && !first {
+                break;
+            }
+            room = room.saturating_sub(waiter.n);
+            first = false;
+            k += 1;
+        }
         if k > 0 {
-            room -= k;
             round.push((queue.origin.clone(), queue.waiters.drain(..k).collect()));
         }
     }

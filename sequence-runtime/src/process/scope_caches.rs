@@ -4,10 +4,11 @@
 //! of caches.
 //!
 //! - **A scope value seen for the first time gets no cache**: its caller reserves its one value
-//!   (shared with the callers of the same value waiting together), as without a batch, and the
-//!   value is only remembered as seen. Its second call within [`IDLE`] gets a cache, filled a
-//!   batch at a time. A process spread over more tenants than it serves twice in a while thus
-//!   reserves nothing it does not use.
+//!   (in a round with the callers waiting together), as without a batch, and the value is only
+//!   remembered as seen. Its second call within [`IDLE`] gets a cache, filled a batch at a time
+//!   (its refills queue in the same rounds, with the first calls of other values and the
+//!   refills of their caches). A process spread over more tenants than it serves twice in a
+//!   while thus reserves nothing it does not use.
 //! - **At most [`MAX_SCOPES`] values are remembered** (with or without a cache); past that,
 //!   those idle for [`IDLE`] are forgotten first, then the least recently used, down to three
 //!   quarters of the bound.

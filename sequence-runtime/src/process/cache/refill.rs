@@ -9,7 +9,7 @@ use super::super::cache_state::{keep, refill_size, trim, CacheState};
 use super::{ProcessState, Request};
 use crate::error::Result;
 use crate::id::{Bounds, Slot};
-use crate::observability::{Mode, StatsCell, CACHE};
+use crate::observability::{Mode, CACHE};
 use crate::options::Batch;
 use crate::store::{CounterStore, Reservation};
 use crate::strategy::{Origin, Shards};
@@ -69,8 +69,8 @@ impl ProcessState {
         let (bounds, batch) = (req.bounds, req.batch);
         job.log_started(true);
         runtime.spawn(async move {
-            let stats = &guard.shared.stats;
-            let result = refill(stats, &store, &job.slot, shards.as_ref(), job.size, bounds).await;
+            let shared = &guard.shared;
+            let result = shared.refill(&store, &job, shards.as_ref(), bounds).await;
             if let Err(e) = &result {
                 tracing::warn!(target: CACHE, counter = %job.slot.key, error = %e, "Prefetch failed");
             }
@@ -80,20 +80,29 @@ impl ProcessState {
     }
 }
 
-/// The next range of the cache: from the counter, or from one of the shards.
-pub(super) async fn refill(
-    stats: &StatsCell,
-    store: &Arc<dyn CounterStore>,
-    slot: &Arc<Slot>,
-    shards: Option<&Arc<Shards>>,
-    size: u64,
-    bounds: Bounds,
-) -> Result<Reservation> {
-    let origin = match shards {
-        Some(shards) => Origin::ranges(shards),
-        None => Origin::counter(store, slot, bounds),
-    };
-    origin.observed(stats, Mode::Refill, size).await
+impl ProcessState {
+    /// The next range of the cache, its reservation counted: from the counter (a scope value's
+    /// cache in a round with the sequence's other callers), or from one of the shards.
+    pub(super) async fn refill(
+        &self,
+        store: &Arc<dyn CounterStore>,
+        job: &Refill,
+        shards: Option<&Arc<Shards>>,
+        bounds: Bounds,
+    ) -> Result<Reservation> {
+        let origin = match shards {
+            Some(shards) => Origin::ranges(shards),
+            None => Origin::counter(store, &job.slot, bounds),
+        };
+        if self.scope.is_some() {
+            return self.coalescer.range(origin, job.size).await;
+        }
+        let r = origin.observed(&self.stats, Mode::Refill, job.size).await;
+        if let Ok(r) = &r {
+            self.stats.reserved(r.range.len(), r.retries);
+        }
+        r
+    }
 }
 
 /// Ends a refill: on `finish` with its result, or on drop if the refill was cancelled (so that a
@@ -127,7 +136,6 @@ impl RefillGuard {
             match result {
                 Ok(r) => {
                     st.trip = Some(self.started.elapsed());
-                    shared.stats.reserved(r.range.len(), r.retries);
                     let live = trim(st.dead, r.range);
                     let kept =
                         live.is_some_and(|live| st.epoch == epoch && keep(&mut st, live, batch));
