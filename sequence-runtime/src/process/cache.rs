@@ -70,12 +70,14 @@ pub(crate) struct ProcessState {
 impl ProcessState {
     /// The state of the sequence `labels` names, with nothing cached yet.
     pub(crate) fn new(labels: Labels) -> Self {
-        Self::with_stats(Arc::new(StatsCell::new(labels)), None)
+        let stats = Arc::new(StatsCell::new(labels));
+        let coalescer = Arc::new(Coalescer::new(stats.clone()));
+        Self::with_parts(stats, coalescer, None)
     }
 
-    fn with_stats(stats: Arc<StatsCell>, scope: Option<Scope>) -> Self {
+    fn with_parts(stats: Arc<StatsCell>, coalescer: Arc<Coalescer>, scope: Option<Scope>) -> Self {
         ProcessState {
-            coalescer: Arc::new(Coalescer::new(stats.clone())),
+            coalescer,
             bulk: BulkAhead::default(),
             stats,
             state: Mutex::default(),
@@ -88,9 +90,9 @@ impl ProcessState {
     /// A cache of this sequence's counter of the scope value `scope`, with this state's
     /// statistics and clock, nothing cached yet.
     pub(crate) fn for_scope(&self, scope: Scope) -> Arc<ProcessState> {
-        let mut state = Self::with_stats(self.stats.clone(), Some(scope));
         // Its refills join the rounds of the sequence's first calls and other caches' refills.
-        state.coalescer = self.coalescer.clone();
+        let coalescer = self.coalescer.clone();
+        let state = Self::with_parts(self.stats.clone(), coalescer, Some(scope));
         state.set_clock(self.lock().clock.clone());
         Arc::new(state)
     }

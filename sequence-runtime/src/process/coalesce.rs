@@ -5,15 +5,15 @@
 //! The first caller while no round trip is in flight makes its round trip itself; callers
 //! arriving while one is in flight queue for the next one, which a round task makes once it
 //! lands. Each round reserves, for every counter with callers queued when it starts, as many
-//! values as its callers ask (at most [`ROUND_CAP`] in all, and each caller's whole) — one `findAndModify` of `$inc: k`
-//! for one counter, one reservation of several counters at once
+//! values as its callers ask (at most [`ROUND_CAP`] in all, and each caller's whole) — one
+//! `findAndModify` of `$inc: k` for one counter, one reservation of several counters at once
 //! ([`CounterStore::reserve_many`](crate::store::CounterStore::reserve_many)) for the first
-//! values of many scope values — and hands them out in arrival order, each caller's contiguous. Nothing is kept once the
-//! queued callers are served: a crash loses at most the values of the callers in flight, and
-//! each counter's `seq` stays the last value handed out. When a reservation gives fewer values
-//! than callers (near the counter's end, or a shard's), the callers left over stay first in
-//! line for the next round, which gives them the counter's exhaustion error (or values of
-//! another shard).
+//! values of many scope values — and hands them out in arrival order, each caller's contiguous.
+//! Nothing is kept once the queued callers are served: a crash loses at most the values of the
+//! callers in flight, and each counter's `seq` stays the last value handed out. When a
+//! reservation gives fewer values than callers (near the counter's end, or a shard's), the
+//! callers left over stay first in line for the next round, which gives them the counter's
+//! exhaustion error (or values of another shard).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -59,6 +59,14 @@ struct Waiter {
     tx: oneshot::Sender<Result<IdRange>>,
 }
 
+/// What a caller of [`Coalescer::range`] does: waits for a round, or makes its own round trip
+/// (holding the guard that hands the callers queued meanwhile to a round task; `None` without
+/// a runtime).
+enum Turn {
+    Queued(oneshot::Receiver<Result<IdRange>>),
+    Alone(Option<NextRound>),
+}
+
 /// Ends the round trip of a caller that went alone, however it ends (done, failed, or dropped):
 /// the callers that queued meanwhile get a round task, or the coalescer is idle again if none
 /// did.
@@ -100,82 +108,45 @@ impl Coalescer {
     /// One value of `origin`, from the round that serves the callers queued with this one.
     pub(crate) async fn one(self: &Arc<Self>, origin: Origin) -> Result<i64> {
         let timer = Timer::start();
-        let result = match self.queue(&origin, 1) {
-            Some(rx) => match rx.await {
-                Ok(result) => {
-                    self.stats.issued(u64::from(result.is_ok()));
-                    result.map(|range| range.first())
-                }
-                // The round task ended without an answer (its runtime shut down): whatever it
-                // reserved for this caller is lost, as on a crash; reserve anew.
-                Err(_) => self.alone(&origin).await,
-            },
-            None => {
-                // Nothing is in flight: this caller's round trip is the one, made by the
-                // caller itself; those arriving meanwhile queue for the next.
-                let _next = self.next_round();
-                self.alone(&origin).await
-            }
-        };
+        let result = self.range(origin, 1).await.map(|r| r.range.first());
+        self.stats.issued(u64::from(result.is_ok()));
         self.stats.waited(timer.elapsed());
         result
     }
 
     /// `n` contiguous values of `origin` (fewer near its end), from the round that serves the
-    /// callers queued with this one: a cache's refill.
+    /// callers queued with this one.
     pub(crate) async fn range(self: &Arc<Self>, origin: Origin, n: u64) -> Result<Reservation> {
-        let alone = || origin.coalesced(&self.stats, n);
-        match self.queue(&origin, n) {
-            Some(rx) => match rx.await {
+        match self.join(&origin, n) {
+            Turn::Queued(rx) => match rx.await {
                 Ok(result) => result.map(|range| Reservation::new(range, 0)),
-                Err(_) => alone().await,
+                // The round task ended without an answer (its runtime shut down): whatever it
+                // reserved for this caller is lost, as on a crash; reserve anew.
+                Err(_) => origin.coalesced(&self.stats, n).await,
             },
-            None => {
-                let _next = self.next_round();
-                alone().await
-            }
+            // Nothing is in flight: this caller's round trip is the one, made by the caller
+            // itself; those arriving meanwhile queue for the next.
+            Turn::Alone(_next) => origin.coalesced(&self.stats, n).await,
         }
     }
 
-    /// Queues a caller of `n` values of `origin` behind the round trip in flight; `None` if
-    /// there is none: the caller makes its round trip itself, the coalescer busy meanwhile.
-    fn queue(&self, origin: &Origin, n: u64) -> Option<oneshot::Receiver<Result<IdRange>>> {
-        if tokio::runtime::Handle::try_current().is_err() {
-            return None; // no runtime to run rounds on: each caller alone
-        }
+    /// Queues a caller of `n` values of `origin` behind the round trip in flight, or, when
+    /// there is none, lets it make its own, the coalescer busy meanwhile.
+    fn join(self: &Arc<Self>, origin: &Origin, n: u64) -> Turn {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return Turn::Alone(None); // no runtime to run rounds on: each caller alone
+        };
         let mut queues = self.lock();
         if !queues.busy {
             queues.busy = true;
-            return None;
+            return Turn::Alone(Some(NextRound {
+                coalescer: self.clone(),
+                runtime,
+            }));
         }
         let (tx, rx) = oneshot::channel();
-        queues
-            .waiting
-            .entry(origin.id().to_owned())
-            .or_insert_with(|| Queue {
-                origin: origin.clone(),
-                waiters: VecDeque::new(),
-            })
-            .waiters
-            .push_back(Waiter { n, tx });
-        Some(rx)
-    }
-
-    /// The guard of a caller's own round trip, which hands the callers queued meanwhile to a
-    /// round task when dropped; `None` without a runtime.
-    fn next_round(self: &Arc<Self>) -> Option<NextRound> {
-        let runtime = tokio::runtime::Handle::try_current().ok()?;
-        Some(NextRound {
-            coalescer: self.clone(),
-            runtime,
-        })
-    }
-
-    /// One value of `origin` in a reservation of its own.
-    async fn alone(&self, origin: &Origin) -> Result<i64> {
-        let r = origin.coalesced(&self.stats, 1).await?;
-        self.stats.issued(1);
-        Ok(r.range.first())
+        queue_of(&mut queues.waiting, origin).push_back(Waiter { n, tx });
+        Turn::Queued(rx)
     }
 
     /// Serves the queued callers round after round, until none is left; idle then.
@@ -199,7 +170,7 @@ impl Coalescer {
                 _ => Origin::observed_together(&self.stats, &wanted).await,
             };
             for ((origin, waiters), result) in round.into_iter().zip(results) {
-                self.hand_out(origin, waiters, result);
+                self.hand_out(&origin, waiters, result);
             }
         }
     }
@@ -207,7 +178,7 @@ impl Coalescer {
     /// Hands the values of `result` to `waiters` in order, each its own contiguous values (the
     /// last served may get fewer than it asked, near the counter's end); those left without
     /// any go back to the front of their queue.
-    fn hand_out(&self, origin: Origin, waiters: Vec<Waiter>, result: Result<Reservation>) {
+    fn hand_out(&self, origin: &Origin, waiters: Vec<Waiter>, result: Result<Reservation>) {
         let r = match result {
             Ok(r) => r,
             Err(e) => {
@@ -235,18 +206,26 @@ impl Coalescer {
         }
         if !left.is_empty() {
             let mut queues = self.lock();
-            let queue = queues
-                .waiting
-                .entry(origin.id().to_owned())
-                .or_insert_with(|| Queue {
-                    origin,
-                    waiters: VecDeque::new(),
-                });
+            let queue = queue_of(&mut queues.waiting, origin);
             for waiter in left.into_iter().rev() {
-                queue.waiters.push_front(waiter);
+                queue.push_front(waiter);
             }
         }
     }
+}
+
+/// The queue of the callers of `origin`, made if it has none.
+fn queue_of<'a>(
+    waiting: &'a mut HashMap<String, Queue>,
+    origin: &Origin,
+) -> &'a mut VecDeque<Waiter> {
+    &mut waiting
+        .entry(origin.id().to_owned())
+        .or_insert_with(|| Queue {
+            origin: origin.clone(),
+            waiters: VecDeque::new(),
+        })
+        .waiters
 }
 
 /// The callers of the next round, per origin, asking at most [`ROUND_CAP`] values in all (at

@@ -68,14 +68,15 @@ impl MongoStore {
         let storable = self.storable(bounds);
         let round = ObjectId::new();
         let field = &self.layout.field;
+        let checked = join_all(wanted.iter().map(|(key, _)| self.ensure_one_counter(key))).await;
         let mut updates = Vec::with_capacity(wanted.len());
         let mut sent = Vec::with_capacity(wanted.len());
-        for (i, (key, n)) in wanted.iter().enumerate() {
+        for (i, ((key, n), checked)) in wanted.iter().zip(checked).enumerate() {
             // Without room (exhausted) or a layout check that fails: alone, which says why.
             let Some(highest) = storable.highest_last_for(*n) else {
                 continue;
             };
-            if self.ensure_one_counter(key).await.is_err() {
+            if checked.is_err() {
                 continue;
             }
             let step = CounterMove { n: *n, floor: None };
