@@ -109,8 +109,11 @@ impl Origin {
         let timer = Timer::start();
         let together = store.reserve_many(&keys, bounds).instrument(span).await;
         stats.series.reservation_took(timer.elapsed());
+        // Counted once if it reserved anything (the counters it failed are counted alone).
         let reserved = together.iter().flatten().map(|r| r.range.len()).sum();
-        stats.reserved(reserved, 0);
+        if reserved > 0 {
+            stats.reserved(reserved, 0);
+        }
         let results = wanted
             .iter()
             .zip(together)
