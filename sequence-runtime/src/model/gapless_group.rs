@@ -28,7 +28,7 @@ use tokio::sync::oneshot;
 use super::gapless::{self, Docs};
 use super::sequential_id::SequentialId;
 use super::transaction::{self, counter_failure, Done, Failure, TransactionBody};
-use super::{proxy, skip_ahead};
+use super::{insert, proxy, skip_ahead};
 use crate::error::driver::{insert_many_failed_at, statement_transient, Access};
 use crate::error::{Error, Result};
 use crate::id::{IdValue, Rendering};
@@ -261,10 +261,7 @@ fn prepare<T: SequentialId>(
     let start = seq.start()?;
     let rendering = seq.issued(start)?.slot.rendering.clone();
     doc.set_id(T::Id::render(start, &rendering)?);
-    let serialized = mongodb::bson::to_document(&*doc).map_err(|e| Error::Serialization {
-        what: "the document",
-        source: e.into(),
-    })?;
+    let serialized = insert::fixed_document(&*doc)?;
     let field = T::SEQUENCE.id_field;
     let Some(shape) = serialized
         .get(field)
@@ -763,6 +760,51 @@ mod tests {
         .unwrap();
         assert!(matches!(shape, Shape::Text));
         assert_eq!(member.doc.get_str("code"), Ok("T-0001"));
+    }
+
+    /// Serializes differently for human-readable formats, as `uuid` or `chrono` types do.
+    struct Stamp;
+
+    impl Serialize for Stamp {
+        fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+            if s.is_human_readable() {
+                s.serialize_str("text")
+            } else {
+                s.serialize_i32(1)
+            }
+        }
+    }
+
+    /// Holds a field that serializes by format.
+    #[derive(Serialize)]
+    struct Stamped {
+        number: i64,
+        stamp: Stamp,
+    }
+
+    impl SequentialId for Stamped {
+        type Id = i64;
+        const SEQUENCE: SequenceConfig = SequenceConfig::new("stamped")
+            .id_field("number")
+            .gapless(true);
+        fn set_id(&mut self, id: i64) {
+            self.number = id;
+        }
+    }
+
+    #[test]
+    fn a_member_is_serialized_as_the_driver_serializes_its_document() {
+        let (member, _) = prepared(&mut Stamped {
+            number: 0,
+            stamp: Stamp,
+        })
+        .unwrap();
+        assert_eq!(member.doc.get("stamp"), Some(&Bson::Int32(1)));
+        assert_eq!(
+            member.doc.keys().next().map(String::as_str),
+            Some("_id"),
+            "the `_id` first, where an insert of the model puts it"
+        );
     }
 
     #[test]
