@@ -15,6 +15,7 @@ mod bulk;
 mod claims;
 mod conventions;
 mod deployments;
+mod first_values;
 mod formats;
 mod foundation;
 mod gapless;

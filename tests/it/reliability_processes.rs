@@ -80,6 +80,27 @@ fn env_num(name: &str) -> u64 {
         .unwrap_or_else(|e| panic!("worker: {name}: {e}"))
 }
 
+/// The documents of the crash test of first values: numbered per tenant in a field without a
+/// unique index (a number given twice to a tenant would be stored twice). Each new process
+/// meets every tenant for the first time, so most of its inserts take their tenant's first
+/// value in a transaction of first values.
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(name = "tenant_crash", scope = "tenant", batch = 10)]
+struct TenantJob {
+    #[seq(id)]
+    number: i64,
+    tenant: i64,
+    worker: String,
+}
+
+/// The tenants of the crash test of first values.
+const CRASH_TENANTS: u64 = 600;
+
+/// The acknowledged line of a tenant's job: its tenant and number in one integer.
+fn tenant_job_key(tenant: i64, number: i64) -> i64 {
+    tenant * 1_000_000 + number
+}
+
 /// The worker side: does nothing unless started by the tests below.
 #[test]
 #[ignore = "a worker process started by the other tests of this file"]
@@ -101,15 +122,29 @@ fn worker() {
             "alloc" => alloc_worker(db).await,
             "insert" => {
                 let make = |worker: String| Job { number: 0, worker };
-                insert_worker(db.collection("jobs"), make).await
+                insert_worker(db.collection("jobs"), make, |job| job.number).await
             }
             "proxy" => {
                 let make = |worker: String| ProxiedJob { number: 0, worker };
-                insert_worker(db.collection("proxied"), make).await
+                insert_worker(db.collection("proxied"), make, |job| job.number).await
             }
             "gapless_stream" => {
                 let make = |worker: String| GaplessJob { number: 0, worker };
-                insert_worker(db.collection("gapless_jobs"), make).await
+                insert_worker(db.collection("gapless_jobs"), make, |job| job.number).await
+            }
+            "first_values" => {
+                static NEXT: AtomicU64 = AtomicU64::new(0);
+                let make = |worker: String| {
+                    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+                    let tenant = (n * 7919 % CRASH_TENANTS) as i64;
+                    TenantJob {
+                        number: 0,
+                        tenant,
+                        worker,
+                    }
+                };
+                let ack = |job: &TenantJob| tenant_job_key(job.tenant, job.number);
+                insert_worker(db.collection("tenant_jobs"), make, ack).await
             }
             "gapless" => gapless_worker(db).await,
             "skew" => skew_worker(db).await,
@@ -239,9 +274,9 @@ async fn skew_worker(db: mongodb::Database) {
 }
 
 /// `tasks` tasks insert documents `make` makes until standard input closes (or the time
-/// limit), appending each acknowledged ID to the output file at once, so that a kill loses none
-/// of them.
-async fn insert_worker<M>(coll: mongodb::Collection<M>, make: fn(String) -> M)
+/// limit), appending each acknowledged insert's `ack` (its ID, or what identifies it) to the
+/// output file at once, so that a kill loses none of them.
+async fn insert_worker<M>(coll: mongodb::Collection<M>, make: fn(String) -> M, ack: fn(&M) -> i64)
 where
     M: SequentialId<Id = i64>,
 {
@@ -268,10 +303,10 @@ where
             tokio::spawn(async move {
                 while !stop.load(Ordering::SeqCst) && started.elapsed() < WORKER_TIME_LIMIT {
                     let mut doc = make(label.clone());
-                    let id = doc.insert_with_id(&coll).await.unwrap();
+                    doc.insert_with_id(&coll).await.unwrap();
                     out.lock()
                         .unwrap()
-                        .write_all(format!("{id}\n").as_bytes())
+                        .write_all(format!("{}\n", ack(&doc)).as_bytes())
                         .unwrap();
                 }
             })
@@ -828,6 +863,57 @@ async fn killed_gapless_rounds_leave_numbers_dense() {
         "reliability: gapless crash processes=2 kills={} rounds_in_flight_at_kill={} waits={waited} documents={n} acknowledged={acknowledged} gaps=0 duplicates=0 ms={}",
         run.kills,
         run.caught,
+        run.elapsed.as_millis()
+    );
+}
+
+/// Two processes inserting per-tenant numbers from 8 tasks each over 600 tenants, most inserts
+/// their process's first of a tenant (taken in rounds of first values: several tenants'
+/// counters in one command, their documents in one `insert_many`), are both killed with
+/// `SIGKILL` and started again, six times, so rounds die between their counters and their
+/// documents. No tenant has a number stored twice, every tenant's counter is at or past its
+/// highest stored number (no number is given again later), and every acknowledged insert is
+/// stored. These rounds open no transaction, so no kill is counted as catching one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_first_value_rounds_leave_no_duplicate() {
+    let run = kill_mid_rounds("first_values", 2, ServerOptions::default()).await;
+    let db = run.db().await;
+    let docs: Vec<Document> = common::all(&db.collection::<Document>("tenant_jobs")).await;
+    let mut stored = HashSet::new();
+    let mut highest: BTreeMap<i64, i64> = BTreeMap::new();
+    for d in &docs {
+        let (tenant, number) = (d.get_i64("tenant").unwrap(), d.get_i64("number").unwrap());
+        assert!(
+            stored.insert(tenant_job_key(tenant, number)),
+            "tenant {tenant}: number {number} stored twice"
+        );
+        let top = highest.entry(tenant).or_default();
+        *top = (*top).max(number);
+    }
+    let acknowledged = run.acknowledged_stored(&stored);
+    // The inserts took their first values in rounds, several counters moved by one `update`.
+    let in_rounds = common::counters(&db)
+        .count_documents(doc! { "lastRound": { "$exists": true } })
+        .await
+        .unwrap();
+    assert!(
+        in_rounds >= 1,
+        "no counter was moved by a round of first values"
+    );
+    let seq = TenantJob::sequence(&db.collection::<TenantJob>("tenant_jobs"));
+    for (&tenant, &top) in &highest {
+        let scoped = seq.in_scope(mongo_sequence::Scope::new().with("tenant", tenant));
+        let counter = scoped.unwrap().current().await.unwrap().unwrap_or(0);
+        assert!(
+            counter >= top,
+            "tenant {tenant}: counter {counter} below stored {top}"
+        );
+    }
+    println!(
+        "reliability: first values crash processes=2 kills={} tenants={} counters_moved_in_rounds={in_rounds} documents={} acknowledged={acknowledged} duplicates=0 ms={}",
+        run.kills,
+        highest.len(),
+        docs.len(),
         run.elapsed.as_millis()
     );
 }

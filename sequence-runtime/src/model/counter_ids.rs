@@ -6,6 +6,7 @@ use mongodb::Collection;
 
 use super::cached_id;
 use super::document_scope;
+use super::first_values::{self, First};
 use super::insert;
 use super::sequential_id::SequentialId;
 use super::skip_ahead;
@@ -14,7 +15,8 @@ use crate::sequence::{Issued, Sequence};
 
 /// Takes the next number for `doc` (from this process's cache of a plain counter when it has
 /// one), stores it in the ID field and inserts `doc`; skips ahead if a stored document has
-/// that ID.
+/// that ID. The first value of a scope value is taken in the transaction of its insert (see
+/// `first_values.rs`).
 pub(crate) async fn insert_one<T: SequentialId>(
     doc: &mut T,
     coll: &Collection<T>,
@@ -24,7 +26,11 @@ pub(crate) async fn insert_one<T: SequentialId>(
         Some(cached) => (cached.id::<T>()?, Taken::Cached(cached.value)),
         None => {
             let seq = document_scope::for_document(T::sequence(coll), doc)?;
-            let (id, issued) = seq.issue_id::<T::Id>().await?;
+            let (id, issued) = match first_values::insert_one(doc, coll, &seq, options).await? {
+                First::Inserted(id) => return Ok(id),
+                First::Alone => seq.issue_ids::<T::Id>(1, None).await?.remove(0),
+                First::Usual => seq.issue_id::<T::Id>().await?,
+            };
             (id, Taken::Issued(seq, issued))
         }
     };

@@ -25,6 +25,7 @@ use mongodb::{ClientSession, Collection};
 use sequence_rules::Unique;
 use tokio::sync::oneshot;
 
+use super::first_values;
 use super::gapless::{self, Docs};
 use super::sequential_id::SequentialId;
 use super::transaction::{self, counter_failure, Done, Failure, TransactionBody};
@@ -41,6 +42,10 @@ use crate::store::{BoxFuture, Deployment};
 /// pass before its next round, so that a group waiting meanwhile takes its turn.
 const YIELD: std::time::Duration = std::time::Duration::from_millis(2);
 
+/// How many inserts wait before a group whose limit allows several rounds at once starts
+/// another beside those in flight.
+const MIN_EXTRA_ROUND: usize = 8;
+
 /// The most documents one round commits.
 pub(crate) const MAX_DOCS: usize = 256;
 
@@ -56,6 +61,9 @@ pub(super) struct Member<I> {
     bytes: usize,
     /// The number the insert took before it queued, with the counter it came from.
     taken: Option<(I, Issued)>,
+    /// In a round of first values (`first_values.rs`): the sequence in the member's scope
+    /// value.
+    pub(super) scoped: Option<Sequence>,
     reply: oneshot::Sender<Reply<I>>,
 }
 
@@ -76,15 +84,34 @@ impl<I> Member<I> {
             doc,
             bytes,
             taken,
+            scoped: None,
             reply,
         };
         (member, rx)
     }
 }
 
+impl<I> Member<I> {
+    /// The member as the first value of the scope value `seq` is in.
+    pub(super) fn in_scope(mut self, seq: Sequence) -> Self {
+        self.scoped = Some(seq);
+        self
+    }
+
+    /// The document, as serialized, with its placeholder ID.
+    pub(super) fn doc(&self) -> &Document {
+        &self.doc
+    }
+
+    /// Answers the member.
+    pub(super) fn answer(self, reply: Reply<I>) {
+        let _ = self.reply.send(reply);
+    }
+}
+
 /// What a member of a round is answered: its ID, its error, or `Ok(None)`: its number met a
 /// claim, so it inserts alone with a new one.
-type Reply<I> = Result<Option<I>>;
+pub(super) type Reply<I> = Result<Option<I>>;
 
 /// The inserts of one group (a model's counter, collection and scope) waiting for a round.
 /// It is registered under `id` while the group is in use, and removed from the registry when
@@ -96,18 +123,23 @@ struct Queue<I> {
 
 /// The state of a group.
 struct GroupState<I> {
-    /// Whether an insert or a round of the group is in flight (which commits the waiting ones).
-    active: bool,
+    /// How many inserts or rounds of the group are in flight (each commits waiting ones once
+    /// it ends), at most `limit`: one for the inserts of one counter, whose transactions
+    /// would only collide; a few for the first values of many scope values, whose rounds hold
+    /// no counter.
+    in_flight: usize,
+    limit: usize,
     /// The inserts waiting for the next round.
     waiting: VecDeque<Member<I>>,
 }
 
 impl<I: Send + 'static> Queue<I> {
-    fn new(id: GroupOf) -> Self {
+    fn new(id: GroupOf, limit: usize) -> Self {
         Queue {
             id,
             state: Mutex::new(GroupState {
-                active: false,
+                in_flight: 0,
+                limit,
                 waiting: VecDeque::new(),
             }),
         }
@@ -117,16 +149,20 @@ impl<I: Send + 'static> Queue<I> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Ends the group's activity if nothing waits; returns whether it did. An idle group leaves
-    /// the registry (a caller that still holds it may lead it once more, beside a new one:
-    /// two transactions of one counter at once are correct, only not grouped).
+    /// Ends one insert or round in flight if nothing waits; returns whether it did. A group
+    /// with none left in flight leaves the registry (a caller that still holds it may lead it
+    /// once more, beside a new one: two transactions of one counter at once are correct, only
+    /// not grouped).
     fn go_idle_if_empty(self: &Arc<Self>, mut state: MutexGuard<'_, GroupState<I>>) -> bool {
         if !state.waiting.is_empty() {
             return false;
         }
-        state.active = false;
+        state.in_flight = state.in_flight.saturating_sub(1);
+        let idle = state.in_flight == 0;
         drop(state);
-        process::remove_group(&self.id, self);
+        if idle {
+            process::remove_group(&self.id, self);
+        }
         true
     }
 }
@@ -153,7 +189,12 @@ impl Shape {
     }
 
     /// The stored ID of counter value `value` rendered with `rendering`.
-    fn bson(self, value: i64, rendering: &Rendering, target: &'static str) -> Result<Bson> {
+    pub(super) fn bson(
+        self,
+        value: i64,
+        rendering: &Rendering,
+        target: &'static str,
+    ) -> Result<Bson> {
         Ok(match self {
             Shape::Text => Bson::String(rendering.text(value)?),
             Shape::Int64 => Bson::Int64(rendering.number(value, target)?),
@@ -210,9 +251,12 @@ pub(crate) async fn insert_one<T: SequentialId>(
 }
 
 /// Puts `member` in the group of `round`'s model, collection and scope: behind the insert or
-/// round in flight (`None`: its reply will come), or, when the group is idle, as its leader,
+/// rounds in flight (`None`: its reply will come), or, when the group is idle, as its leader,
 /// which inserts alone; the guard returned then hands the inserts that queue meanwhile to a
-/// round task when it is dropped.
+/// round task when it is dropped. The first values of scope values (members `in_scope`) form
+/// one group per model and collection whose members never insert alone: a round task starts
+/// at once when none is in flight, and another beside those in flight (up to
+/// `first_values::in_flight`) once [`MIN_EXTRA_ROUND`] wait.
 pub(super) fn join<T: SequentialId>(
     member: Member<T::Id>,
     round: Round<T>,
@@ -224,14 +268,25 @@ pub(super) fn join<T: SequentialId>(
         namespace: round.coll.namespace().to_string(),
         scope: round.seq.scope().map(|s| s.canonical()).unwrap_or_default(),
     };
-    let queue = process::group(&id, || Queue::<T::Id>::new(id.clone()));
+    let (limit, leads) = match &member.scoped {
+        Some(seq) => (first_values::in_flight(seq), false),
+        None => (1, true),
+    };
+    let queue = process::group(&id, || Queue::<T::Id>::new(id.clone(), limit));
     {
         let mut state = queue.lock();
-        if state.active {
+        if state.in_flight > 0 || !leads {
             state.waiting.push_back(member);
+            let another = state.in_flight == 0
+                || (state.in_flight < state.limit && state.waiting.len() >= MIN_EXTRA_ROUND);
+            if another {
+                state.in_flight += 1;
+                drop(state);
+                runtime.spawn(rounds(queue.clone(), round));
+            }
             return None;
         }
-        state.active = true;
+        state.in_flight = 1;
     }
     Some(NextRound {
         queue,
@@ -254,7 +309,7 @@ async fn single<T: SequentialId>(
 /// `doc` serialized as a member of a group, with a placeholder ID; `None` if the model stores
 /// its ID field in a way this module cannot reproduce (its own serializer).
 #[allow(clippy::type_complexity)]
-fn prepare<T: SequentialId>(
+pub(super) fn prepare<T: SequentialId>(
     doc: &mut T,
     seq: &Sequence,
 ) -> Result<Option<(Member<T::Id>, oneshot::Receiver<Reply<T::Id>>, Shape)>> {
@@ -343,10 +398,15 @@ fn next_round<I>(waiting: &mut VecDeque<Member<I>>) -> Vec<Member<I>> {
 
 impl<T: SequentialId> Round<T> {
     /// Commits `members` in transactions (see [`transaction::in_transactions`]) until each has its
-    /// ID or its error.
+    /// ID or its error; members that are first values of scope values in one insert of their
+    /// own (see `first_values::commit`).
     /// Returns whether a transaction of another group (of another process) held the counter
     /// meanwhile.
     async fn commit_all(&self, mut members: Vec<Member<T::Id>>) -> bool {
+        if members.iter().any(|m| m.scoped.is_some()) {
+            first_values::commit(self, members).await;
+            return false;
+        }
         let mut body = Group {
             round: self,
             members: &mut members,
@@ -554,6 +614,7 @@ mod tests {
                 doc: doc! { "i": i as i64 },
                 bytes,
                 taken: None,
+                scoped: None,
                 reply: oneshot::channel().0,
             })
             .collect()

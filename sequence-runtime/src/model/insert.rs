@@ -122,7 +122,7 @@ pub(crate) fn document<T: Serialize>(doc: &T) -> Result<Document> {
 
 /// What is stored under the `_id` of a document whose earlier insert had an unknown outcome.
 #[derive(Debug, PartialEq)]
-enum Stored {
+pub(super) enum Stored {
     /// This very document, majority-committed: the earlier attempt succeeded.
     Ours,
     /// Another document, or none (the duplicate key is on another unique index).
@@ -133,7 +133,10 @@ enum Stored {
 
 /// What is stored under the `_id` of `raw`. A read that fails leaves the outcome unknown,
 /// except a missing privilege, which is the caller's error.
-async fn stored_copy(docs: &Collection<RawDocumentBuf>, raw: &RawDocumentBuf) -> Result<Stored> {
+pub(super) async fn stored_copy(
+    docs: &Collection<RawDocumentBuf>,
+    raw: &RawDocumentBuf,
+) -> Result<Stored> {
     let Ok(document) = raw.to_document() else {
         return Ok(Stored::NotOurs);
     };

@@ -10,6 +10,8 @@
 //! - `skip_ahead.rs`: inserts that meet IDs already stored move the counter past them;
 //! - `gapless.rs`: the counter update and the insert in one transaction;
 //! - `gapless_group.rs`: concurrent gapless inserts committed together;
+//! - `first_values.rs`: scope values' first values taken and inserted in rounds, several
+//!   scope values at once;
 //! - `transaction.rs`: the retries and commits of the paths that write in a transaction;
 //! - `random_ids.rs`: inserts that draw again on a collision;
 //! - `generated_ids.rs`: inserts of UUIDs and ObjectIds;
@@ -25,6 +27,7 @@ mod cached_id;
 mod counter_ids;
 mod dispatch;
 mod document_scope;
+mod first_values;
 mod gapless;
 mod gapless_group;
 mod generated_ids;

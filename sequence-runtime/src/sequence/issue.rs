@@ -9,11 +9,12 @@ use mongodb::ClientSession;
 use super::{Engine, Issued, Sequence};
 use crate::error::{Error, Result};
 use crate::id::{Bounds, IdRange, IdValue, Scope, Slot};
-use crate::observability::{reserving, Mode};
+use crate::observability::{reserving, Mode, Timer};
 use crate::observability::{CACHE, SKIP_AHEAD};
 use crate::options::Batch;
 use crate::process::{ProcessState, Request};
 use crate::store::Reservation;
+use crate::strategy::Origin;
 
 /// The refusal of `operation` outside a session on a gapless sequence.
 fn gapless_refusal(operation: &'static str) -> Error {
@@ -103,6 +104,68 @@ impl Sequence {
             }
         }
         found.cache
+    }
+
+    /// Whether this handle's next value is the first its scope value takes in a while: a
+    /// scoped handle of one counter (not gapless) whose scope value has no cache, on its first
+    /// call within a while or with `batch = 1`. Asking is that call, as `next` would make it
+    /// (see `process::ScopeCaches`): a caller told `true` takes the value itself, with
+    /// [`first_ranges`](Self::first_ranges) or [`issue_ids`](Self::issue_ids).
+    pub(crate) fn takes_first_value(&self) -> Result<bool> {
+        let engine = self.scoped_engine()?;
+        let options = &self.state.options;
+        let Some(scope) = &self.state.scope else {
+            return Ok(false);
+        };
+        if options.gapless || engine.maker.one_counter("first value").is_err() {
+            return Ok(false);
+        }
+        Ok(options.batch == Batch::Fixed(1) || self.scope_cache(engine, scope).is_none())
+    }
+
+    /// The next `n` values of each `(handle, n)` of `each` (handles of this sequence in
+    /// distinct scope values), as the callers waiting together for first values take them: one
+    /// reservation of all the counters at once (see
+    /// [`CounterStore::reserve_many`](crate::store::CounterStore::reserve_many)); near a
+    /// counter's end, fewer than asked. One result per handle, in order.
+    pub(crate) async fn first_ranges(
+        &self,
+        each: &[(Sequence, u64)],
+    ) -> Vec<Result<(IdRange, Arc<Slot>)>> {
+        let engine = match self.engine() {
+            Ok(engine) => engine,
+            Err(e) => return each.iter().map(|_| Err(e.clone())).collect(),
+        };
+        let counters = match engine.maker.counters("next") {
+            Ok(counters) => counters,
+            Err(e) => return each.iter().map(|_| Err(e.clone())).collect(),
+        };
+        let slots: Vec<Result<Arc<Slot>>> = each.iter().map(|(seq, _)| seq.slot()).collect();
+        let wanted: Vec<(Origin, u64)> = (slots.iter().zip(each))
+            .filter_map(|(slot, (_, n))| Some((counters.origin(slot.as_ref().ok()?), *n)))
+            .collect();
+        let stats = &engine.shared.stats;
+        let timer = Timer::start();
+        let mut reserved = match wanted.as_slice() {
+            [] => Vec::new(),
+            [(origin, n)] => vec![origin.coalesced(stats, *n).await],
+            _ => Origin::observed_together(stats, &wanted).await,
+        }
+        .into_iter();
+        let took = timer.elapsed();
+        slots
+            .into_iter()
+            .map(|slot| {
+                let slot = slot?;
+                let r = reserved
+                    .next()
+                    .expect("a reservation per counter asked for")?;
+                stats.issued(r.range.len());
+                // Each value was a call that waited for a counter round trip.
+                (0..r.range.len()).for_each(|_| stats.waited(took));
+                Ok((r.range, slot))
+            })
+            .collect()
     }
 
     /// `n` values in one round trip, in `session` if given, and the slot they belong to.
