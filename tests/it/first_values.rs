@@ -9,7 +9,7 @@ use mongo_sequence::{Error, Scope, SequentialId};
 use mongodb::bson::{doc, Document};
 use mongodb::options::IndexOptions;
 use mongodb::{Collection, IndexModel};
-use sequence_testkit::{unique_db_name, ServerOptions, TestServer};
+use sequence_testkit::unique_db_name;
 use serde::{Deserialize, Serialize};
 
 /// A ticket numbered per tenant, from a cache of the tenant's own from its second insert on;
@@ -210,11 +210,7 @@ async fn a_first_value_skips_past_a_stored_number() {
 /// tenant's first 1 and its second 2.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_standalone_server_takes_first_values_alone() {
-    let server =
-        tokio::task::spawn_blocking(|| TestServer::start(ServerOptions::default().standalone()))
-            .await
-            .unwrap()
-            .expect("a standalone mongod starts");
+    let server = common::standalone_server().await;
     let client = server.client().await;
     let coll = tickets(&client.database("first_values_standalone")).await;
     let tenants: Vec<String> = (0..12).map(|i| format!("a{i}")).collect();

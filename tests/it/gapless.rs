@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use mongo_sequence::{Error, SequentialId};
 use mongodb::bson::doc;
-use sequence_testkit::{unique_db_name, ServerOptions, TestServer};
+use sequence_testkit::{unique_db_name, TestServer};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
@@ -226,11 +226,7 @@ async fn next_id_is_refused_for_gapless_sequences() {
 /// On a standalone server the first call fails with a typed error and nothing is written.
 #[tokio::test]
 async fn a_standalone_server_gets_a_typed_error() {
-    let server =
-        tokio::task::spawn_blocking(|| TestServer::start(ServerOptions::default().standalone()))
-            .await
-            .unwrap()
-            .expect("a standalone mongod starts");
+    let server = common::standalone_server().await;
     let client = server.client().await;
     let db = client.database("gapless_standalone");
     let coll = db.collection::<Invoice>("invoices");

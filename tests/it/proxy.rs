@@ -492,12 +492,7 @@ async fn scoped_claims_hold_the_scope_and_are_indexed_for_the_highest() {
 
 #[tokio::test]
 async fn a_server_without_transactions_is_refused_naming_the_option() {
-    let server = tokio::task::spawn_blocking(|| {
-        sequence_testkit::TestServer::start(sequence_testkit::ServerOptions::default().standalone())
-    })
-    .await
-    .unwrap()
-    .expect("a standalone mongod starts");
+    let server = common::standalone_server().await;
     let client = server.client().await;
     let db = client.database("proxy_standalone");
     let coll = db.collection::<Ticket>("tickets");

@@ -603,6 +603,7 @@ mod tests {
     use serde::{Serialize, Serializer};
 
     use super::*;
+    use crate::model::insert::tests::ByFormat;
     use crate::options::SequenceConfig;
     use crate::SequentialId;
 
@@ -823,24 +824,11 @@ mod tests {
         assert_eq!(member.doc.get_str("code"), Ok("T-0001"));
     }
 
-    /// Serializes differently for human-readable formats, as `uuid` or `chrono` types do.
-    struct Stamp;
-
-    impl Serialize for Stamp {
-        fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-            if s.is_human_readable() {
-                s.serialize_str("text")
-            } else {
-                s.serialize_i32(1)
-            }
-        }
-    }
-
     /// Holds a field that serializes by format.
     #[derive(Serialize)]
     struct Stamped {
         number: i64,
-        stamp: Stamp,
+        stamp: ByFormat,
     }
 
     impl SequentialId for Stamped {
@@ -857,7 +845,7 @@ mod tests {
     fn a_member_is_serialized_as_the_driver_serializes_its_document() {
         let (member, _) = prepared(&mut Stamped {
             number: 0,
-            stamp: Stamp,
+            stamp: ByFormat,
         })
         .unwrap();
         assert_eq!(member.doc.get("stamp"), Some(&Bson::Int32(1)));

@@ -169,7 +169,7 @@ pub(crate) fn backoff(attempt: u32) -> Duration {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     #[derive(Serialize)]
@@ -200,10 +200,11 @@ mod tests {
         );
     }
 
-    /// Serializes differently for human-readable formats, as `uuid` or `chrono` types do.
-    struct Shape;
+    /// Serializes differently for human-readable formats, as `uuid` or `chrono` types do: as
+    /// the driver serializes (raw), the `i32` 1.
+    pub(in crate::model) struct ByFormat;
 
-    impl Serialize for Shape {
+    impl Serialize for ByFormat {
         fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
             if s.is_human_readable() {
                 s.serialize_str("text")
@@ -215,12 +216,12 @@ mod tests {
 
     #[derive(Serialize)]
     struct WithShape {
-        shape: Shape,
+        shape: ByFormat,
     }
 
     #[test]
     fn documents_are_serialized_as_the_driver_does() {
-        let document = with_fixed_id(&WithShape { shape: Shape }).unwrap();
+        let document = with_fixed_id(&WithShape { shape: ByFormat }).unwrap();
         assert_eq!(document.get_i32("shape").unwrap(), 1);
     }
 

@@ -305,6 +305,17 @@ pub async fn wait_until(limit: std::time::Duration, mut done: impl FnMut() -> bo
     }
 }
 
+/// A standalone `mongod` of the test's own (no replica set, so no transactions), stopped when
+/// dropped.
+pub async fn standalone_server() -> sequence_testkit::TestServer {
+    tokio::task::spawn_blocking(|| {
+        sequence_testkit::TestServer::start(sequence_testkit::ServerOptions::default().standalone())
+    })
+    .await
+    .unwrap()
+    .expect("a standalone mongod starts")
+}
+
 /// `db`'s `counters` collection (the default name), as plain documents.
 pub fn counters(db: &Database) -> mongodb::Collection<mongodb::bson::Document> {
     db.collection("counters")
