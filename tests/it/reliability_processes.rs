@@ -655,12 +655,18 @@ struct Killed {
 }
 
 /// Runs `processes` workers of `mode` (8 tasks each) on a server of the test's own (started
-/// with `options`), kills all
-/// of them with `SIGKILL` once the first acknowledged 40 more inserts, and starts them again,
-/// `kills` times (`SOAK`: 30), then lets the last ones finish. No worker runs while the
-/// server's open transactions are counted after a kill, so a kill that leaves more open than
-/// before caught a round in flight, whose writes nobody sees (it never commits).
-async fn kill_mid_rounds(mode: &'static str, processes: usize, options: ServerOptions) -> Killed {
+/// with `options`), kills all of them with `SIGKILL` once the first acknowledged 40 more
+/// inserts, and starts them again, `kills` times (`SOAK`: 30), then lets the last ones finish.
+/// No worker runs while the server's open transactions are counted after a kill, so a kill
+/// that leaves more open than before caught a round in flight, whose writes nobody sees (it
+/// never commits). With `until_caught`, while no kill has caught one the kills go on, up to
+/// four times as many (a loaded machine can make rounds rare at the moment of a kill).
+async fn kill_mid_rounds(
+    mode: &'static str,
+    processes: usize,
+    options: ServerOptions,
+    until_caught: bool,
+) -> Killed {
     let server = tokio::task::spawn_blocking(move || TestServer::start(options))
         .await
         .unwrap()
@@ -708,7 +714,8 @@ async fn kill_mid_rounds(mode: &'static str, processes: usize, options: ServerOp
     let mut caught = 0;
     let mut open_before = open_transactions().await;
     let mut running: Vec<_> = (0..processes).map(|_| spawn()).collect();
-    for k in 0..kills {
+    let mut k = 0;
+    while k < kills || (until_caught && caught == 0 && k < 4 * kills) {
         let out = running[0].1.clone();
         let before = read_ids(&out).len();
         let deadline = Instant::now() + Duration::from_secs(60);
@@ -739,6 +746,7 @@ async fn kill_mid_rounds(mode: &'static str, processes: usize, options: ServerOp
         }
         open_before = open;
         running = (0..processes).map(|_| spawn()).collect();
+        k += 1;
     }
     for (mut child, out, err) in running {
         drop(child.stdin.take()); // closing standard input stops the worker
@@ -753,7 +761,7 @@ async fn kill_mid_rounds(mode: &'static str, processes: usize, options: ServerOp
         name,
         outputs,
         caught,
-        kills,
+        kills: k,
         elapsed: started.elapsed(),
     }
 }
@@ -799,7 +807,7 @@ impl Killed {
 /// number is claimed twice, and every acknowledged insert is stored.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killed_proxy_rounds_leave_no_half() {
-    let run = kill_mid_rounds("proxy", 1, ServerOptions::default()).await;
+    let run = kill_mid_rounds("proxy", 1, ServerOptions::default(), true).await;
     let db = run.db().await;
     let docs = common::claims_match(
         "proxy crash",
@@ -837,7 +845,7 @@ async fn killed_proxy_rounds_leave_no_half() {
 async fn killed_gapless_rounds_leave_numbers_dense() {
     let options =
         ServerOptions::default().args(["--setParameter", "transactionLifetimeLimitSeconds=2"]);
-    let run = kill_mid_rounds("gapless_stream", 2, options).await;
+    let run = kill_mid_rounds("gapless_stream", 2, options, true).await;
     let db = run.db().await;
     let docs: Vec<Document> = common::all(&db.collection::<Document>("gapless_jobs")).await;
     let mut numbers: Vec<i64> = docs.iter().map(|d| d.get_i64("number").unwrap()).collect();
@@ -876,7 +884,7 @@ async fn killed_gapless_rounds_leave_numbers_dense() {
 /// stored. These rounds open no transaction, so no kill is counted as catching one.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killed_first_value_rounds_leave_no_duplicate() {
-    let run = kill_mid_rounds("first_values", 2, ServerOptions::default()).await;
+    let run = kill_mid_rounds("first_values", 2, ServerOptions::default(), false).await;
     let db = run.db().await;
     let docs: Vec<Document> = common::all(&db.collection::<Document>("tenant_jobs")).await;
     let mut stored = HashSet::new();
