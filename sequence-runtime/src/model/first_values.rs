@@ -27,8 +27,9 @@ use mongodb::Collection;
 use sequence_rules::{Strategy, Unique};
 use serde::ser::Error as _;
 
-use super::gapless_group::{self, Member, Round, Shape};
+use super::gapless_group::{self, OwnRounds, Round};
 use super::insert::{self, Stored, INSERT_ATTEMPTS};
+use super::round_member::{self, Member, Shape};
 use super::sequential_id::SequentialId;
 use super::skip_ahead;
 use crate::error::driver::{insert_many_failed_at, is_duplicate_key, outcome_unknown, Access};
@@ -37,6 +38,7 @@ use crate::id::{IdValue, Slot};
 use crate::observability::INSERT;
 use crate::options::Batch;
 use crate::sequence::Sequence;
+use crate::store::BoxFuture;
 
 /// How many rounds of first values a model's collection has in flight at once in a process:
 /// a round is a counter update then an insert, so while one waits for its insert the next
@@ -46,7 +48,7 @@ const IN_FLIGHT: usize = 2;
 /// How many rounds of first values of the sequence of `seq` run at once in a process:
 /// [`IN_FLIGHT`]; one with `batch = 1`, whose every call takes its value this way, so that a
 /// busy scope value's calls share one reservation.
-pub(super) fn in_flight(seq: &Sequence) -> usize {
+fn in_flight(seq: &Sequence) -> usize {
     match seq.options().batch {
         Batch::Fixed(1) => 1,
         _ => IN_FLIGHT,
@@ -88,7 +90,7 @@ pub(super) async fn insert_one<T: SequentialId>(
     if !scoped.takes_first_value()? {
         return Ok(First::Usual); // its scope value's cache gives it, serialized but once
     }
-    let Some((member, rx, shape)) = gapless_group::prepare(doc, scoped)? else {
+    let Some((member, rx, shape)) = round_member::prepare(doc, scoped)? else {
         return Ok(First::Alone); // an ID field a round cannot write
     };
     let round = Round {
@@ -96,6 +98,10 @@ pub(super) async fn insert_one<T: SequentialId>(
         seq: T::sequence(coll),
         scope: Document::new(),
         shape: Some(shape),
+        own: Some(OwnRounds {
+            commit: commit_boxed::<T>,
+            in_flight: in_flight(scoped),
+        }),
     };
     let queued = gapless_group::join(member.in_scope(scoped.clone()), round, runtime);
     debug_assert!(queued.is_none(), "a first value never inserts alone");
@@ -113,9 +119,17 @@ pub(super) async fn insert_one<T: SequentialId>(
     }
 }
 
+/// [`commit`], as a round of the group commits.
+fn commit_boxed<T: SequentialId>(
+    round: &Round<T>,
+    members: Vec<Member<T::Id>>,
+) -> BoxFuture<'_, ()> {
+    Box::pin(commit(round, members))
+}
+
 /// One round of first values: the values of its members' scope values in one reservation, then
 /// their documents in one insert; every member answered.
-pub(super) async fn commit<T: SequentialId>(round: &Round<T>, members: Vec<Member<T::Id>>) {
+async fn commit<T: SequentialId>(round: &Round<T>, members: Vec<Member<T::Id>>) {
     let Some(shape) = round.shape else {
         unreachable!("a round of first values writes the numbers it takes");
     };

@@ -18,21 +18,19 @@ use std::any::TypeId;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use mongodb::bson::oid::ObjectId;
-use mongodb::bson::{Bson, Document};
+use mongodb::bson::Document;
 use mongodb::options::InsertOneOptions;
 use mongodb::{ClientSession, Collection};
 use sequence_rules::Unique;
-use tokio::sync::oneshot;
 
-use super::first_values;
 use super::gapless::{self, Docs};
+use super::round_member::{prepare, Member, Shape};
 use super::sequential_id::SequentialId;
 use super::transaction::{self, counter_failure, Done, Failure, TransactionBody};
-use super::{insert, proxy, skip_ahead};
+use super::{proxy, skip_ahead};
 use crate::error::driver::{insert_many_failed_at, statement_transient, Access};
 use crate::error::{Error, Result};
-use crate::id::{IdValue, Rendering};
+use crate::id::IdValue;
 use crate::observability::GAPLESS;
 use crate::process::{self, GroupOf};
 use crate::sequence::{Issued, Sequence};
@@ -52,66 +50,6 @@ pub(crate) const MAX_DOCS: usize = 256;
 /// The most bytes of documents one round commits (the server takes 16 MiB per command and
 /// transactions of several commands; a round stays far inside both).
 pub(crate) const MAX_BYTES: usize = 4 << 20;
-
-/// An insert waiting for a round: its document, serialized with the ID field set to a
-/// placeholder (or to its ID, when it took its number before it queued: `taken`), and where
-/// its ID (or its error) goes.
-pub(super) struct Member<I> {
-    doc: Document,
-    bytes: usize,
-    /// The number the insert took before it queued, with the counter it came from.
-    taken: Option<(I, Issued)>,
-    /// In a round of first values (`first_values.rs`): the sequence in the member's scope
-    /// value.
-    pub(super) scoped: Option<Sequence>,
-    reply: oneshot::Sender<Reply<I>>,
-}
-
-impl<I> Member<I> {
-    /// The member of `doc` (serialized, given an `_id` if it has none so that the documents of
-    /// a commit of unknown outcome can be looked up), with the number it took if any, and where
-    /// its reply arrives.
-    pub(super) fn new(
-        mut doc: Document,
-        taken: Option<(I, Issued)>,
-    ) -> (Self, oneshot::Receiver<Reply<I>>) {
-        if !doc.contains_key("_id") {
-            doc.insert("_id", ObjectId::new());
-        }
-        let bytes = mongodb::bson::to_vec(&doc).map_or(0, |b| b.len());
-        let (reply, rx) = oneshot::channel();
-        let member = Member {
-            doc,
-            bytes,
-            taken,
-            scoped: None,
-            reply,
-        };
-        (member, rx)
-    }
-}
-
-impl<I> Member<I> {
-    /// The member as the first value of the scope value `seq` is in.
-    pub(super) fn in_scope(mut self, seq: Sequence) -> Self {
-        self.scoped = Some(seq);
-        self
-    }
-
-    /// The document, as serialized, with its placeholder ID.
-    pub(super) fn doc(&self) -> &Document {
-        &self.doc
-    }
-
-    /// Answers the member.
-    pub(super) fn answer(self, reply: Reply<I>) {
-        let _ = self.reply.send(reply);
-    }
-}
-
-/// What a member of a round is answered: its ID, its error, or `Ok(None)`: its number met a
-/// claim, so it inserts alone with a new one.
-pub(super) type Reply<I> = Result<Option<I>>;
 
 /// The inserts of one group (a model's counter, collection and scope) waiting for a round.
 /// It is registered under `id` while the group is in use, and removed from the registry when
@@ -167,45 +105,6 @@ impl<I: Send + 'static> Queue<I> {
     }
 }
 
-/// How the ID field stores a counter value, as the model's serializer writes it.
-#[derive(Clone, Copy)]
-pub(super) enum Shape {
-    Int32,
-    Int64,
-    Text,
-}
-
-impl Shape {
-    /// The shape of `stored`, the ID field of a document serialized with the ID of counter
-    /// value `value` rendered with `rendering`, if that is how this module would store it.
-    fn of(stored: &Bson, value: i64, rendering: &Rendering) -> Option<Self> {
-        let shape = match stored {
-            Bson::Int32(_) => Shape::Int32,
-            Bson::Int64(_) => Shape::Int64,
-            Bson::String(_) => Shape::Text,
-            _ => return None,
-        };
-        (shape.bson(value, rendering, "a placeholder").ok()? == *stored).then_some(shape)
-    }
-
-    /// The stored ID of counter value `value` rendered with `rendering`.
-    pub(super) fn bson(
-        self,
-        value: i64,
-        rendering: &Rendering,
-        target: &'static str,
-    ) -> Result<Bson> {
-        Ok(match self {
-            Shape::Text => Bson::String(rendering.text(value)?),
-            Shape::Int64 => Bson::Int64(rendering.number(value, target)?),
-            Shape::Int32 => {
-                let n = rendering.number(value, target)?;
-                Bson::Int32(i32::try_from(n).map_err(|_| Error::IdOutOfRange { value: n, target })?)
-            }
-        })
-    }
-}
-
 /// Inserts `doc` with the next number of `seq`, in a transaction of its own or committed with
 /// the inserts of the same counter and collection waiting at the same time.
 pub(crate) async fn insert_one<T: SequentialId>(
@@ -234,6 +133,7 @@ pub(crate) async fn insert_one<T: SequentialId>(
         seq: scoped,
         scope: skip_ahead::scope_filter(&*doc)?,
         shape: Some(shape),
+        own: None,
     };
     let Some(_next) = join(member, round, runtime) else {
         return match rx.await {
@@ -253,10 +153,9 @@ pub(crate) async fn insert_one<T: SequentialId>(
 /// Puts `member` in the group of `round`'s model, collection and scope: behind the insert or
 /// rounds in flight (`None`: its reply will come), or, when the group is idle, as its leader,
 /// which inserts alone; the guard returned then hands the inserts that queue meanwhile to a
-/// round task when it is dropped. The first values of scope values (members `in_scope`) form
-/// one group per model and collection whose members never insert alone: a round task starts
-/// at once when none is in flight, and another beside those in flight (up to
-/// `first_values::in_flight`) once [`MIN_EXTRA_ROUND`] wait.
+/// round task when it is dropped. A group with rounds of its own ([`OwnRounds`]) has no
+/// leader: a round task starts at once when none is in flight, and another beside those in
+/// flight (up to [`OwnRounds::in_flight`]) once [`MIN_EXTRA_ROUND`] wait.
 pub(super) fn join<T: SequentialId>(
     member: Member<T::Id>,
     round: Round<T>,
@@ -268,8 +167,8 @@ pub(super) fn join<T: SequentialId>(
         namespace: round.coll.namespace().to_string(),
         scope: round.seq.scope().map(|s| s.canonical()).unwrap_or_default(),
     };
-    let (limit, leads) = match &member.scoped {
-        Some(seq) => (first_values::in_flight(seq), false),
+    let (limit, leads) = match &round.own {
+        Some(own) => (own.in_flight, false),
         None => (1, true),
     };
     let queue = process::group(&id, || Queue::<T::Id>::new(id.clone(), limit));
@@ -306,36 +205,29 @@ async fn single<T: SequentialId>(
     Ok(ids.into_iter().next().expect("one document, one ID"))
 }
 
-/// `doc` serialized as a member of a group, with a placeholder ID; `None` if the model stores
-/// its ID field in a way this module cannot reproduce (its own serializer).
-#[allow(clippy::type_complexity)]
-pub(super) fn prepare<T: SequentialId>(
-    doc: &mut T,
-    seq: &Sequence,
-) -> Result<Option<(Member<T::Id>, oneshot::Receiver<Reply<T::Id>>, Shape)>> {
-    let start = seq.start()?;
-    let rendering = seq.issued(start)?.slot.rendering.clone();
-    doc.set_id(T::Id::render(start, &rendering)?);
-    let serialized = insert::fixed_document(&*doc)?;
-    let field = T::SEQUENCE.id_field;
-    let Some(shape) = serialized
-        .get(field)
-        .and_then(|stored| Shape::of(stored, start, &rendering))
-    else {
-        return Ok(None);
-    };
-    let (member, rx) = Member::new(serialized, None);
-    Ok(Some((member, rx, shape)))
-}
-
 /// What a round task needs: the collection, the sequence (in the group's scope), the filter of
-/// the group's scope among stored documents, and how IDs are stored.
+/// the group's scope among stored documents, how IDs are stored, and, for a group that is not
+/// of one counter's inserts, its own rounds.
 pub(super) struct Round<T: SequentialId> {
     pub(super) coll: Collection<T>,
     pub(super) seq: Sequence,
     pub(super) scope: Document,
     /// How the round writes the numbers it takes; `None` when its members took theirs.
     pub(super) shape: Option<Shape>,
+    /// `None`: the members are inserts of one counter, committed in its transactions.
+    pub(super) own: Option<OwnRounds<T>>,
+}
+
+/// How a round of a group with rounds of its own commits its members, answering each.
+pub(super) type Commit<T> =
+    for<'a> fn(&'a Round<T>, Vec<Member<<T as SequentialId>::Id>>) -> BoxFuture<'a, ()>;
+
+/// The rounds of a group whose members are not inserts of one counter (the first values of
+/// many scope values, `first_values.rs`): how a round commits them, and how many rounds may be
+/// in flight at once. Such members never insert alone.
+pub(super) struct OwnRounds<T: SequentialId> {
+    pub(super) commit: Commit<T>,
+    pub(super) in_flight: usize,
 }
 
 /// Ends the insert of the caller that went alone, however it ends: the inserts that queued
@@ -371,14 +263,16 @@ async fn rounds<T: SequentialId>(queue: Arc<Queue<T::Id>>, round: Round<T>) {
             let mut state = queue.lock();
             next_round(&mut state.waiting)
         };
-        tracing::debug!(
-            target: GAPLESS,
-            sequence = %round.seq.options().name,
-            counter = %round.seq.base_key(),
-            inserts = members.len(),
-            "Gapless group committing"
-        );
-        round.seq.record_group(members.len());
+        if round.own.is_none() {
+            tracing::debug!(
+                target: GAPLESS,
+                sequence = %round.seq.options().name,
+                counter = %round.seq.base_key(),
+                inserts = members.len(),
+                "Gapless group committing"
+            );
+            round.seq.record_group(members.len());
+        }
         if round.commit_all(members).await {
             tokio::time::sleep(YIELD).await;
         }
@@ -398,13 +292,12 @@ fn next_round<I>(waiting: &mut VecDeque<Member<I>>) -> Vec<Member<I>> {
 
 impl<T: SequentialId> Round<T> {
     /// Commits `members` in transactions (see [`transaction::in_transactions`]) until each has its
-    /// ID or its error; members that are first values of scope values in one insert of their
-    /// own (see `first_values::commit`).
+    /// ID or its error; those of a group with rounds of its own as it commits them.
     /// Returns whether a transaction of another group (of another process) held the counter
     /// meanwhile.
     async fn commit_all(&self, mut members: Vec<Member<T::Id>>) -> bool {
-        if members.iter().any(|m| m.scoped.is_some()) {
-            first_values::commit(self, members).await;
+        if let Some(own) = &self.own {
+            (own.commit)(self, members).await;
             return false;
         }
         let mut body = Group {
@@ -600,12 +493,8 @@ fn answer_all<I>(members: Vec<Member<I>>, e: &Error) {
 #[cfg(test)]
 mod tests {
     use mongodb::bson::doc;
-    use serde::{Serialize, Serializer};
 
     use super::*;
-    use crate::model::insert::tests::ByFormat;
-    use crate::options::SequenceConfig;
-    use crate::SequentialId;
 
     fn waiting(sizes: &[usize]) -> VecDeque<Member<i64>> {
         sizes
@@ -616,7 +505,7 @@ mod tests {
                 bytes,
                 taken: None,
                 scoped: None,
-                reply: oneshot::channel().0,
+                reply: tokio::sync::oneshot::channel().0,
             })
             .collect()
     }
@@ -661,203 +550,5 @@ mod tests {
         assert_eq!(round(&mut queue), [0]);
         assert_eq!(round(&mut queue), [1]);
         assert_eq!(round(&mut queue), [2]);
-    }
-
-    #[test]
-    fn shapes_store_a_counter_value_as_the_id_type_does() {
-        let dated = Rendering::new("251122", Some(6));
-        assert_eq!(
-            Shape::Int64.bson(7, &dated, "i64").unwrap(),
-            Bson::Int64(251_122_000_007)
-        );
-        assert_eq!(
-            Shape::Text.bson(7, &dated, "String").unwrap(),
-            Bson::String("251122000007".into())
-        );
-        assert!(matches!(
-            Shape::Int32.bson(7, &dated, "i32"),
-            Err(Error::IdOutOfRange {
-                value: 251_122_000_007,
-                target: "i32"
-            })
-        ));
-        assert_eq!(
-            Shape::Int32.bson(7, &Rendering::plain(), "i32").unwrap(),
-            Bson::Int32(7)
-        );
-        assert!(matches!(
-            Shape::Int64.bson(7, &Rendering::new("T-", Some(4)), "i64"),
-            Err(Error::InvalidConfig { key: "prefix", .. })
-        ));
-    }
-
-    #[test]
-    fn a_shape_is_found_only_for_a_placeholder_stored_as_this_module_would_store_it() {
-        let plain = Rendering::plain();
-        assert!(matches!(
-            Shape::of(&Bson::Int32(1), 1, &plain),
-            Some(Shape::Int32)
-        ));
-        assert!(matches!(
-            Shape::of(&Bson::Int64(1), 1, &plain),
-            Some(Shape::Int64)
-        ));
-        let padded = Rendering::new("T-", Some(4));
-        assert!(matches!(
-            Shape::of(&Bson::String("T-0001".into()), 1, &padded),
-            Some(Shape::Text)
-        ));
-        assert!(Shape::of(&Bson::String("T-1".into()), 1, &padded).is_none());
-        assert!(Shape::of(&Bson::Int64(1001), 1, &plain).is_none());
-        assert!(Shape::of(&Bson::Double(1.0), 1, &plain).is_none());
-    }
-
-    /// Numbered in `_id`.
-    #[derive(Serialize)]
-    struct Order {
-        #[serde(rename = "_id")]
-        id: i64,
-        item: &'static str,
-    }
-
-    impl SequentialId for Order {
-        type Id = i64;
-        const SEQUENCE: SequenceConfig = SequenceConfig::new("order").gapless(true);
-        fn set_id(&mut self, id: i64) {
-            self.id = id;
-        }
-    }
-
-    /// Numbered in a field of its own, from 100.
-    #[derive(Serialize)]
-    struct Invoice {
-        number: i32,
-    }
-
-    impl SequentialId for Invoice {
-        type Id = i32;
-        const SEQUENCE: SequenceConfig = SequenceConfig::new("invoice")
-            .id_field("number")
-            .start(100)
-            .gapless(true);
-        fn set_id(&mut self, id: i32) {
-            self.number = id;
-        }
-    }
-
-    /// Numbered as text with a prefix.
-    #[derive(Serialize)]
-    struct Ticket {
-        code: String,
-    }
-
-    impl SequentialId for Ticket {
-        type Id = String;
-        const SEQUENCE: SequenceConfig = SequenceConfig::new("ticket")
-            .id_field("code")
-            .prefix("T-")
-            .width(4)
-            .gapless(true);
-        fn set_id(&mut self, id: String) {
-            self.code = id;
-        }
-    }
-
-    /// Stores its number shifted by its own serializer.
-    #[derive(Serialize)]
-    struct Shifted {
-        #[serde(serialize_with = "plus_1000")]
-        number: i64,
-    }
-
-    fn plus_1000<S: Serializer>(n: &i64, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.serialize_i64(n + 1000)
-    }
-
-    impl SequentialId for Shifted {
-        type Id = i64;
-        const SEQUENCE: SequenceConfig = SequenceConfig::new("shifted")
-            .id_field("number")
-            .gapless(true);
-        fn set_id(&mut self, id: i64) {
-            self.number = id;
-        }
-    }
-
-    /// `doc` prepared as a member of a group of its model's sequence (in memory).
-    fn prepared<T: SequentialId>(doc: &mut T) -> Option<(Member<T::Id>, Shape)> {
-        let seq = Sequence::in_memory(T::SEQUENCE.options()).unwrap();
-        prepare(doc, &seq)
-            .unwrap()
-            .map(|(member, _, shape)| (member, shape))
-    }
-
-    #[test]
-    fn a_member_holds_its_document_with_the_first_value_as_placeholder() {
-        let (member, shape) = prepared(&mut Invoice { number: 0 }).unwrap();
-        assert!(matches!(shape, Shape::Int32));
-        assert_eq!(member.doc.get("number"), Some(&Bson::Int32(100)));
-        assert!(
-            matches!(member.doc.get("_id"), Some(Bson::ObjectId(_))),
-            "an `_id` to find the document by after a commit of unknown outcome"
-        );
-        assert_eq!(
-            member.bytes,
-            mongodb::bson::to_vec(&member.doc).unwrap().len()
-        );
-    }
-
-    #[test]
-    fn an_id_in_id_is_the_placeholder_itself() {
-        let (member, shape) = prepared(&mut Order { id: 0, item: "tea" }).unwrap();
-        assert!(matches!(shape, Shape::Int64));
-        assert_eq!(member.doc, doc! { "_id": 1_i64, "item": "tea" });
-    }
-
-    #[test]
-    fn a_text_id_holds_the_rendered_first_value() {
-        let (member, shape) = prepared(&mut Ticket {
-            code: String::new(),
-        })
-        .unwrap();
-        assert!(matches!(shape, Shape::Text));
-        assert_eq!(member.doc.get_str("code"), Ok("T-0001"));
-    }
-
-    /// Holds a field that serializes by format.
-    #[derive(Serialize)]
-    struct Stamped {
-        number: i64,
-        stamp: ByFormat,
-    }
-
-    impl SequentialId for Stamped {
-        type Id = i64;
-        const SEQUENCE: SequenceConfig = SequenceConfig::new("stamped")
-            .id_field("number")
-            .gapless(true);
-        fn set_id(&mut self, id: i64) {
-            self.number = id;
-        }
-    }
-
-    #[test]
-    fn a_member_is_serialized_as_the_driver_serializes_its_document() {
-        let (member, _) = prepared(&mut Stamped {
-            number: 0,
-            stamp: ByFormat,
-        })
-        .unwrap();
-        assert_eq!(member.doc.get("stamp"), Some(&Bson::Int32(1)));
-        assert_eq!(
-            member.doc.keys().next().map(String::as_str),
-            Some("_id"),
-            "the `_id` first, where an insert of the model puts it"
-        );
-    }
-
-    #[test]
-    fn a_model_that_stores_its_id_its_own_way_is_not_grouped() {
-        assert!(prepared(&mut Shifted { number: 0 }).is_none());
     }
 }

@@ -10,6 +10,7 @@
 //! - `skip_ahead.rs`: inserts that meet IDs already stored move the counter past them;
 //! - `gapless.rs`: the counter update and the insert in one transaction;
 //! - `gapless_group.rs`: concurrent gapless inserts committed together;
+//! - `round_member.rs`: an insert waiting in a group, and how a round writes its number;
 //! - `first_values.rs`: scope values' first values taken and inserted in rounds, several
 //!   scope values at once;
 //! - `transaction.rs`: the retries and commits of the paths that write in a transaction;
@@ -38,6 +39,7 @@ mod insert;
 mod proxy;
 mod proxy_group;
 mod random_ids;
+mod round_member;
 mod sequential_id;
 mod skip_ahead;
 mod transaction;

@@ -13,7 +13,8 @@
 use mongodb::options::InsertOneOptions;
 use mongodb::Collection;
 
-use super::gapless_group::{join, Member, Round};
+use super::gapless_group::{join, Round};
+use super::round_member::Member;
 use super::sequential_id::SequentialId;
 use super::{document_scope, insert, proxy, skip_ahead};
 use crate::error::Result;
@@ -45,6 +46,7 @@ pub(crate) async fn insert_one<T: SequentialId>(
         seq,
         scope: skip_ahead::scope_filter(&*doc)?,
         shape: None,
+        own: None,
     };
     let Some(_next) = join(member, round, runtime) else {
         return match rx.await {
