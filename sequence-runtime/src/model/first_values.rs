@@ -172,7 +172,7 @@ impl<I> Sent<I> {
 /// `member` numbered `value` of the counter of `slot`, its ID field written as `shape` says;
 /// `None`, the member answered with the error, if the value cannot be its ID.
 fn numbered<T: SequentialId>(
-    member: Member<T::Id>,
+    mut member: Member<T::Id>,
     value: i64,
     slot: &Arc<Slot>,
     shape: Shape,
@@ -183,7 +183,7 @@ fn numbered<T: SequentialId>(
     });
     match rendered {
         Ok((id, stored)) => {
-            let mut doc = member.doc().clone();
+            let mut doc = std::mem::take(&mut member.doc); // the member keeps only its reply
             doc.insert(T::SEQUENCE.id_field, stored);
             Some(Sent { member, id, doc })
         }

@@ -112,7 +112,14 @@ fn malformed(e: mongodb::bson::raw::Error) -> Error {
 /// `doc` serialized as the driver serializes it, with an `_id` (as [`with_fixed_id`] fixes
 /// it), as a document.
 pub(crate) fn fixed_document<T: Serialize>(doc: &T) -> Result<Document> {
-    with_fixed_id(doc)?.to_document().map_err(malformed)
+    fixed_document_and_size(doc).map(|(document, _)| document)
+}
+
+/// [`fixed_document`], with its size serialized in bytes.
+pub(super) fn fixed_document_and_size<T: Serialize>(doc: &T) -> Result<(Document, usize)> {
+    let raw = with_fixed_id(doc)?;
+    let bytes = raw.as_bytes().len();
+    Ok((raw.to_document().map_err(malformed)?, bytes))
 }
 
 /// `doc` serialized as the driver serializes it, as a document.

@@ -16,7 +16,7 @@ use mongodb::Collection;
 use super::gapless_group::{join, Round};
 use super::round_member::Member;
 use super::sequential_id::SequentialId;
-use super::{document_scope, insert, proxy, skip_ahead};
+use super::{document_scope, proxy, skip_ahead};
 use crate::error::Result;
 
 /// `insert_with_id` of a model with a proxy collection whose numbers come from a counter
@@ -40,7 +40,7 @@ pub(crate) async fn insert_one<T: SequentialId>(
     let seq = document_scope::for_document(T::sequence(coll), &*doc)?;
     let (id, issued) = seq.issue_id::<T::Id>().await?;
     doc.set_id(id.clone());
-    let (member, rx) = Member::new(insert::fixed_document(&*doc)?, Some((id, issued.clone())));
+    let (member, rx) = Member::new(&*doc, Some((id, issued.clone())))?;
     let round = Round {
         coll: coll.clone(),
         seq,

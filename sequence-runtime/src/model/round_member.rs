@@ -3,8 +3,8 @@
 //! number before it queued), where its answer goes, and how the ID field stores a number, so
 //! that a round writes the numbers it takes into the documents as the model's serializer would.
 
-use mongodb::bson::oid::ObjectId;
 use mongodb::bson::{Bson, Document};
+use serde::Serialize;
 use tokio::sync::oneshot;
 
 use super::insert;
@@ -29,17 +29,14 @@ pub(super) struct Member<I> {
 }
 
 impl<I> Member<I> {
-    /// The member of `doc` (serialized, given an `_id` if it has none so that the documents of
-    /// a commit of unknown outcome can be looked up), with the number it took if any, and where
-    /// its reply arrives.
-    pub(super) fn new(
-        mut doc: Document,
+    /// The member of `doc` as the driver serializes it (given an `_id` if it has none, so that
+    /// the documents of a commit of unknown outcome can be looked up), with the number it took
+    /// if any, and where its reply arrives.
+    pub(super) fn new<S: Serialize>(
+        doc: &S,
         taken: Option<(I, Issued)>,
-    ) -> (Self, oneshot::Receiver<Reply<I>>) {
-        if !doc.contains_key("_id") {
-            doc.insert("_id", ObjectId::new());
-        }
-        let bytes = mongodb::bson::to_vec(&doc).map_or(0, |b| b.len());
+    ) -> Result<(Self, oneshot::Receiver<Reply<I>>)> {
+        let (doc, bytes) = insert::fixed_document_and_size(doc)?;
         let (reply, rx) = oneshot::channel();
         let member = Member {
             doc,
@@ -48,7 +45,7 @@ impl<I> Member<I> {
             scoped: None,
             reply,
         };
-        (member, rx)
+        Ok((member, rx))
     }
 }
 
@@ -57,11 +54,6 @@ impl<I> Member<I> {
     pub(super) fn in_scope(mut self, seq: Sequence) -> Self {
         self.scoped = Some(seq);
         self
-    }
-
-    /// The document, as serialized, with its placeholder ID.
-    pub(super) fn doc(&self) -> &Document {
-        &self.doc
     }
 
     /// Answers the member.
@@ -123,15 +115,15 @@ pub(super) fn prepare<T: SequentialId>(
     let start = seq.start()?;
     let rendering = seq.issued(start)?.slot.rendering.clone();
     doc.set_id(T::Id::render(start, &rendering)?);
-    let serialized = insert::fixed_document(&*doc)?;
+    let (member, rx) = Member::new(&*doc, None)?;
     let field = T::SEQUENCE.id_field;
-    let Some(shape) = serialized
+    let Some(shape) = member
+        .doc
         .get(field)
         .and_then(|stored| Shape::of(stored, start, &rendering))
     else {
         return Ok(None);
     };
-    let (member, rx) = Member::new(serialized, None);
     Ok(Some((member, rx, shape)))
 }
 
