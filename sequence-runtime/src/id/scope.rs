@@ -2,6 +2,8 @@
 //! `reference_fields`).
 
 use std::cmp::Ordering;
+use std::fmt;
+use std::sync::{Arc, OnceLock};
 
 use mongodb::bson::{Bson, Document};
 use sequence_rules::limits::exact_integer;
@@ -23,9 +25,25 @@ use crate::error::{Error, Result};
 /// assert_eq!(a, b);
 /// assert_eq!(a.fields().map(|(f, _)| f).collect::<Vec<_>>(), ["tenant", "year"]);
 /// ```
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Default)]
 pub struct Scope {
     fields: Vec<(String, Bson)>,
+    /// [`canonical`](Self::canonical), made once for the scope and its clones.
+    canonical: Arc<OnceLock<String>>,
+}
+
+impl PartialEq for Scope {
+    fn eq(&self, other: &Self) -> bool {
+        self.fields == other.fields
+    }
+}
+
+impl fmt::Debug for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Scope")
+            .field("fields", &self.fields)
+            .finish()
+    }
 }
 
 /// Field order of scope documents: by UTF-16 code units, as JavaScript's `Array.sort` orders
@@ -44,6 +62,7 @@ impl Scope {
     pub fn with(mut self, field: impl Into<String>, value: impl Into<Bson>) -> Self {
         let field = field.into();
         let value = value.into();
+        self.canonical = Arc::default();
         match self
             .fields
             .binary_search_by(|(f, _)| field_order(f, &field))
@@ -92,12 +111,15 @@ impl Scope {
 
     /// A string that identifies the scope (numbers normalized as the server compares them).
     pub(crate) fn canonical(&self) -> String {
-        let doc: Document = self
-            .fields
-            .iter()
-            .map(|(f, v)| (f.clone(), normalize(v)))
-            .collect();
-        Bson::Document(doc).into_canonical_extjson().to_string()
+        let canonical = self.canonical.get_or_init(|| {
+            let doc: Document = self
+                .fields
+                .iter()
+                .map(|(f, v)| (f.clone(), normalize(v)))
+                .collect();
+            Bson::Document(doc).into_canonical_extjson().to_string()
+        });
+        canonical.clone()
     }
 
     /// Checks the field names against the fields a sequence is scoped by.
@@ -180,6 +202,30 @@ fn normalize(value: &Bson) -> Bson {
 mod tests {
     use super::*;
     use mongodb::bson::doc;
+
+    #[test]
+    fn the_canonical_string_follows_the_fields_after_it_was_made() {
+        let one = Scope::new().with("tenant", 1_i32);
+        let made = one.canonical();
+        assert_eq!(made, Scope::new().with("tenant", 1.0).canonical());
+        let two = one.clone().with("year", 2025);
+        assert_ne!(two.canonical(), made);
+        assert_eq!(
+            two.canonical(),
+            Scope::new()
+                .with("year", 2025)
+                .with("tenant", 1_i64)
+                .canonical()
+        );
+        let replaced = one.clone().with("tenant", 2);
+        assert_ne!(replaced.canonical(), made);
+        assert_eq!(one.canonical(), made);
+        assert_eq!(
+            one,
+            Scope::new().with("tenant", 1_i32),
+            "equal whether made or not"
+        );
+    }
 
     #[test]
     fn operators_are_escaped_one_to_one() {

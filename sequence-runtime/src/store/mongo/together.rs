@@ -67,7 +67,7 @@ impl MongoStore {
         results: &mut [Option<Result<Reservation>>],
     ) -> std::result::Result<(), String> {
         let failure = |e: Error| e.to_string();
-        let round = self.round(wanted, bounds).await.map_err(failure)?;
+        let mut round = self.round(wanted, bounds).await.map_err(failure)?;
         if round.sent.is_empty() {
             return Ok(());
         }
@@ -197,9 +197,10 @@ struct Round {
 }
 
 impl Round {
-    /// The `update` command of the round's statements on `collection`.
-    fn command(&self, collection: &str) -> Document {
-        doc! { "update": collection, "updates": self.updates.clone(), "ordered": false }
+    /// The `update` command of the round's statements on `collection` (which it takes).
+    fn command(&mut self, collection: &str) -> Document {
+        let updates = std::mem::take(&mut self.updates);
+        doc! { "update": collection, "updates": updates, "ordered": false }
     }
 
     /// The filter of the counters that statements not in `failed` moved without creating them
