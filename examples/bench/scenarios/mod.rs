@@ -17,7 +17,10 @@ use crate::measure::{BatchSize, Scenario, Work};
 use gapless::insert_gapless;
 use insert_many::{insert_many_with_ids, plain_insert_many};
 use inserts::{counter_w1_insert, insert_with_id, naive_counter_insert};
-use models::{BAuto, BCrockford, BLuhn, BProxy, BProxyGapless, BSqids, Sharded, B1, B1000, B25};
+use models::{
+    BAuto, BCrockford, BLuhn, BProxy, BProxyGapless, BSqids, Scoped, ScopedOne, Sharded, B1, B1000,
+    B25,
+};
 use next_id::next_id;
 use processes::{gapless_2p, gapless_4p, proxy_2p};
 use scoped::insert_scoped;
@@ -109,19 +112,31 @@ pub const SCENARIOS: &[Scenario] = &[
         "insert_with_id_scoped_10",
         BatchSize::Fixed(25),
         Work::Docs,
-        insert_scoped::<10>,
+        insert_scoped::<Scoped, 10>,
     ),
     Scenario::new(
         "insert_with_id_scoped_1000",
         BatchSize::Fixed(25),
         Work::Docs,
-        insert_scoped::<1000>,
+        insert_scoped::<Scoped, 1000>,
     ),
     Scenario::new(
         "insert_with_id_scoped_100000",
         BatchSize::Fixed(25),
         Work::Docs,
-        insert_scoped::<100_000>,
+        insert_scoped::<Scoped, 100_000>,
+    ),
+    Scenario::new(
+        "insert_with_id_scoped_10_batch1",
+        BatchSize::Fixed(1),
+        Work::Docs,
+        insert_scoped::<ScopedOne, 10>,
+    ),
+    Scenario::new(
+        "insert_with_id_scoped_1000_batch1",
+        BatchSize::Fixed(1),
+        Work::Docs,
+        insert_scoped::<ScopedOne, 1000>,
     ),
     Scenario::new(
         "insert_with_id_gapless",

@@ -79,14 +79,44 @@ pub struct Scoped {
     pub fields: Plain,
 }
 
-impl Scoped {
-    /// The `n`-th document of a run over `tenants` tenants: the tenant drawn uniformly by a
-    /// hash of `n`.
-    pub fn sample(n: u64, tenants: u64) -> Self {
-        let spread = n.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 16;
+/// [`Scoped`] without a batch: every insert takes its tenant's next value where it inserts.
+#[derive(Debug, Serialize, SequentialId)]
+#[seq(name = "bench_scoped_one", scope = "tenant")]
+pub struct ScopedOne {
+    #[seq(id)]
+    pub number: i64,
+    pub tenant: i64,
+    #[serde(flatten)]
+    pub fields: Plain,
+}
+
+/// A model numbered per tenant, sampled over a number of tenants.
+pub trait TenantSample {
+    /// The `n`-th document of a run over `tenants` tenants.
+    fn sample(n: u64, tenants: u64) -> Self;
+}
+
+/// The tenant of the `n`-th document of a run over `tenants`: drawn uniformly by a hash of `n`.
+fn tenant_of(n: u64, tenants: u64) -> i64 {
+    let spread = n.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 16;
+    (spread % tenants) as i64
+}
+
+impl TenantSample for Scoped {
+    fn sample(n: u64, tenants: u64) -> Self {
         Scoped {
             number: 0,
-            tenant: (spread % tenants) as i64,
+            tenant: tenant_of(n, tenants),
+            fields: Plain::sample(n),
+        }
+    }
+}
+
+impl TenantSample for ScopedOne {
+    fn sample(n: u64, tenants: u64) -> Self {
+        ScopedOne {
+            number: 0,
+            tenant: tenant_of(n, tenants),
             fields: Plain::sample(n),
         }
     }
