@@ -206,10 +206,11 @@ async fn a_first_value_skips_past_a_stored_number() {
     assert_eq!(counter_of(&coll, "imported").await, Some(2));
 }
 
-/// On a standalone server (no transactions) first tickets are numbered as before, each
-/// tenant's first 1 and its second 2.
+/// On a standalone server (no replica set, no transactions) first tickets inserted at once are
+/// numbered as on a replica set (the rounds need no transaction): each tenant's first 1 and
+/// its second 2.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_standalone_server_takes_first_values_alone() {
+async fn first_values_on_a_standalone_server() {
     let server = common::standalone_server().await;
     let client = server.client().await;
     let coll = tickets(&client.database("first_values_standalone")).await;

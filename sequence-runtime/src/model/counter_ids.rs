@@ -15,8 +15,8 @@ use crate::sequence::{Issued, Sequence};
 
 /// Takes the next number for `doc` (from this process's cache of a plain counter when it has
 /// one), stores it in the ID field and inserts `doc`; skips ahead if a stored document has
-/// that ID. The first value of a scope value is taken in the transaction of its insert (see
-/// `first_values.rs`).
+/// that ID. A scope value's first value is taken and inserted in a round with the first values
+/// of other scope values (see `first_values.rs`).
 pub(crate) async fn insert_one<T: SequentialId>(
     doc: &mut T,
     coll: &Collection<T>,
