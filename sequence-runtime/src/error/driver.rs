@@ -301,7 +301,8 @@ pub(crate) fn collisions_on_id(err: &mongodb::error::Error) -> Option<Vec<usize>
 }
 
 /// Whether a failed write may nevertheless have been applied, or was not applied for a reason
-/// that goes away (a connection dropped, an election, an unconfirmed write concern).
+/// that goes away (a connection dropped, an election, an unconfirmed write concern, also of an
+/// `insert_many` without a write error).
 pub(crate) fn outcome_unknown(err: &mongodb::error::Error) -> bool {
     err.contains_label(RETRYABLE_WRITE_ERROR)
         || matches!(
@@ -310,6 +311,12 @@ pub(crate) fn outcome_unknown(err: &mongodb::error::Error) -> bool {
                 | ErrorKind::ConnectionPoolCleared { .. }
                 | ErrorKind::Write(WriteFailure::WriteConcernError(_))
         )
+        || insert_many_unconfirmed(err)
+}
+
+/// Whether an `insert_many` failed only on its write concern: no document was refused.
+fn insert_many_unconfirmed(err: &mongodb::error::Error) -> bool {
+    matches!(&*err.kind, ErrorKind::InsertMany(e) if e.write_concern_error.is_some() && e.write_errors.as_ref().is_none_or(Vec::is_empty))
 }
 
 /// Whether a statement of a transaction met a document that another transaction holds.
@@ -333,7 +340,7 @@ pub(crate) fn statement_transient(err: &mongodb::error::Error) -> bool {
             &*err.kind,
             ErrorKind::Write(WriteFailure::WriteConcernError(_))
         )
-        || matches!(&*err.kind, ErrorKind::InsertMany(e) if e.write_concern_error.is_some() && e.write_errors.as_ref().is_none_or(Vec::is_empty))
+        || insert_many_unconfirmed(err)
 }
 
 /// Whether the result of a commit is unknown, so that the commit alone may be retried.
@@ -447,6 +454,15 @@ mod tests {
             ErrorKind::Write(WriteFailure::WriteConcernError(wce)).into();
         assert!(outcome_unknown(&wce));
         assert!(!outcome_unknown(&command(11000, "dup")));
+        let insert_many = |e: mongodb::bson::Document| -> mongodb::error::Error {
+            ErrorKind::InsertMany(from_document(e).unwrap()).into()
+        };
+        let concern = doc! { "code": 64, "errmsg": "waiting for replication timed out" };
+        let unconfirmed = insert_many(doc! { "writeConcernError": concern.clone() });
+        assert!(outcome_unknown(&unconfirmed) && statement_transient(&unconfirmed));
+        let refused = doc! { "index": 0, "code": 11000, "errmsg": "dup" };
+        let refused = insert_many(doc! { "writeErrors": [refused], "writeConcernError": concern });
+        assert!(!outcome_unknown(&refused) && !statement_transient(&refused));
         assert!(!transaction_transient(&io) && !commit_unknown(&io));
     }
 

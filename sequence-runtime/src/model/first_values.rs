@@ -21,7 +21,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use mongodb::bson::{Document, RawDocumentBuf};
-use mongodb::error::ErrorKind;
 use mongodb::options::InsertOneOptions;
 use mongodb::Collection;
 use sequence_rules::{Strategy, Unique};
@@ -210,7 +209,7 @@ async fn insert_all<T: SequentialId>(coll: &Collection<T>, mut sending: Vec<Sent
             return;
         };
         match insert_many_failed_at(&e) {
-            Some(at) if !unconfirmed(&e) => {
+            Some(at) => {
                 sending.drain(..at).for_each(Sent::inserted);
                 let failed = sending.remove(0);
                 if unknown > 0 && is_duplicate_key(&e) {
@@ -240,7 +239,7 @@ async fn insert_all<T: SequentialId>(coll: &Collection<T>, mut sending: Vec<Sent
                     failed.member.answer(Err(e));
                 }
             }
-            _ if (outcome_unknown(&e) || unconfirmed(&e)) && unknown < INSERT_ATTEMPTS => {
+            _ if outcome_unknown(&e) && unknown < INSERT_ATTEMPTS => {
                 tracing::debug!(target: INSERT, error = %e, documents = sending.len(), "Inserts resent");
                 unknown += 1;
                 tokio::time::sleep(insert::backoff(unknown + 1)).await;
@@ -254,12 +253,6 @@ async fn insert_all<T: SequentialId>(coll: &Collection<T>, mut sending: Vec<Sent
             }
         }
     }
-}
-
-/// Whether `e` is an `insert_many`'s that stored its documents but could not confirm its write
-/// concern.
-fn unconfirmed(e: &mongodb::error::Error) -> bool {
-    matches!(&*e.kind, ErrorKind::InsertMany(m) if m.write_concern_error.is_some() && m.write_errors.is_none())
 }
 
 /// What is stored under the `_id` of `doc`, as `insert.rs` tells it.
