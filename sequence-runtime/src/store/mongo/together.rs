@@ -88,10 +88,11 @@ impl MongoStore {
         // A statement that failed (a concurrent first upsert, a counter without room or
         // corrupt) moved nothing: its counter is reserved alone.
         let failed = statements_in(&reply, "writeErrors");
-        for (i, reserved) in self.created(&round, &reply, wanted, bounds) {
+        let created = statements_in(&reply, "upserted");
+        for (i, reserved) in self.created(&round, &created, wanted, bounds) {
             results[i] = Some(reserved);
         }
-        let Some(filter) = round.marks(&self.layout, wanted, &failed, &reply) else {
+        let Some(filter) = round.marks(&self.layout, wanted, &failed, &created) else {
             self.ensure_recorded().await;
             return Ok(());
         };
@@ -145,21 +146,20 @@ impl MongoStore {
         Ok(round)
     }
 
-    /// The reservations of the counters the round's `update` (answered `reply`) created: a new
-    /// counter holds the values from the start, as the statement wrote them, so it is not read
-    /// back.
+    /// The reservations of the counters the round's `update` created (its statements
+    /// `created`): a new counter holds the values from the start, as the statement wrote them,
+    /// so it is not read back.
     fn created(
         &self,
         round: &Round,
-        reply: &Document,
+        created: &HashSet<usize>,
         wanted: &[(CounterKey, u64)],
         bounds: Bounds,
     ) -> Vec<(usize, Result<Reservation>)> {
         let before_start = self.storable(bounds).before_start() + self.layout.offset();
         let field = &self.layout.field;
-        let created = statements_in(reply, "upserted").into_iter();
-        let created = created.filter_map(|statement| round.sent.get(statement).copied());
-        created
+        (created.iter())
+            .filter_map(|&statement| round.sent.get(statement).copied())
             .map(|i| {
                 let (key, n) = &wanted[i];
                 let left = doc! { field: Bson::Int64(before_start + *n as i64) };
@@ -203,16 +203,15 @@ impl Round {
         doc! { "update": collection, "updates": updates, "ordered": false }
     }
 
-    /// The filter of the counters that statements not in `failed` moved without creating them
-    /// (`reply` tells which it created), as this round left them; `None` if there are none.
+    /// The filter of the counters that statements neither `failed` nor `created` moved, as this
+    /// round left them; `None` if there are none.
     fn marks(
         &self,
         layout: &CounterLayout,
         wanted: &[(CounterKey, u64)],
         failed: &HashSet<usize>,
-        reply: &Document,
+        created: &HashSet<usize>,
     ) -> Option<Document> {
-        let created = statements_in(reply, "upserted");
         let moved: Vec<Document> = (self.sent.iter().enumerate())
             .filter(|(statement, _)| !failed.contains(statement) && !created.contains(statement))
             .map(|(_, &i)| layout.id_filter(&wanted[i].0))
