@@ -83,7 +83,7 @@ fn env_num(name: &str) -> u64 {
 /// The documents of the crash test of first values: numbered per tenant in a field without a
 /// unique index (a number given twice to a tenant would be stored twice). Each new process
 /// meets every tenant for the first time, so most of its inserts take their tenant's first
-/// value in a transaction of first values.
+/// value in a round of first values.
 #[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
 #[seq(name = "tenant_crash", scope = "tenant", batch = 10)]
 struct TenantJob {

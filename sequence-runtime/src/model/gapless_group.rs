@@ -263,16 +263,6 @@ async fn rounds<T: SequentialId>(queue: Arc<Queue<T::Id>>, round: Round<T>) {
             let mut state = queue.lock();
             next_round(&mut state.waiting)
         };
-        if round.own.is_none() {
-            tracing::debug!(
-                target: GAPLESS,
-                sequence = %round.seq.options().name,
-                counter = %round.seq.base_key(),
-                inserts = members.len(),
-                "Gapless group committing"
-            );
-            round.seq.record_group(members.len());
-        }
         if round.commit_all(members).await {
             tokio::time::sleep(YIELD).await;
         }
@@ -300,6 +290,14 @@ impl<T: SequentialId> Round<T> {
             (own.commit)(self, members).await;
             return false;
         }
+        tracing::debug!(
+            target: GAPLESS,
+            sequence = %self.seq.options().name,
+            counter = %self.seq.base_key(),
+            inserts = members.len(),
+            "Gapless group committing"
+        );
+        self.seq.record_group(members.len());
         let mut body = Group {
             round: self,
             members: &mut members,

@@ -47,9 +47,7 @@ impl<I> Member<I> {
         };
         Ok((member, rx))
     }
-}
 
-impl<I> Member<I> {
     /// The member as the first value of the scope value `seq` is in.
     pub(super) fn in_scope(mut self, seq: Sequence) -> Self {
         self.scoped = Some(seq);
