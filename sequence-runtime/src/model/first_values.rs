@@ -4,7 +4,7 @@
 //! round trip to its counter before its insert. Here such inserts of a model's collection that
 //! wait at the same time go in rounds (the queues of `gapless_group.rs`, one group per model and
 //! collection across its scope values, several rounds in flight): a round takes the values of
-//! all its scope values with one reservation of several counters at once (one `update`, see
+//! all its scope values with one reservation of several counters at once (see
 //! `CounterStore::reserve_many`) and inserts the documents with one ordered `insert_many`. No
 //! transaction holds a counter: a process killed mid-round leaves at most unused values, as a
 //! killed reservation does.

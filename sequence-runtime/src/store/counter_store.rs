@@ -70,9 +70,11 @@ pub trait CounterStore: Debug + Send + Sync + 'static {
     /// scope values are taken together.
     ///
     /// The provided implementation reserves them one after another. `MongoStore` moves them
-    /// all with one `update` command and reads the values it left with one `find`; a counter
-    /// whose reservation another writer overtook before the read is reserved again alone (the
-    /// values of the first reservation stay unused).
+    /// all with one `update` command and reads the values it left with one `find`, and in its
+    /// own layout inserts the counters it expects missing beside that `update` (a counter met
+    /// stored is updated after, one not found inserted after); a counter whose reservation
+    /// another writer overtook before the read is reserved again alone (the values of the
+    /// first reservation stay unused).
     fn reserve_many<'a>(
         &'a self,
         wanted: &'a [(CounterKey, u64)],

@@ -1,6 +1,7 @@
 //! The one guarded update of a counter document in MongoDB: the filter and the update of a
 //! `findAndModify` that reserves values (or moves the counter up to a floor) only where they
-//! fit, and writes nothing otherwise.
+//! fit, and writes nothing otherwise; and the same reservation as a statement of a round of
+//! several counters, whose room is checked by the update itself.
 
 use mongodb::bson::{doc, Bson, Document};
 use sequence_rules::limits::MAX_EXACT_DOUBLE;
@@ -13,6 +14,28 @@ use crate::id::{Bounds, CounterKey};
 pub(super) struct CounterMove {
     pub(super) n: u64,
     pub(super) floor: Option<i64>,
+}
+
+/// The stored values from which a reservation of `n` values fits: integers in `[low, high]`,
+/// doubles in `[double_low, double_high]` (where the sum stays an exact integer).
+struct Room {
+    low: i64,
+    high: i64,
+    double_low: i64,
+    double_high: i64,
+}
+
+impl Room {
+    fn new(layout: &CounterLayout, n: u64, bounds: Bounds, highest_last: i64) -> Self {
+        let off = layout.offset();
+        let (low, high) = (bounds.before_start() + off, highest_last + off);
+        Room {
+            low,
+            high,
+            double_low: low.max(-MAX_EXACT_DOUBLE),
+            double_high: high.min(MAX_EXACT_DOUBLE.saturating_sub(n as i64)),
+        }
+    }
 }
 
 /// The filter and the update of a step of `key` whose last issued value may be at most
@@ -36,20 +59,20 @@ pub(super) fn reservation(
     let off = layout.offset();
     let field = &layout.field;
     let mut filter = layout.key_filter(key);
-    let (low, high) = (bounds.before_start() + off, highest_last + off);
+    let room = Room::new(layout, n, bounds, highest_last);
     filter.insert(
         "$or",
         vec![
             doc! { field: {
                 "$type": ["int", "long"],
-                "$gte": low,
-                "$lte": high,
+                "$gte": room.low,
+                "$lte": room.high,
                 "$not": { "$type": "array" },
             } },
             doc! { field: {
                 "$type": "double",
-                "$gte": low.max(-MAX_EXACT_DOUBLE),
-                "$lte": high.min(MAX_EXACT_DOUBLE.saturating_sub(n as i64)),
+                "$gte": room.double_low,
+                "$lte": room.double_high,
                 "$not": { "$type": "array" },
             } },
         ],
@@ -75,6 +98,65 @@ pub(super) fn reservation(
         set.insert(name, kept);
     }
     (filter, vec![doc! { "$set": set }])
+}
+
+/// The filter and the update of a reservation of `n` values of `key` in a round of several
+/// counters, writing `mark` beside the counter (`"$$to"` in it stands for the value the
+/// reservation left).
+///
+/// The filter is the counter's key alone, so that the server finds a counter keyed by `_id`
+/// directly, without planning a query; the update checks the room that the filter of
+/// [`reservation`] checks. Where the counter has no room (or holds anything but an integer, or
+/// a double that stays exact, or nothing), it leaves the document as it was, mark included, so
+/// that nothing is written. Only a document an upsert is creating (found by other fields than
+/// `_id`, it has no `_id` yet) starts without the counter field.
+pub(super) fn marked_reservation(
+    layout: &CounterLayout,
+    key: &CounterKey,
+    n: u64,
+    bounds: Bounds,
+    highest_last: i64,
+    (mark_field, mark): (&str, Document),
+) -> (Document, Vec<Document>) {
+    let filter = layout.key_filter(key);
+    let room = Room::new(layout, n, bounds, highest_last);
+    let kind = doc! { "$type": "$$v" };
+    let between = |low: i64, high: i64| {
+        vec![
+            doc! { "$gte": ["$$v", low] },
+            doc! { "$lte": ["$$v", high] },
+        ]
+    };
+    let mut exact = between(room.double_low, room.double_high);
+    exact.push(doc! { "$eq": ["$$v", { "$trunc": "$$v" }] });
+    let new = doc! { "$eq": [{ "$type": "$_id" }, "missing"] };
+    let room_left = doc! { "$switch": {
+        "branches": [
+            { "case": { "$in": [kind.clone(), ["int", "long"]] },
+              "then": { "$and": between(room.low, room.high) } },
+            { "case": { "$eq": [kind.clone(), "double"] }, "then": { "$and": exact } },
+            { "case": { "$eq": [kind, "missing"] }, "then": new },
+        ],
+        "default": false,
+    } };
+    let start = Bson::Int64(bounds.before_start() + layout.offset());
+    let mut set = doc! { &layout.field: "$$to" };
+    for (name, value) in layout.on_insert(key) {
+        set.insert(
+            name.clone(),
+            doc! { "$ifNull": [format!("${name}"), { "$literal": value }] },
+        );
+    }
+    set.insert(mark_field, mark);
+    let moved = doc! { "$let": {
+        "vars": { "to": { "$add": [{ "$ifNull": ["$$v", start] }, Bson::Int64(n as i64)] } },
+        "in": { "$mergeObjects": ["$$ROOT", set] },
+    } };
+    let update = doc! { "$replaceWith": { "$let": {
+        "vars": { "v": format!("${}", layout.field) },
+        "in": { "$cond": [room_left, moved, "$$ROOT"] },
+    } } };
+    (filter, vec![update])
 }
 
 #[cfg(test)]

@@ -123,6 +123,12 @@ impl CounterLayout {
         self.stores.offset()
     }
 
+    /// Whether a counter document is found by its `_id` alone (the key), as in this crate's
+    /// layout.
+    pub(crate) fn finds_by_id(&self) -> bool {
+        matches!(self.finder, Finder::Id)
+    }
+
     /// The unique index the counters need, for the layouts that find them by other fields than
     /// `_id`.
     pub(crate) fn key_index(&self) -> Option<KeyIndex> {

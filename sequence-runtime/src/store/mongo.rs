@@ -22,6 +22,7 @@ use crate::id::{Bounds, CounterKey, IdRange};
 use crate::observability::{RESERVE, STORE};
 use crate::options::SequenceOptions;
 use crate::store::layout::{CounterLayout, KeyIndex};
+use known_counters::KnownCounters;
 
 /// How often a reservation is retried after a duplicate-key error from a concurrent first
 /// upsert of the same counter.
@@ -32,6 +33,7 @@ const UPSERT_RETRIES: u32 = 5;
 const WAITED_FIELD: &str = "waited";
 
 mod key_index;
+mod known_counters;
 mod periods;
 mod together;
 
@@ -67,6 +69,8 @@ pub struct MongoStore {
     deployment: Deployment,
     /// The record of the sequence to write beside the counters before the first write.
     record: Option<Arc<SequenceRecord>>,
+    /// Which counters exist, as far as rounds of several counters know.
+    known: Arc<KnownCounters>,
 }
 
 impl MongoStore {
@@ -112,6 +116,7 @@ impl MongoStore {
             layout,
             deployment,
             record: None,
+            known: Arc::default(),
         })
     }
 

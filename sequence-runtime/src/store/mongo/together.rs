@@ -1,11 +1,22 @@
-//! Reservations of many counters at once (the first values of many scope values): one `update`
-//! command moves every counter with the guarded update of a single reservation, each statement
-//! also writing which round and statement moved it last and the value it left; one `find`
-//! reads those values back, except for the counters the `update` created (its reply lists
-//! them): a created counter holds exactly what its statement reserved. A counter whose
-//! statement failed, or whose mark another writer overwrote before the read, is reserved again
-//! alone; the values of an overtaken statement stay unused, as those of a reservation lost in a
-//! crash.
+//! Reservations of many counters at once (the first values and refills of many scope values).
+//!
+//! A counter is reserved in an `update` of all such counters with one statement each, which
+//! finds its counter by key (directly by `_id` in this crate's layout), checks its room in the
+//! update (a counter without room, or corrupt, is left as it was) and writes which round and
+//! statement moved it last and the value it left; one `find` then reads those values back.
+//!
+//! In the layouts that find counters by other fields the statements upsert, and a counter the
+//! `update` created (its reply lists them) holds exactly what its statement reserved, so it is
+//! not read back. In the layouts that find counters by `_id` they do not upsert: a counter
+//! expected missing (not reserved from lately by this store, while those it did not know were
+//! mostly missing last time, see [`known_counters`](super::known_counters)) is inserted
+//! instead, holding its values, in an `insert` sent beside the `update`; then a counter the
+//! insert met stored is updated, one the update did not find is inserted, again side by side.
+//!
+//! A counter left after that (corrupt, without room, overtaken by another writer before the
+//! read-back, met by a concurrent first insert) is reserved alone, which says why if it cannot
+//! give values. The values of an overtaken statement stay unused, as those of a reservation
+//! lost in a crash.
 
 use std::collections::HashSet;
 
@@ -15,11 +26,10 @@ use mongodb::bson::oid::ObjectId;
 use mongodb::bson::{doc, Bson, Document};
 use mongodb::options::{ReadPreference, SelectionCriteria};
 
-use super::super::guarded_update::{reservation, CounterMove};
-use super::super::layout::CounterLayout;
+use super::super::guarded_update::marked_reservation;
 use super::MongoStore;
-use crate::error::driver::Access;
-use crate::error::{Error, Result};
+use crate::error::driver::{Access, DUPLICATE_KEY_CODES};
+use crate::error::Result;
 use crate::id::bson_integer;
 use crate::id::{Bounds, CounterKey};
 use crate::observability::RESERVE;
@@ -57,115 +67,232 @@ impl MongoStore {
         results.into_iter().flatten().collect()
     }
 
-    /// Moves the counters of `wanted` in one `update` and fills `results` with the reservations
-    /// read back; leaves `None` where a counter is to be reserved alone, and says why none
-    /// was read back if so.
+    /// Reserves the counters of `wanted` in a round and fills `results` with what it reserved;
+    /// leaves `None` where a counter is to be reserved alone, and says why if a step failed.
     async fn move_together(
         &self,
         wanted: &[(CounterKey, u64)],
         bounds: Bounds,
         results: &mut [Option<Result<Reservation>>],
     ) -> std::result::Result<(), String> {
-        let failure = |e: Error| e.to_string();
-        let mut round = self.round(wanted, bounds).await.map_err(failure)?;
-        if round.sent.is_empty() {
-            return Ok(());
-        }
-        let mut command = round.command(self.collection.name());
-        if let Some(concern) = self.collection.write_concern() {
-            let concern = mongodb::bson::to_bson(concern).map_err(|e| e.to_string())?;
-            command.insert("writeConcern", concern);
-        }
-        let reply = self
-            .database()
-            .run_command(command)
+        let round = self
+            .round(wanted, bounds)
             .await
-            .map_err(|e| failure(self.error(e, Access::Reserve)))?;
-        // Moved, but not as durably as asked: alone, each gets its answer.
-        if let Ok(concern) = reply.get_document("writeConcernError") {
-            return Err(format!("write concern failed: {concern}"));
-        }
-        // A statement that failed (a concurrent first upsert, a counter without room or
-        // corrupt) moved nothing: its counter is reserved alone.
-        let failed = statements_in(&reply, "writeErrors");
-        let created = statements_in(&reply, "upserted");
-        for (i, reserved) in self.created(&round, &created, wanted, bounds) {
-            results[i] = Some(reserved);
-        }
-        let Some(filter) = round.marks(&self.layout, wanted, &failed, &created) else {
-            self.ensure_recorded().await;
-            return Ok(());
+            .map_err(|e| e.to_string())?;
+        let by_id = self.layout.finds_by_id();
+        let unknown: HashSet<usize> = (round.sent.iter().copied())
+            .filter(|&i| by_id && !self.known.knows(&wanted[i].0))
+            .collect();
+        let expect_missing = self.known.unknown_missing();
+        let (insert, update): (Vec<usize>, Vec<usize>) =
+            (round.sent.iter()).partition(|&i| expect_missing && unknown.contains(i));
+        // Counters expected missing are inserted, the others updated; those that turn out
+        // stored, or missing, take the other way; the rest are reserved alone.
+        let (inserted, updated) = tokio::join!(
+            self.insert_counters(&round, &insert, wanted),
+            self.update_counters(&round, &update, wanted),
+        );
+        let mut created = 0;
+        let mut failure = None;
+        let mut step = |outcome: std::result::Result<Moved, String>, inserted: bool| match outcome {
+            Ok(moved) => {
+                for (i, reserved) in moved.reserved {
+                    created += usize::from(inserted && unknown.contains(&i) && reserved.is_ok());
+                    results[i] = Some(reserved);
+                }
+                moved.other_way
+            }
+            Err(why) => {
+                failure = Some(why);
+                Vec::new()
+            }
         };
+        let (stored, missing) = (step(inserted, true), step(updated, false));
+        let missing = if by_id { missing } else { Vec::new() };
+        let (updated, inserted) = tokio::join!(
+            self.update_counters(&round, &stored, wanted),
+            self.insert_counters(&round, &missing, wanted),
+        );
+        step(updated, false);
+        step(inserted, true);
+        if by_id {
+            self.known.found(unknown.len(), created);
+            let reserved = results.iter().zip(wanted);
+            let reserved = reserved.filter(|(r, _)| r.as_ref().is_some_and(|r| r.is_ok()));
+            self.known.remember(reserved.map(|(_, (key, _))| key));
+        }
+        self.ensure_recorded().await;
+        failure.map_or(Ok(()), Err)
+    }
+
+    /// The round of the counters of `wanted`: every counter with room for its values whose
+    /// layout checks (the others are reserved alone, which says why).
+    async fn round(&self, wanted: &[(CounterKey, u64)], bounds: Bounds) -> Result<Round> {
+        self.ensure_key_index().await?;
+        let storable = self.storable(bounds);
+        let checked = join_all(wanted.iter().map(|(key, _)| self.ensure_one_counter(key))).await;
+        let sent = (wanted.iter().zip(checked).enumerate())
+            .filter(|(_, ((_, n), checked))| {
+                storable.highest_last_for(*n).is_some() && checked.is_ok()
+            })
+            .map(|(i, _)| i)
+            .collect();
+        Ok(Round {
+            id: ObjectId::new(),
+            storable,
+            sent,
+        })
+    }
+
+    /// Inserts the counters `these` of `wanted` as new documents holding their values; those
+    /// that exist already are to be updated.
+    async fn insert_counters(
+        &self,
+        round: &Round,
+        these: &[usize],
+        wanted: &[(CounterKey, u64)],
+    ) -> std::result::Result<Moved, String> {
+        if these.is_empty() {
+            return Ok(Moved::default());
+        }
+        let start = round.storable.before_start() + self.layout.offset();
+        let documents: Vec<Document> = (these.iter())
+            .map(|&i| {
+                let (key, n) = &wanted[i];
+                let last = Bson::Int64(start + *n as i64);
+                let mut counter = self.layout.key_filter(key);
+                counter.insert(&self.layout.field, last.clone());
+                counter.extend(self.layout.on_insert(key));
+                counter.insert(ROUND_FIELD, round.mark(i, last));
+                counter
+            })
+            .collect();
+        let collection = self.collection.name();
+        let reply = self
+            .run(doc! { "insert": collection, "documents": documents, "ordered": false })
+            .await?;
+        let failed = statements_in(&reply, "writeErrors");
+        let mut moved = Moved {
+            other_way: (failed.iter())
+                .filter(|(_, code)| DUPLICATE_KEY_CODES.contains(code))
+                .filter_map(|&(statement, _)| these.get(statement).copied())
+                .collect(),
+            reserved: Vec::with_capacity(these.len()),
+        };
+        let failed: HashSet<usize> = failed.into_iter().map(|(s, _)| s).collect();
+        for (_, &i) in (these.iter().enumerate()).filter(|(s, _)| !failed.contains(s)) {
+            moved.reserved.push((i, self.fresh(round, &wanted[i])));
+        }
+        Ok(moved)
+    }
+
+    /// Moves the counters `these` of `wanted` in one `update`; those it did not find (by
+    /// `_id`) or did not move are to be inserted (their statement did not fail).
+    async fn update_counters(
+        &self,
+        round: &Round,
+        these: &[usize],
+        wanted: &[(CounterKey, u64)],
+    ) -> std::result::Result<Moved, String> {
+        if these.is_empty() {
+            return Ok(Moved::default());
+        }
+        let upsert = !self.layout.finds_by_id();
+        let updates: Vec<Document> = (these.iter())
+            .map(|&i| {
+                let (key, n) = &wanted[i];
+                let highest = round.storable.highest_last_for(*n).unwrap_or(i64::MIN);
+                let mark = (ROUND_FIELD, round.mark(i, "$$to".into()));
+                let (q, u) =
+                    marked_reservation(&self.layout, key, *n, round.storable, highest, mark);
+                doc! { "q": q, "u": u, "upsert": upsert }
+            })
+            .collect();
+        let collection = self.collection.name();
+        let reply = self
+            .run(doc! { "update": collection, "updates": updates, "ordered": false })
+            .await?;
+        // A statement that failed (a concurrent first upsert, a counter whose fixed fields
+        // differ) moved nothing: its counter is reserved alone.
+        let failed: HashSet<usize> = (statements_in(&reply, "writeErrors").into_iter())
+            .map(|(statement, _)| statement)
+            .collect();
+        let created: HashSet<usize> = (statements_in(&reply, "upserted").into_iter())
+            .map(|(statement, _)| statement)
+            .collect();
+        let mut moved = Moved::default();
+        let mut read = Vec::with_capacity(these.len());
+        for (statement, &i) in these.iter().enumerate() {
+            if created.contains(&statement) {
+                moved.reserved.push((i, self.fresh(round, &wanted[i])));
+            } else if !failed.contains(&statement) {
+                read.push(i);
+            }
+        }
+        let matched = reply.get("n").and_then(bson_integer).unwrap_or(i64::MAX);
+        if matched > created.len() as i64 && !read.is_empty() {
+            moved
+                .reserved
+                .extend(self.read_marks(round, &read, wanted).await?);
+        }
+        let read_back: HashSet<usize> = moved.reserved.iter().map(|(i, _)| *i).collect();
+        moved.other_way = read
+            .into_iter()
+            .filter(|i| !read_back.contains(i))
+            .collect();
+        Ok(moved)
+    }
+
+    /// The reservations of the counters `these` of `wanted` that `round` moved, read back.
+    async fn read_marks(
+        &self,
+        round: &Round,
+        these: &[usize],
+        wanted: &[(CounterKey, u64)],
+    ) -> std::result::Result<Vec<(usize, Result<Reservation>)>, String> {
+        let failure = |e| self.error(e, Access::Read).to_string();
+        let moved: Vec<Document> = (these.iter())
+            .map(|&i| self.layout.id_filter(&wanted[i].0))
+            .collect();
+        let filter = doc! { "$or": moved, format!("{ROUND_FIELD}.round"): round.id };
         let mut found = self
             .collection
             .find(filter)
             .selection_criteria(SelectionCriteria::ReadPreference(ReadPreference::Primary))
             .await
-            .map_err(|e| failure(self.error(e, Access::Read)))?;
-        while let Some(doc) = found
-            .try_next()
+            .map_err(failure)?;
+        let mut reserved = Vec::with_capacity(these.len());
+        while let Some(doc) = found.try_next().await.map_err(failure)? {
+            reserved.extend(self.read_mark(wanted, &doc));
+        }
+        Ok(reserved)
+    }
+
+    /// Runs a write `command` on the counters' database with their write concern; a write
+    /// concern that failed fails it (done, but not as durably as asked: alone, each counter
+    /// gets its answer).
+    async fn run(&self, mut command: Document) -> std::result::Result<Document, String> {
+        if let Some(concern) = self.collection.write_concern() {
+            let concern = mongodb::bson::to_bson(concern).map_err(|e| e.to_string())?;
+            command.insert("writeConcern", concern);
+        }
+        let db = self.collection.namespace().db;
+        let reply = (self.collection.client().database(&db))
+            .run_command(command)
             .await
-            .map_err(|e| failure(self.error(e, Access::Read)))?
-        {
-            if let Some((i, reserved)) = self.read_mark(wanted, &doc) {
-                results[i] = Some(reserved);
-            }
+            .map_err(|e| self.error(e, Access::Reserve).to_string())?;
+        if let Ok(concern) = reply.get_document("writeConcernError") {
+            return Err(format!("write concern failed: {concern}"));
         }
-        self.ensure_recorded().await;
-        Ok(())
+        Ok(reply)
     }
 
-    /// The statements of a round moving the counters of `wanted`: every counter with room for
-    /// its values whose layout checks (the others are not sent).
-    async fn round(&self, wanted: &[(CounterKey, u64)], bounds: Bounds) -> Result<Round> {
-        self.ensure_key_index().await?;
-        let storable = self.storable(bounds);
-        let id = ObjectId::new();
-        let field = &self.layout.field;
-        let checked = join_all(wanted.iter().map(|(key, _)| self.ensure_one_counter(key))).await;
-        let mut round = Round {
-            id,
-            updates: Vec::with_capacity(wanted.len()),
-            sent: Vec::with_capacity(wanted.len()),
-        };
-        for (i, ((key, n), checked)) in wanted.iter().zip(checked).enumerate() {
-            // Without room (exhausted) or a layout check that fails: alone, which says why.
-            let Some(highest) = storable.highest_last_for(*n) else {
-                continue;
-            };
-            if checked.is_err() {
-                continue;
-            }
-            let step = CounterMove { n: *n, floor: None };
-            let (q, mut u) = reservation(&self.layout, key, step, storable, highest);
-            let mark = doc! { "round": id, "i": i as i64, "last": format!("${field}") };
-            u.push(doc! { "$set": { ROUND_FIELD: mark } });
-            round.updates.push(doc! { "q": q, "u": u, "upsert": true });
-            round.sent.push(i);
-        }
-        Ok(round)
-    }
-
-    /// The reservations of the counters the round's `update` created (its statements
-    /// `created`): a new counter holds the values from the start, as the statement wrote them,
-    /// so it is not read back.
-    fn created(
-        &self,
-        round: &Round,
-        created: &HashSet<usize>,
-        wanted: &[(CounterKey, u64)],
-        bounds: Bounds,
-    ) -> Vec<(usize, Result<Reservation>)> {
-        let before_start = self.storable(bounds).before_start() + self.layout.offset();
-        let field = &self.layout.field;
-        (created.iter())
-            .filter_map(|&statement| round.sent.get(statement).copied())
-            .map(|i| {
-                let (key, n) = &wanted[i];
-                let left = doc! { field: Bson::Int64(before_start + *n as i64) };
-                (i, self.reserved_range(key, *n, &left))
-            })
-            .collect()
+    /// The reservation of `(key, n)` in a counter the round created: it holds the values from
+    /// the start, as its statement wrote them.
+    fn fresh(&self, round: &Round, (key, n): &(CounterKey, u64)) -> Result<Reservation> {
+        let start = round.storable.before_start() + self.layout.offset();
+        let left = doc! { &self.layout.field: Bson::Int64(start + *n as i64) };
+        self.reserved_range(key, *n, &left)
     }
 
     /// The reservation a counter document `doc` read back holds, with its place in `wanted`.
@@ -181,53 +308,45 @@ impl MongoStore {
         let left = doc! { field: mark.get("last").cloned().unwrap_or(Bson::Null) };
         Some((i, self.reserved_range(key, *n, &left)))
     }
-
-    fn database(&self) -> mongodb::Database {
-        let db = self.collection.namespace().db;
-        self.collection.client().database(&db)
-    }
 }
 
-/// The statements of one round of reservations of several counters, marked with its `id`.
+/// What a step of a round reserved, and the counters it leaves to the other way (inserted
+/// when an update did not find them, updated when an insert met them stored).
+#[derive(Default)]
+struct Moved {
+    reserved: Vec<(usize, Result<Reservation>)>,
+    other_way: Vec<usize>,
+}
+
+/// One round of reservations of several counters.
 struct Round {
+    /// What marks the counters the round moved.
     id: ObjectId,
-    updates: Vec<Document>,
-    /// The place in `wanted` of each statement's counter.
+    /// The bounds of the values the counters store.
+    storable: Bounds,
+    /// The places in `wanted` of the counters the round reserves.
     sent: Vec<usize>,
 }
 
 impl Round {
-    /// The `update` command of the round's statements on `collection` (which it takes).
-    fn command(&mut self, collection: &str) -> Document {
-        let updates = std::mem::take(&mut self.updates);
-        doc! { "update": collection, "updates": updates, "ordered": false }
-    }
-
-    /// The filter of the counters that statements neither `failed` nor `created` moved, as this
-    /// round left them; `None` if there are none.
-    fn marks(
-        &self,
-        layout: &CounterLayout,
-        wanted: &[(CounterKey, u64)],
-        failed: &HashSet<usize>,
-        created: &HashSet<usize>,
-    ) -> Option<Document> {
-        let moved: Vec<Document> = (self.sent.iter().enumerate())
-            .filter(|(statement, _)| !failed.contains(statement) && !created.contains(statement))
-            .map(|(_, &i)| layout.id_filter(&wanted[i].0))
-            .collect();
-        (!moved.is_empty()).then(|| doc! { "$or": moved, format!("{ROUND_FIELD}.round"): self.id })
+    /// The mark of the round's reservation for `wanted[i]`, which left the counter at `last`.
+    fn mark(&self, i: usize, last: Bson) -> Document {
+        doc! { "round": self.id, "i": i as i64, "last": last }
     }
 }
 
-/// The statements of an `update` command's `reply` listed in its array `list` (`writeErrors`:
-/// those that failed, `upserted`: those that created their document), by index.
-fn statements_in(reply: &Document, list: &str) -> HashSet<usize> {
-    let index = |e: &Bson| bson_integer(e.as_document()?.get("index")?);
-    let Ok(errors) = reply.get_array(list) else {
-        return HashSet::new();
+/// The statements of a write command's `reply` listed in its array `list` (`writeErrors`:
+/// those that failed, `upserted`: those that created their document), by index, with their
+/// error code (0 if none).
+fn statements_in(reply: &Document, list: &str) -> Vec<(usize, i32)> {
+    let Ok(entries) = reply.get_array(list) else {
+        return Vec::new();
     };
-    (errors.iter().filter_map(index))
-        .filter_map(|i| usize::try_from(i).ok())
+    (entries.iter().filter_map(Bson::as_document))
+        .filter_map(|e| {
+            let index = usize::try_from(bson_integer(e.get("index")?)?).ok()?;
+            let code = e.get("code").and_then(bson_integer).unwrap_or(0);
+            Some((index, i32::try_from(code).unwrap_or(0)))
+        })
         .collect()
 }

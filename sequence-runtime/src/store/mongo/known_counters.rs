@@ -1,0 +1,114 @@
+//! What a store knows of which counters exist, so that a round of several counters inserts
+//! those it expects missing and updates those it expects stored: the keys of the counters it
+//! reserved from lately (at most [`KNOWN_KEYS`], forgotten all at once when full), and
+//! whether the last counters of a round it did not know turned out mostly missing.
+
+use std::collections::HashSet;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, PoisonError};
+
+use crate::id::CounterKey;
+
+/// How many keys a store remembers (8 bytes each, about 300 KiB when full).
+pub(super) const KNOWN_KEYS: usize = 16_384;
+
+/// The counters a store knows to exist, and what it expects of the others.
+#[derive(Debug)]
+pub(super) struct KnownCounters {
+    /// Hashes of the keys of counters reserved from lately. A collision only costs the
+    /// expectation (a missing counter is then inserted one step later).
+    keys: Mutex<HashSet<u64>>,
+    /// Whether the counters the store did not know were mostly missing in their last round.
+    unknown_missing: AtomicBool,
+}
+
+impl Default for KnownCounters {
+    fn default() -> Self {
+        KnownCounters {
+            keys: Mutex::new(HashSet::new()),
+            unknown_missing: AtomicBool::new(true),
+        }
+    }
+}
+
+impl KnownCounters {
+    /// Whether the counters not known are expected missing: they were mostly missing in
+    /// their last round (and before any round).
+    pub(super) fn unknown_missing(&self) -> bool {
+        self.unknown_missing.load(Ordering::Relaxed)
+    }
+
+    /// Whether the counter of `key` was reserved from lately.
+    pub(super) fn knows(&self, key: &CounterKey) -> bool {
+        let keys = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
+        keys.contains(&hash(key))
+    }
+
+    /// Remembers the counters of `keys`, reserved from; forgets all others first if there is
+    /// no room.
+    pub(super) fn remember<'a>(&self, keys: impl IntoIterator<Item = &'a CounterKey>) {
+        let mut known = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
+        for key in keys {
+            if known.len() >= KNOWN_KEYS {
+                known.clear();
+                known.shrink_to(KNOWN_KEYS);
+            }
+            known.insert(hash(key));
+        }
+    }
+
+    /// Records that of `unknown` counters not known before a round, `missing` were missing.
+    pub(super) fn found(&self, unknown: usize, missing: usize) {
+        if unknown > 0 {
+            (self.unknown_missing).store(missing * 2 > unknown, Ordering::Relaxed);
+        }
+    }
+}
+
+fn hash(key: &CounterKey) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    key.canonical().hash(&mut hasher);
+    hasher.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_reserved_from_are_known_and_the_others_expected_as_the_last_were() {
+        let known = KnownCounters::default();
+        let (a, b) = (CounterKey::named("a"), CounterKey::named("b"));
+        assert!(
+            known.unknown_missing(),
+            "a new store expects unknown counters missing"
+        );
+        known.remember([&a]);
+        assert!(known.knows(&a));
+        assert!(!known.knows(&b));
+        known.found(4, 2);
+        assert!(!known.unknown_missing(), "half missing is not mostly");
+        known.found(0, 0);
+        assert!(
+            !known.unknown_missing(),
+            "a round without unknown counters tells nothing"
+        );
+        known.found(3, 2);
+        assert!(known.unknown_missing());
+    }
+
+    #[test]
+    fn a_full_memory_forgets_everything_at_once() {
+        let known = KnownCounters::default();
+        let keys: Vec<CounterKey> = (0..=KNOWN_KEYS)
+            .map(|i| CounterKey::named(format!("c{i}")))
+            .collect();
+        known.remember(&keys[..KNOWN_KEYS]);
+        assert!(keys[..KNOWN_KEYS].iter().all(|k| known.knows(k)));
+        known.remember([&keys[KNOWN_KEYS]]);
+        assert!(known.knows(&keys[KNOWN_KEYS]));
+        assert!(!known.knows(&keys[0]));
+        assert_eq!(known.keys.lock().unwrap().len(), 1);
+    }
+}
