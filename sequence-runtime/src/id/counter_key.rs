@@ -67,7 +67,7 @@ impl CounterKey {
         if let Some(scope) = scope {
             id.insert("scope", scope.key_document());
             canonical.push(',');
-            canonical.push_str(&scope.canonical());
+            canonical.push_str(scope.canonical());
         }
         CounterKey {
             value: Bson::Document(id),

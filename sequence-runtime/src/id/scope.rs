@@ -62,7 +62,11 @@ impl Scope {
     pub fn with(mut self, field: impl Into<String>, value: impl Into<Bson>) -> Self {
         let field = field.into();
         let value = value.into();
-        self.canonical = Arc::default();
+        // Clones share the string: a scope of its own clears it, one shared makes its own.
+        match Arc::get_mut(&mut self.canonical) {
+            Some(canonical) => drop(canonical.take()),
+            None => self.canonical = Arc::default(),
+        }
         match self
             .fields
             .binary_search_by(|(f, _)| field_order(f, &field))
@@ -110,22 +114,33 @@ impl Scope {
     }
 
     /// A string that identifies the scope (numbers normalized as the server compares them).
-    pub(crate) fn canonical(&self) -> String {
-        let canonical = self.canonical.get_or_init(|| {
+    pub(crate) fn canonical(&self) -> &str {
+        self.canonical.get_or_init(|| {
             let doc: Document = self
                 .fields
                 .iter()
                 .map(|(f, v)| (f.clone(), normalize(v)))
                 .collect();
             Bson::Document(doc).into_canonical_extjson().to_string()
-        });
-        canonical.clone()
+        })
     }
 
     /// Checks the field names against the fields a sequence is scoped by.
     pub(crate) fn check(&self, sequence: &str, expected: &[String]) -> Result<()> {
         for (field, _) in &self.fields {
             names::check(NameKind::Field, field)?;
+        }
+        // Fields are unique: as many, each expected one present, is the same set.
+        let present = |e: &String| {
+            (self.fields)
+                .binary_search_by(|(f, _)| field_order(f, e))
+                .is_ok()
+        };
+        if !expected.is_empty()
+            && expected.len() == self.fields.len()
+            && expected.iter().all(present)
+        {
+            return Ok(());
         }
         let mut want: Vec<&str> = expected.iter().map(String::as_str).collect();
         want.sort_by(|a, b| field_order(a, b));
@@ -225,6 +240,18 @@ mod tests {
             Scope::new().with("tenant", 1_i32),
             "equal whether made or not"
         );
+        // A clone changed before either made the string makes its own.
+        let first = Scope::new().with("tenant", "a");
+        let changed = first.clone().with("tenant", "b");
+        assert_eq!(
+            first.canonical(),
+            Scope::new().with("tenant", "a").canonical()
+        );
+        assert_eq!(
+            changed.canonical(),
+            Scope::new().with("tenant", "b").canonical()
+        );
+        assert_ne!(first.canonical(), changed.canonical());
     }
 
     #[test]

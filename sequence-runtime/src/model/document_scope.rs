@@ -32,10 +32,12 @@ pub(crate) fn groups<T: SequentialId>(
     let mut index: HashMap<String, usize> = HashMap::new();
     for (i, doc) in docs.iter().enumerate() {
         let scope = Scope::from_values(doc.scope_values()?);
-        let slot = *index.entry(scope.canonical()).or_insert_with(|| {
-            groups.push((scope, Vec::new()));
-            groups.len() - 1
-        });
+        let slot = *index
+            .entry(scope.canonical().to_owned())
+            .or_insert_with(|| {
+                groups.push((scope, Vec::new()));
+                groups.len() - 1
+            });
         groups[slot].1.push(i);
     }
     groups

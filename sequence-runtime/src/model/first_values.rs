@@ -268,7 +268,7 @@ async fn stored(docs: &Collection<Document>, doc: &Document) -> Result<Stored> {
 /// and the place in that list of each member's.
 fn scope_values<I>(members: &[Member<I>]) -> (Vec<(Sequence, u64)>, Vec<usize>) {
     let mut each: Vec<(Sequence, u64)> = Vec::new();
-    let mut places: HashMap<String, usize> = HashMap::new();
+    let mut places: HashMap<&str, usize> = HashMap::new();
     let mut of_member = Vec::with_capacity(members.len());
     for member in members {
         let seq = member

@@ -165,7 +165,11 @@ pub(super) fn join<T: SequentialId>(
         model: TypeId::of::<T>(),
         deployment: Deployment::of_collection(&round.coll),
         namespace: round.coll.namespace().to_string(),
-        scope: round.seq.scope().map(|s| s.canonical()).unwrap_or_default(),
+        scope: round
+            .seq
+            .scope()
+            .map(|s| s.canonical().to_owned())
+            .unwrap_or_default(),
     };
     let (limit, leads) = match &round.own {
         Some(own) => (own.in_flight, false),

@@ -88,7 +88,7 @@ impl Sequence {
             engine
                 .shared
                 .scopes
-                .cache_for(&scope.canonical(), std::time::Instant::now(), || {
+                .cache_for(scope.canonical(), std::time::Instant::now(), || {
                     engine.shared.for_scope(scope.clone())
                 });
         if !found.forgotten.is_empty() {
@@ -316,7 +316,7 @@ impl Sequence {
         if let Some(scope) = &self.state.scope {
             // The scope value's cached values lie below the stored ones too: dropped, and the
             // value's next cache is filled above them.
-            if let Some(cache) = engine.shared.scopes.forget(&scope.canonical()) {
+            if let Some(cache) = engine.shared.scopes.forget(scope.canonical()) {
                 cache.invalidate().await;
             }
         }

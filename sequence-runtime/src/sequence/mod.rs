@@ -61,7 +61,8 @@ pub struct Sequence {
 #[derive(Debug)]
 /// What a handle holds: its options, its key, the scope it is bound to, and its engine.
 struct HandleState {
-    options: SequenceOptions,
+    /// Shared by the handles of the sequence in its scope values.
+    options: Arc<SequenceOptions>,
     /// The key of the sequence without period or scope.
     key: CounterKey,
     /// The scope values this handle is bound to.
@@ -195,7 +196,7 @@ impl Sequence {
         };
         Sequence {
             state: Arc::new(HandleState {
-                options,
+                options: Arc::new(options),
                 key,
                 scope: None,
                 engine: Ok(engine),
@@ -209,7 +210,7 @@ impl Sequence {
         Sequence {
             state: Arc::new(HandleState {
                 key: CounterKey::named(options.name.clone()),
-                options,
+                options: Arc::new(options),
                 scope: None,
                 engine: Err(error),
             }),
