@@ -16,7 +16,8 @@
 //! scenarios share one client, with a pool of 64 connections unless the URI sets `maxPoolSize`
 //! (the driver's default of 10 would queue 32 tasks). The counter round trips of a run are the
 //! `findAndModify`, `update` and `find` commands the server ran meanwhile (from
-//! `serverStatus`; the scenarios send no others of those kinds), so with `MONGODB_URI` they are
+//! `serverStatus`; the scenarios send no others of those kinds) and the `insert` commands into
+//! collections named `counters` (from `top`), so with `MONGODB_URI` they are
 //! only right when nothing else sends such commands to that deployment during the run. The waits of a run are the calls that waited for a counter round trip
 //! (`Stats::waits` of the run's sequence).
 //!

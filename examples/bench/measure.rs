@@ -238,7 +238,8 @@ pub fn with_waits<M: SequentialId>(
 // Round trips, counted by the server.
 
 /// The commands a counter round trip is made of — `findAndModify` (one reservation), `update`
-/// and `find` (a reservation of several counters at once, a gapless group's counter update) —
+/// and `find` (a reservation of several counters at once, a gapless group's counter update),
+/// and the `insert` commands into counters collections (new counters of a round; `top`) —
 /// the server has run since it started (`serverStatus`): the counter round trips of a run are
 /// the difference across it.
 ///
@@ -260,6 +261,23 @@ pub async fn counter_commands_total(client: &Client) -> Result<u64> {
             other => {
                 return Err(format!("unexpected {name} counter in serverStatus: {other:?}").into())
             }
+        };
+    }
+    let top = client
+        .database("admin")
+        .run_command(doc! { "top": 1 })
+        .await?;
+    for (namespace, counts) in top.get_document("totals")? {
+        if !namespace.ends_with(".counters") {
+            continue;
+        }
+        let inserts = counts
+            .as_document()
+            .and_then(|c| c.get_document("insert").ok());
+        sum += match inserts.and_then(|i| i.get("count")) {
+            Some(Bson::Int64(n)) => *n as u64,
+            Some(Bson::Int32(n)) => *n as u64,
+            _ => 0,
         };
     }
     Ok(sum)
