@@ -10,7 +10,7 @@ use futures_util::TryStreamExt;
 use mongo_sequence::id::{Bounds, CounterKey};
 use mongo_sequence::options::Layout;
 use mongo_sequence::store::{CounterStore, MongoStore, Reservation};
-use mongo_sequence::{Error, Scope, SequenceOptions, SequentialId};
+use mongo_sequence::{Error, Scope, SequentialId};
 use mongodb::bson::{doc, Document};
 use mongodb::options::IndexOptions;
 use mongodb::{Collection, IndexModel};
@@ -261,17 +261,9 @@ async fn a_round_leaves_a_counter_without_room_as_it_was() {
         ("unset", doc! { "$unset": { "seq": "" } }),
         ("full", doc! { "$set": { "seq": 99_i64 } }),
     ];
-    for (layout, counters) in [
-        (Layout::Default, "counters"),
-        (Layout::MongooseSequence, "mongoose_counters"),
-    ] {
-        let options = SequenceOptions::builder("job")
-            .scope(["queue"])
-            .layout(layout)
-            .counters(counters)
-            .build();
+    for (layout, options) in common::job_by_queue_in_both_layouts() {
         let store = MongoStore::new(&db, &options).unwrap();
-        let coll = db.collection::<Document>(counters);
+        let coll = db.collection::<Document>(&options.counters);
         let find = |q: &str| match layout {
             Layout::MongooseSequence => doc! { "id": "job", "reference_value": { "queue": q } },
             _ => doc! { "_id": key(q).value().clone() },

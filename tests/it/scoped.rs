@@ -9,7 +9,6 @@ use std::sync::Arc;
 use futures_util::TryStreamExt;
 use mongo_sequence::id::{Bounds, CounterKey};
 use mongo_sequence::jiff::Timestamp;
-use mongo_sequence::options::Layout;
 use mongo_sequence::store::{CounterStore, MongoStore};
 use mongo_sequence::{clock::ManualClock, Error, Scope, Sequence, SequenceOptions, SequentialId};
 use mongodb::bson::{doc, Bson, Document};
@@ -199,15 +198,7 @@ async fn an_overtaken_reservation_of_several_counters_is_made_again_alone() {
     let other = common::client_with_app(uri, &format!("{app}-other"), |_| {}).await;
     let key = |q: &str| CounterKey::of("job", None, Some(&Scope::new().with("queue", q)));
     let bounds = Bounds::new(1, i64::MAX).unwrap();
-    for (layout, counters) in [
-        (Layout::Default, "counters"),
-        (Layout::MongooseSequence, "mongoose_counters"),
-    ] {
-        let options = SequenceOptions::builder("job")
-            .scope(["queue"])
-            .layout(layout)
-            .counters(counters)
-            .build();
+    for (layout, options) in common::job_by_queue_in_both_layouts() {
         let store = MongoStore::new(&slow.database(&name), &options).unwrap();
         let overtaking = MongoStore::new(&other.database(&name), &options).unwrap();
         for q in ["a", "b", "c"] {

@@ -359,6 +359,27 @@ pub fn opts(name: &str) -> mongo_sequence::options::SequenceOptionsBuilder {
     mongo_sequence::SequenceOptions::builder(name)
 }
 
+/// Sequence `job` scoped by `queue`, in this crate's layout (collection `counters`) and in
+/// mongoose-sequence's (`mongoose_counters`).
+pub fn job_by_queue_in_both_layouts() -> [(
+    mongo_sequence::options::Layout,
+    mongo_sequence::SequenceOptions,
+); 2] {
+    use mongo_sequence::options::Layout;
+    [
+        (Layout::Default, "counters"),
+        (Layout::MongooseSequence, "mongoose_counters"),
+    ]
+    .map(|(layout, counters)| {
+        let options = opts("job")
+            .scope(["queue"])
+            .layout(layout)
+            .counters(counters)
+            .build();
+        (layout, options)
+    })
+}
+
 /// With `unique = "proxy"`: every document of `docs` has its claim in `claims` (its key the
 /// document's `number`, its `doc` the document's `_id`) and every claim its document. Returns
 /// the documents. `label` starts the messages.
