@@ -27,8 +27,10 @@ struct Room {
 
 impl Room {
     fn new(layout: &CounterLayout, n: u64, bounds: Bounds, highest_last: i64) -> Self {
-        let off = layout.offset();
-        let (low, high) = (bounds.before_start() + off, highest_last + off);
+        let (low, high) = (
+            layout.stored_before_start(bounds),
+            highest_last + layout.offset(),
+        );
         Room {
             low,
             high,
@@ -77,8 +79,8 @@ pub(super) fn reservation(
             } },
         ],
     );
-    let current =
-        doc! { "$ifNull": [format!("${field}"), Bson::Int64(bounds.before_start() + off)] };
+    let start = Bson::Int64(layout.stored_before_start(bounds));
+    let current = doc! { "$ifNull": [format!("${field}"), start] };
     let from = match step.floor {
         Some(floor) => Bson::Document(doc! { "$max": [current, Bson::Int64(floor + off)] }),
         None => Bson::Document(current),
@@ -91,12 +93,7 @@ pub(super) fn reservation(
             "$$v",
         ] },
     } } };
-    // The fields a new counter document of the layout needs that the filter does not fix; a
-    // value already stored is kept.
-    for (name, value) in layout.on_insert(key) {
-        let kept = doc! { "$ifNull": [format!("${name}"), value] };
-        set.insert(name, kept);
-    }
+    set.extend(kept_on_insert(layout, key));
     (filter, vec![doc! { "$set": set }])
 }
 
@@ -139,14 +136,9 @@ pub(super) fn marked_reservation(
         ],
         "default": false,
     } };
-    let start = Bson::Int64(bounds.before_start() + layout.offset());
+    let start = Bson::Int64(layout.stored_before_start(bounds));
     let mut set = doc! { &layout.field: "$$to" };
-    for (name, value) in layout.on_insert(key) {
-        set.insert(
-            name.clone(),
-            doc! { "$ifNull": [format!("${name}"), { "$literal": value }] },
-        );
-    }
+    set.extend(kept_on_insert(layout, key));
     set.insert(mark_field, mark);
     let moved = doc! { "$let": {
         "vars": { "to": { "$add": [{ "$ifNull": ["$$v", start] }, Bson::Int64(n as i64)] } },
@@ -157,6 +149,17 @@ pub(super) fn marked_reservation(
         "in": { "$cond": [room_left, moved, "$$ROOT"] },
     } } };
     (filter, vec![update])
+}
+
+/// The fields a new counter document of the layout needs that the filter does not fix, as
+/// expressions of an update: a value already stored is kept.
+fn kept_on_insert(layout: &CounterLayout, key: &CounterKey) -> Document {
+    (layout.on_insert(key).into_iter())
+        .map(|(name, value)| {
+            let kept = doc! { "$ifNull": [format!("${name}"), { "$literal": value }] };
+            (name, Bson::Document(kept))
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use mongodb::bson::{doc, Bson, Document};
 use sequence_rules::filter::{self, FilterField, FilterValue};
 use sequence_rules::pattern::Pattern;
 
-use crate::id::{bson_integer, canonical_start, CounterKey};
+use crate::id::{bson_integer, canonical_start, Bounds, CounterKey};
 use crate::options::{Layout, SequenceOptions, Stores};
 
 /// The shape of a sequence's counter documents, as the stores use it: how they are found
@@ -121,6 +121,12 @@ impl CounterLayout {
     /// Stored value minus last issued value.
     pub(crate) fn offset(&self) -> i64 {
         self.stores.offset()
+    }
+
+    /// The value a counter of `bounds` stores before it has issued any: `start - 1`, plus the
+    /// offset.
+    pub(crate) fn stored_before_start(&self, bounds: Bounds) -> i64 {
+        bounds.before_start() + self.offset()
     }
 
     /// Whether a counter document is found by its `_id` alone (the key), as in this crate's

@@ -155,7 +155,7 @@ impl MongoStore {
         if these.is_empty() {
             return Ok(Moved::default());
         }
-        let start = round.storable.before_start() + self.layout.offset();
+        let start = self.layout.stored_before_start(round.storable);
         let documents: Vec<Document> = (these.iter())
             .map(|&i| {
                 let (key, n) = &wanted[i];
@@ -290,7 +290,7 @@ impl MongoStore {
     /// The reservation of `(key, n)` in a counter the round created: it holds the values from
     /// the start, as its statement wrote them.
     fn fresh(&self, round: &Round, (key, n): &(CounterKey, u64)) -> Result<Reservation> {
-        let start = round.storable.before_start() + self.layout.offset();
+        let start = self.layout.stored_before_start(round.storable);
         let left = doc! { &self.layout.field: Bson::Int64(start + *n as i64) };
         self.reserved_range(key, *n, &left)
     }
