@@ -763,3 +763,44 @@ async fn scoped_gapless_groups_leave_no_state_behind() {
         "no group of {shops} shops is still registered"
     );
 }
+
+/// A gapless model whose transactions give up after 20 s, for the pool test below.
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(name = "pool_ticket", gapless, transaction_timeout = "20s")]
+struct PoolTicket {
+    #[serde(rename = "_id")]
+    id: Option<i64>,
+    code: String,
+}
+
+/// With a connection pool of two and 64 gapless upserts of one counter at once (each in a
+/// transaction of its own, most of them meeting the counter held and waiting for its holder),
+/// the waits leave the holder a connection to commit with: every upsert gets its number, and
+/// the numbers are 1..=64. (When each waiting transaction sent its own wait to the server, the
+/// waits took both connections and gave up at the transaction timeout.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiting_transactions_leave_the_holder_a_connection() {
+    let name = unique_db_name("gapless_small_pool");
+    let app = format!("small-pool-{name}");
+    let uri = TestServer::shared_or_panic().uri();
+    let client = common::client_with_app(uri, &app, |o| o.max_pool_size = Some(2)).await;
+    let coll = client.database(&name).collection::<PoolTicket>("tickets");
+    let tasks: Vec<_> = (0..64)
+        .map(|i| {
+            let coll = coll.clone();
+            tokio::spawn(async move {
+                let code = format!("t{i}");
+                let mut ticket = PoolTicket {
+                    id: None,
+                    code: code.clone(),
+                };
+                [ticket
+                    .upsert_with_id(&coll, doc! { "code": code })
+                    .await
+                    .unwrap()]
+            })
+        })
+        .collect();
+    let ids = common::distinct_ids(tasks).await;
+    assert_eq!(ids, (1..=64).collect());
+}

@@ -22,6 +22,7 @@ use crate::id::{Bounds, CounterKey, IdRange};
 use crate::observability::{RESERVE, STORE};
 use crate::options::SequenceOptions;
 use crate::store::layout::{CounterLayout, KeyIndex};
+use holder_waits::HolderWaits;
 use known_counters::KnownCounters;
 
 /// How often a reservation is retried after a duplicate-key error from a concurrent first
@@ -32,6 +33,7 @@ const UPSERT_RETRIES: u32 = 5;
 /// held by another waited for it to end (see [`CounterStore::wait_for_transactions`]).
 const WAITED_FIELD: &str = "waited";
 
+mod holder_waits;
 mod key_index;
 mod known_counters;
 mod periods;
@@ -71,6 +73,8 @@ pub struct MongoStore {
     record: Option<Arc<SequenceRecord>>,
     /// Which counters exist, as far as rounds of several counters know.
     known: Arc<KnownCounters>,
+    /// The counters whose holder a wait of this store is waiting for on the server.
+    waits: Arc<HolderWaits>,
 }
 
 impl MongoStore {
@@ -117,6 +121,7 @@ impl MongoStore {
             deployment,
             record: None,
             known: Arc::default(),
+            waits: Arc::default(),
         })
     }
 
@@ -452,10 +457,20 @@ impl MongoStore {
         Ok(result.modified_count == 1)
     }
 
+    /// Waits until no transaction holds the counter `key`: one wait of this store per counter
+    /// goes to the server at a time, the others wait in the process for it to end
+    /// (`holder_waits.rs`).
+    async fn wait_for_holder(&self, key: &CounterKey) -> Result<()> {
+        let on_server = self.wait_on_server(key);
+        self.waits
+            .one_at_a_time(format!("{key:?}"), on_server)
+            .await
+    }
+
     /// Writes to the counter document outside any transaction: the server holds the write
     /// until a transaction that holds the document ends. The write only counts the waits
     /// (`waited`); a counter that does not exist yet is not written.
-    async fn wait_for_holder(&self, key: &CounterKey) -> Result<()> {
+    async fn wait_on_server(&self, key: &CounterKey) -> Result<()> {
         self.collection
             .update_one(
                 self.layout.id_filter(key),
