@@ -185,7 +185,9 @@ pub(crate) struct CounterArgs {
     #[arg(long, value_name = "K")]
     pub(crate) shard: Option<u32>,
     /// The convention of the counter documents: `default`, `mongoose_sequence`, `typegoose` or
-    /// `mongoose_auto_increment` (the last two by the model's name, NAME).
+    /// `mongoose_auto_increment` (the last two by the model's name, NAME). The counters stay in
+    /// the collection `--counters` names (`counters` unless given; `identitycounters` for those
+    /// libraries' own).
     #[arg(long, value_parser = layout, default_value = "default")]
     pub(crate) layout: Layout,
     /// The name the documents store the ID under, for the typegoose and
@@ -335,7 +337,8 @@ pub(crate) struct SequenceArgs {
     #[arg(long)]
     shards: Option<u32>,
     /// The convention of the counter documents: `default`, `mongoose_sequence`, `typegoose` or
-    /// `mongoose_auto_increment`.
+    /// `mongoose_auto_increment`. The counters stay in the collection `--counters` names
+    /// (`counters` unless given; `identitycounters` for those libraries' own).
     #[arg(long, value_parser = layout)]
     layout: Option<Layout>,
 }

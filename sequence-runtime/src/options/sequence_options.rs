@@ -139,6 +139,8 @@ impl SequenceOptions {
                 write_concern: Some(WriteConcern::majority()),
                 id_field: "_id".to_owned(),
             },
+            counters_set: false,
+            field_set: false,
         }
     }
 
@@ -247,6 +249,9 @@ fn given<T: PartialEq>(value: T, default: T) -> Option<T> {
 #[must_use]
 pub struct SequenceOptionsBuilder {
     options: SequenceOptions,
+    /// Whether `counters` and `field` were set, which a layout set later keeps.
+    counters_set: bool,
+    field_set: bool,
 }
 
 impl SequenceOptionsBuilder {
@@ -350,17 +355,18 @@ impl SequenceOptionsBuilder {
     /// Sets the collection holding the counters.
     pub fn counters(mut self, collection: impl Into<String>) -> Self {
         self.options.counters = collection.into();
+        self.counters_set = true;
         self
     }
 
     /// Sets which convention the counter documents follow; `counters` and `field` become the
-    /// layout's, unless they were set to something else already.
+    /// layout's, unless they were set (before or after, even to another layout's names).
     pub fn layout(mut self, layout: Layout) -> Self {
         let options = &mut self.options;
-        if options.counters == options.layout.counters() {
+        if !self.counters_set {
             options.counters = layout.counters().to_owned();
         }
-        if options.field == options.layout.field() {
+        if !self.field_set {
             options.field = layout.field().to_owned();
         }
         options.layout = layout;
@@ -370,6 +376,7 @@ impl SequenceOptionsBuilder {
     /// Sets the name of the counter field.
     pub fn field(mut self, field: impl Into<String>) -> Self {
         self.options.field = field.into();
+        self.field_set = true;
         self
     }
 
@@ -486,6 +493,39 @@ mod tests {
             .build();
         assert!(bad.validate().is_err());
         assert!(SequenceOptions::builder("x").build().validate().is_ok());
+    }
+
+    #[test]
+    fn a_layout_keeps_the_counters_and_field_that_were_set() {
+        let named = |b: SequenceOptionsBuilder| {
+            let o = b.build();
+            (o.counters, o.field)
+        };
+        let typegoose = || SequenceOptions::builder("x");
+        let layout = Layout::Typegoose;
+        let (counters, field) = (layout.counters().to_owned(), layout.field().to_owned());
+        assert_eq!(
+            named(typegoose().layout(layout)),
+            (counters.clone(), field.clone())
+        );
+        assert_eq!(
+            named(typegoose().counters("counters").field("seq").layout(layout)),
+            ("counters".to_owned(), "seq".to_owned()),
+            "set to this crate's names, which are also the defaults"
+        );
+        assert_eq!(
+            named(typegoose().counters("ids").layout(layout)),
+            ("ids".to_owned(), field.clone())
+        );
+        assert_eq!(
+            named(typegoose().layout(layout).field("n")),
+            (counters, "n".to_owned())
+        );
+        assert_eq!(
+            named(typegoose().layout(layout).layout(Layout::default())),
+            ("counters".to_owned(), "seq".to_owned()),
+            "a layout set again brings its own names"
+        );
     }
 
     #[test]
