@@ -764,9 +764,10 @@ async fn scoped_gapless_groups_leave_no_state_behind() {
     );
 }
 
-/// A gapless model whose transactions give up after 20 s, for the pool test below.
+/// A gapless model of its own for the pool test below (transactions give up after the default
+/// 30 s).
 #[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
-#[seq(name = "pool_ticket", gapless, transaction_timeout = "20s")]
+#[seq(name = "pool_ticket", gapless)]
 struct PoolTicket {
     #[serde(rename = "_id")]
     id: Option<i64>,

@@ -29,10 +29,6 @@ use known_counters::KnownCounters;
 /// upsert of the same counter.
 const UPSERT_RETRIES: u32 = 5;
 
-/// The field of a counter document that counts how often a transaction that met the counter
-/// held by another waited for it to end (see [`CounterStore::wait_for_transactions`]).
-const WAITED_FIELD: &str = "waited";
-
 mod holder_waits;
 mod key_index;
 mod known_counters;
@@ -455,32 +451,6 @@ impl MongoStore {
             .optional(session, |a, s| a.session(s));
         let result = action.await.map_err(|e| self.error(e, Access::Release))?;
         Ok(result.modified_count == 1)
-    }
-
-    /// Waits until no transaction holds the counter `key`: one wait of this store per counter
-    /// goes to the server at a time, the others wait in the process for it to end
-    /// (`holder_waits.rs`).
-    async fn wait_for_holder(&self, key: &CounterKey) -> Result<()> {
-        let on_server = self.wait_on_server(key);
-        self.waits
-            .one_at_a_time(format!("{key:?}"), on_server)
-            .await
-    }
-
-    /// Writes to the counter document outside any transaction: the server holds the write
-    /// until a transaction that holds the document ends. The write only counts the waits
-    /// (`waited`); a counter that does not exist yet is not written.
-    async fn wait_on_server(&self, key: &CounterKey) -> Result<()> {
-        self.collection
-            .update_one(
-                self.layout.id_filter(key),
-                doc! { "$inc": { WAITED_FIELD: 1_i64 } },
-            )
-            // A signal, not a number: acknowledged by the primary alone.
-            .write_concern(WriteConcern::nodes(1))
-            .await
-            .map_err(|e| self.error(e, Access::Reserve))?;
-        Ok(())
     }
 
     async fn delete_counter(

@@ -10,7 +10,46 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use mongodb::bson::doc;
+use mongodb::options::WriteConcern;
+
+use super::MongoStore;
+use crate::error::driver::Access;
 use crate::error::Result;
+use crate::id::CounterKey;
+
+/// The field of a counter document that counts how often a transaction that met the counter
+/// held by another waited for it to end (see
+/// [`CounterStore::wait_for_transactions`](crate::store::CounterStore::wait_for_transactions)).
+const WAITED_FIELD: &str = "waited";
+
+impl MongoStore {
+    /// Waits until no transaction holds the counter `key`: one wait of this store per counter
+    /// goes to the server at a time, the others wait in the process for it to end
+    /// ([`HolderWaits`]).
+    pub(super) async fn wait_for_holder(&self, key: &CounterKey) -> Result<()> {
+        let on_server = self.wait_on_server(key);
+        self.waits
+            .one_at_a_time(format!("{key:?}"), on_server)
+            .await
+    }
+
+    /// Writes to the counter document outside any transaction: the server holds the write
+    /// until a transaction that holds the document ends. The write only counts the waits
+    /// (`waited`); a counter that does not exist yet is not written.
+    async fn wait_on_server(&self, key: &CounterKey) -> Result<()> {
+        self.collection
+            .update_one(
+                self.layout.id_filter(key),
+                doc! { "$inc": { WAITED_FIELD: 1_i64 } },
+            )
+            // A signal, not a number: acknowledged by the primary alone.
+            .write_concern(WriteConcern::nodes(1))
+            .await
+            .map_err(|e| self.error(e, Access::Reserve))?;
+        Ok(())
+    }
+}
 
 /// The counters this store is waiting on the server for, each with the gate its other waiters
 /// queue behind. A counter leaves the map when its last waiter is done.
