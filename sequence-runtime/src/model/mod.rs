@@ -26,6 +26,7 @@
 
 mod cached_id;
 mod counter_ids;
+mod counter_turns;
 mod dispatch;
 mod document_scope;
 mod first_values;

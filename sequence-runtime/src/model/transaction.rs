@@ -11,6 +11,7 @@ use mongodb::bson::{doc, Bson, Document};
 use mongodb::options::{ReadConcern, WriteConcern};
 use mongodb::{ClientSession, Collection, Namespace};
 
+use super::counter_turns;
 use super::document_scope;
 use super::sequential_id::SequentialId;
 use super::skip_ahead;
@@ -105,6 +106,11 @@ pub(crate) async fn in_transactions<T: SequentialId, R>(
     seq: &Sequence,
     body: &mut impl TransactionBody<R>,
 ) -> Result<R> {
+    // Numbers taken in the transaction: one transaction of this process at a time per counter.
+    let _turn = match seq.options().gapless {
+        true => Some(counter_turns::take(coll, seq).await),
+        false => None,
+    };
     let timeout = seq.options().transaction_timeout;
     let namespace = coll.namespace();
     let mapped = |e| Error::from_driver_on(e, &namespace, Access::Insert);

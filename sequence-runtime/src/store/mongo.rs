@@ -22,14 +22,16 @@ use crate::id::{Bounds, CounterKey, IdRange};
 use crate::observability::{RESERVE, STORE};
 use crate::options::SequenceOptions;
 use crate::store::layout::{CounterLayout, KeyIndex};
-use holder_waits::HolderWaits;
 use known_counters::KnownCounters;
 
 /// How often a reservation is retried after a duplicate-key error from a concurrent first
 /// upsert of the same counter.
 const UPSERT_RETRIES: u32 = 5;
 
-mod holder_waits;
+/// The field of a counter document that counts how often a transaction that met the counter
+/// held by another waited for it to end (see [`CounterStore::wait_for_transactions`]).
+const WAITED_FIELD: &str = "waited";
+
 mod key_index;
 mod known_counters;
 mod periods;
@@ -69,8 +71,6 @@ pub struct MongoStore {
     record: Option<Arc<SequenceRecord>>,
     /// Which counters exist, as far as rounds of several counters know.
     known: Arc<KnownCounters>,
-    /// The counters whose holder a wait of this store is waiting for on the server.
-    waits: Arc<HolderWaits>,
 }
 
 impl MongoStore {
@@ -117,7 +117,6 @@ impl MongoStore {
             deployment,
             record: None,
             known: Arc::default(),
-            waits: Arc::default(),
         })
     }
 
@@ -451,6 +450,22 @@ impl MongoStore {
             .optional(session, |a, s| a.session(s));
         let result = action.await.map_err(|e| self.error(e, Access::Release))?;
         Ok(result.modified_count == 1)
+    }
+
+    /// Writes to the counter document outside any transaction: the server holds the write
+    /// until a transaction that holds the document ends. The write only counts the waits
+    /// (`waited`); a counter that does not exist yet is not written.
+    async fn wait_for_holder(&self, key: &CounterKey) -> Result<()> {
+        self.collection
+            .update_one(
+                self.layout.id_filter(key),
+                doc! { "$inc": { WAITED_FIELD: 1_i64 } },
+            )
+            // A signal, not a number: acknowledged by the primary alone.
+            .write_concern(WriteConcern::nodes(1))
+            .await
+            .map_err(|e| self.error(e, Access::Reserve))?;
+        Ok(())
     }
 
     async fn delete_counter(
