@@ -207,114 +207,134 @@ async fn check(
     )
 }
 
-/// `{times: n}` on each command, for each fault, with sequential calls.
+/// `{times: n}` on each command, for each fault, with sequential calls: the faults on the
+/// insert on the shared server, those on the counter update at the same time on a server of
+/// their own (the fail point is one per server).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn faults_a_fixed_number_of_times() {
+    let own = tokio::task::spawn_blocking(|| TestServer::start(ServerOptions::default()))
+        .await
+        .unwrap()
+        .expect("a server for the faults on the counter update starts");
+    let (insert, counter) = tokio::join!(
+        fixed_faults("insert", TestServer::shared_or_panic().uri()),
+        fixed_faults("findAndModify", own.uri())
+    );
+    let [ok, fired, errors, lost] = [0, 1, 2, 3].map(|i| insert[i] + counter[i]);
+    println!(
+        "reliability: faults-times ids={ok} duplicates=0 lost={lost} faults={fired} errors={errors}"
+    );
+    tokio::task::spawn_blocking(move || drop(own))
+        .await
+        .unwrap();
+}
+
+/// The faults on `command` of the server at `uri`, each kind a fixed number of times in turn:
+/// returns the calls that succeeded, the faults fired, the failed calls and the numbers lost.
+async fn fixed_faults(command: &str, uri: &str) -> [i64; 4] {
     // Enough calls to use up ten faults on the counter update (two sends per call, with the
     // driver's retry) and see the next call succeed.
     let calls_after_first: usize = common::pick(6, 12);
-    let admin = common::client().await.database("admin");
+    let admin = mongodb::Client::with_uri_str(uri)
+        .await
+        .unwrap()
+        .database("admin");
     let (mut total_ok, mut total_fired, mut total_errors, mut total_lost) = (0, 0, 0, 0);
-    for command in ["insert", "findAndModify"] {
-        for fault in Fault::ALL {
-            // 1: the driver's own retry covers it; 3: this crate's retry of the insert is
-            // needed, and more than the two sends of one counter update; 9: more than the
-            // eight sends of one insert (4 attempts, each retried once by the driver).
-            let all_times: &[i64] = match (command, common::soak()) {
-                (_, true) => &[1, 3, 10],
-                ("insert", false) => &[1, 3, 9],
-                (_, false) => &[1, 3],
+    for fault in Fault::ALL {
+        // 1: the driver's own retry covers it; 3: this crate's retry of the insert is
+        // needed, and more than the two sends of one counter update; 9: more than the
+        // eight sends of one insert (4 attempts, each retried once by the driver).
+        let all_times: &[i64] = match (command, common::soak()) {
+            (_, true) => &[1, 3, 10],
+            ("insert", false) => &[1, 3, 9],
+            (_, false) => &[1, 3],
+        };
+        for &times in all_times {
+            let label = format!("{command}/{fault:?}/times={times}");
+            let name = unique_db_name("faults_times");
+            let app = format!("app-{name}");
+            let (client, unconfirmed) = app_client(uri, &app).await;
+            let db = client.database(&name);
+            let coll = db.collection::<Ticket>("tickets");
+            // Create the counter and the collection first: the fault hits steady state.
+            let mut first = Ticket {
+                number: 0,
+                call: "first".into(),
             };
-            for &times in all_times {
-                let label = format!("{command}/{fault:?}/times={times}");
-                let name = unique_db_name("faults_times");
-                let app = format!("app-{name}");
-                let (client, unconfirmed) =
-                    app_client(TestServer::shared_or_panic().uri(), &app).await;
-                let db = client.database(&name);
-                let coll = db.collection::<Ticket>("tickets");
-                // Create the counter and the collection first: the fault hits steady state.
-                let mut first = Ticket {
+            let first_id = first.insert_with_id(&coll).await.unwrap();
+            let fail_point = common::fail_point(
+                &admin,
+                doc! { "times": times },
+                fault.data(&[command], &app),
+            )
+            .await;
+            let sent_before = unconfirmed.sent(&[command]);
+            let mut out = Outcome::default();
+            out.ok.push(first_id);
+            for i in 0..calls_after_first {
+                let mut t = Ticket {
                     number: 0,
-                    call: "first".into(),
+                    call: format!("call-{i}"),
                 };
-                let first_id = first.insert_with_id(&coll).await.unwrap();
-                let fail_point = common::fail_point(
-                    &admin,
-                    doc! { "times": times },
-                    fault.data(&[command], &app),
-                )
-                .await;
-                let sent_before = unconfirmed.sent(&[command]);
-                let mut out = Outcome::default();
-                out.ok.push(first_id);
-                for i in 0..calls_after_first {
-                    let mut t = Ticket {
-                        number: 0,
-                        call: format!("call-{i}"),
-                    };
-                    match t.insert_with_id(&coll).await {
-                        Ok(id) => {
-                            assert_eq!(t.number, id);
-                            out.ok.push(id);
-                        }
-                        Err(e) => out.errors.push(support::kind(&e)),
+                match t.insert_with_id(&coll).await {
+                    Ok(id) => {
+                        assert_eq!(t.number, id);
+                        out.ok.push(id);
                     }
+                    Err(e) => out.errors.push(support::kind(&e)),
                 }
-                out.fired = fail_point.off().await;
-                let sent = unconfirmed.sent(&[command]) - sent_before;
-                assert!(sent > times, "{label}: only {sent} commands sent");
-                assert_fired_times(&label, out.fired, times);
-                let (stored, stored_after_error, lost) =
-                    check(&label, &db, "ticket", "tickets", &out).await;
-                let calls = calls_after_first as i64 + 1;
-                match (command, fault) {
-                    ("insert", _) => {
-                        // One number per call, whatever happened to the insert.
-                        assert_eq!(
-                            common::counter(&db, "ticket").await.unwrap_or(0),
-                            calls,
-                            "{label}"
-                        );
-                        if times < 8 {
-                            assert!(out.errors.is_empty(), "{label}: {:?}", out.errors);
-                        }
-                        if fault.applies_the_write() {
-                            assert!(out.errors.is_empty(), "{label}: {:?}", out.errors);
-                            assert_eq!(stored, calls as usize, "{label}");
-                        }
-                    }
-                    (_, f) if !f.applies_the_write() => {
-                        // The counter update never ran when it failed: no number lost.
-                        assert_eq!(lost, 0, "{label}");
-                        if times == 1 {
-                            assert!(out.errors.is_empty(), "{label}: {:?}", out.errors);
-                        }
-                    }
-                    _ => {
-                        // Applied but unconfirmed: the number is skipped, never reissued.
-                        assert_eq!(lost, unconfirmed.of("ticket"), "{label}");
-                        assert_eq!(lost, out.errors.len() as i64, "{label}");
-                    }
-                }
-                assert_eq!(stored_after_error, 0, "{label}");
-                println!(
-                    "faults: {label} ok={} errors={} fired={}/{times} sent={sent} stored={stored} lost={lost} kinds={}",
-                    out.ok.len(),
-                    out.errors.len(),
-                    out.fired,
-                    support::tally(&out.errors)
-                );
-                total_ok += out.ok.len();
-                total_errors += out.errors.len();
-                total_fired += out.fired;
-                total_lost += lost;
             }
+            out.fired = fail_point.off().await;
+            let sent = unconfirmed.sent(&[command]) - sent_before;
+            assert!(sent > times, "{label}: only {sent} commands sent");
+            assert_fired_times(&label, out.fired, times);
+            let (stored, stored_after_error, lost) =
+                check(&label, &db, "ticket", "tickets", &out).await;
+            let calls = calls_after_first as i64 + 1;
+            match (command, fault) {
+                ("insert", _) => {
+                    // One number per call, whatever happened to the insert.
+                    assert_eq!(
+                        common::counter(&db, "ticket").await.unwrap_or(0),
+                        calls,
+                        "{label}"
+                    );
+                    if times < 8 {
+                        assert!(out.errors.is_empty(), "{label}: {:?}", out.errors);
+                    }
+                    if fault.applies_the_write() {
+                        assert!(out.errors.is_empty(), "{label}: {:?}", out.errors);
+                        assert_eq!(stored, calls as usize, "{label}");
+                    }
+                }
+                (_, f) if !f.applies_the_write() => {
+                    // The counter update never ran when it failed: no number lost.
+                    assert_eq!(lost, 0, "{label}");
+                    if times == 1 {
+                        assert!(out.errors.is_empty(), "{label}: {:?}", out.errors);
+                    }
+                }
+                _ => {
+                    // Applied but unconfirmed: the number is skipped, never reissued.
+                    assert_eq!(lost, unconfirmed.of("ticket"), "{label}");
+                    assert_eq!(lost, out.errors.len() as i64, "{label}");
+                }
+            }
+            assert_eq!(stored_after_error, 0, "{label}");
+            println!(
+                "faults: {label} ok={} errors={} fired={}/{times} sent={sent} stored={stored} lost={lost} kinds={}",
+                out.ok.len(),
+                out.errors.len(),
+                out.fired,
+                support::tally(&out.errors)
+            );
+            total_ok += out.ok.len() as i64;
+            total_errors += out.errors.len() as i64;
+            total_fired += out.fired;
+            total_lost += lost;
         }
     }
-    println!(
-        "reliability: faults-times ids={total_ok} duplicates=0 lost={total_lost} faults={total_fired} errors={total_errors}"
-    );
+    [total_ok, total_fired, total_errors, total_lost]
 }
 
 const TASKS: usize = 4;
@@ -349,122 +369,154 @@ where
     all
 }
 
+/// What the random faults of one kind did, summed over the models.
+#[derive(Default)]
+struct RandomTotals {
+    ok: usize,
+    fired: i64,
+    errors: usize,
+    lost: i64,
+    bound: i64,
+    /// Gapless groups: acknowledged, refused (a repeated code), errors, faults fired.
+    gapless: (usize, usize, usize, i64),
+}
+
 /// `{activationProbability: 0.1}` on both commands at once, for each fault, with concurrent
 /// callers of three models at the same time: `_id` as ID, another field as ID, and a batch
-/// cache (`batch = 25`).
+/// cache (`batch = 25`). The faults run at once, each on a server of its own (the fail point
+/// is one per server).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn faults_at_random() {
-    // A server of its own: the fail point is one per server, and this test need not wait for
-    // the other one's turn.
+    let per_task = common::pick(8, 100);
+    let [a, b, c] = Fault::ALL;
+    let (a, b, c) = tokio::join!(
+        random_faults(a, per_task),
+        random_faults(b, per_task),
+        random_faults(c, per_task)
+    );
+    let mut total = RandomTotals::default();
+    for t in [a, b, c] {
+        total.ok += t.ok;
+        total.fired += t.fired;
+        total.errors += t.errors;
+        total.lost += t.lost;
+        total.bound += t.bound;
+        total.gapless.0 += t.gapless.0;
+        total.gapless.1 += t.gapless.1;
+        total.gapless.2 += t.gapless.2;
+        total.gapless.3 += t.gapless.3;
+    }
+    println!(
+        "reliability: faults-random ids={} duplicates=0 lost={} lost_bound={} faults={} errors={}",
+        total.ok, total.lost, total.bound, total.fired, total.errors
+    );
+    println!(
+        "reliability: faults-gapless ids={} duplicates=0 gaps=0 refused={} faults={} errors={}",
+        total.gapless.0, total.gapless.1, total.gapless.3, total.gapless.2
+    );
+}
+
+/// The random faults of one kind, on a server of their own: the three models at once, then
+/// gapless groups.
+async fn random_faults(fault: Fault, per_task: usize) -> RandomTotals {
     let server = tokio::task::spawn_blocking(|| TestServer::start(ServerOptions::default()))
         .await
         .unwrap()
         .expect("a server for the random faults starts");
-    let per_task = common::pick(8, 100);
     let admin = mongodb::Client::with_uri_str(server.uri())
         .await
         .unwrap()
         .database("admin");
-    let (mut total_ok, mut total_fired, mut total_errors, mut total_lost) = (0, 0, 0, 0);
-    let mut total_bound = 0;
-    // Gapless groups: acknowledged, refused (a repeated code), errors, faults fired.
-    let mut gapless = (0, 0, 0, 0);
-    for fault in Fault::ALL {
-        let name = unique_db_name("faults_random");
-        let app = format!("app-{name}");
-        let (client, unconfirmed) = app_client(server.uri(), &app).await;
-        let db = client.database(&name);
-        let fail_point = common::fail_point(
-            &admin,
-            doc! { "activationProbability": 0.1 },
-            fault.data(&["findAndModify", "insert"], &app),
-        )
-        .await;
-        let sent_before = unconfirmed.sent(&["findAndModify", "insert"]);
-        let started = std::time::Instant::now();
-        let orders = db.collection::<Order>("orders");
-        let tickets = db.collection::<Ticket>("tickets");
-        let cached = db.collection::<CachedTicket>("cached_tickets");
-        let (o, t, c) = tokio::join!(
-            concurrent(per_task, move |call| {
-                let coll = orders.clone();
-                async move { Order { id: 0, call }.insert_with_id(&coll).await }
-            }),
-            concurrent(per_task, move |call| {
-                let coll = tickets.clone();
-                async move { Ticket { number: 0, call }.insert_with_id(&coll).await }
-            }),
-            concurrent(per_task, move |call| {
-                let coll = cached.clone();
-                async move { CachedTicket { number: 0, call }.insert_with_id(&coll).await }
-            }),
+    let mut total = RandomTotals::default();
+    let name = unique_db_name("faults_random");
+    let app = format!("app-{name}");
+    let (client, unconfirmed) = app_client(server.uri(), &app).await;
+    let db = client.database(&name);
+    let fail_point = common::fail_point(
+        &admin,
+        doc! { "activationProbability": 0.1 },
+        fault.data(&["findAndModify", "insert"], &app),
+    )
+    .await;
+    let sent_before = unconfirmed.sent(&["findAndModify", "insert"]);
+    let started = std::time::Instant::now();
+    let orders = db.collection::<Order>("orders");
+    let tickets = db.collection::<Ticket>("tickets");
+    let cached = db.collection::<CachedTicket>("cached_tickets");
+    let (o, t, c) = tokio::join!(
+        concurrent(per_task, move |call| {
+            let coll = orders.clone();
+            async move { Order { id: 0, call }.insert_with_id(&coll).await }
+        }),
+        concurrent(per_task, move |call| {
+            let coll = tickets.clone();
+            async move { Ticket { number: 0, call }.insert_with_id(&coll).await }
+        }),
+        concurrent(per_task, move |call| {
+            let coll = cached.clone();
+            async move { CachedTicket { number: 0, call }.insert_with_id(&coll).await }
+        }),
+    );
+    let fired = fail_point.off().await;
+    let sent = unconfirmed.sent(&["findAndModify", "insert"]) - sent_before;
+    assert_fired_share(&format!("{fault:?}/p=0.1"), fired, sent, 0.1);
+    let elapsed = started.elapsed();
+    let mut lines = Vec::new();
+    for ((counter_name, coll), out) in [
+        ("order", "orders"),
+        ("ticket", "tickets"),
+        ("ticket25", "cached_tickets"),
+    ]
+    .into_iter()
+    .zip([o, t, c])
+    {
+        let label = format!("{counter_name}/{fault:?}/p=0.1");
+        let (stored, stored_after_error, lost) = check(&label, &db, counter_name, coll, &out).await;
+        assert_eq!(stored_after_error, 0, "{label}");
+        assert_eq!(out.ok.len() + out.errors.len(), TASKS * per_task, "{label}");
+        // Numbers are lost only by counter updates whose outcome was not confirmed (each
+        // may have consumed the values it reserved: a range, or one per caller waiting
+        // for it), and with a cache by the ranges still held at the end (current and
+        // prefetched).
+        let batch = if counter_name == "ticket25" { 25 } else { 1 };
+        let bound = unconfirmed.of(counter_name) + if batch > 1 { 2 * batch } else { 0 };
+        assert!(
+            lost <= bound,
+            "{label}: lost {lost}, bound {bound}, errors {}",
+            out.errors.len()
         );
-        let fired = fail_point.off().await;
-        let sent = unconfirmed.sent(&["findAndModify", "insert"]) - sent_before;
-        assert_fired_share(&format!("{fault:?}/p=0.1"), fired, sent, 0.1);
-        let elapsed = started.elapsed();
-        let mut lines = Vec::new();
-        for ((counter_name, coll), out) in [
-            ("order", "orders"),
-            ("ticket", "tickets"),
-            ("ticket25", "cached_tickets"),
-        ]
-        .into_iter()
-        .zip([o, t, c])
-        {
-            let label = format!("{counter_name}/{fault:?}/p=0.1");
-            let (stored, stored_after_error, lost) =
-                check(&label, &db, counter_name, coll, &out).await;
-            assert_eq!(stored_after_error, 0, "{label}");
-            assert_eq!(out.ok.len() + out.errors.len(), TASKS * per_task, "{label}");
-            // Numbers are lost only by counter updates whose outcome was not confirmed (each
-            // may have consumed the values it reserved: a range, or one per caller waiting
-            // for it), and with a cache by the ranges still held at the end (current and
-            // prefetched).
-            let batch = if counter_name == "ticket25" { 25 } else { 1 };
-            let bound = unconfirmed.of(counter_name) + if batch > 1 { 2 * batch } else { 0 };
-            assert!(
-                lost <= bound,
-                "{label}: lost {lost}, bound {bound}, errors {}",
-                out.errors.len()
-            );
-            lines.push(format!(
-                "{counter_name}: ok={} errors={} stored={stored} lost={lost} (bound {bound}) kinds={}",
-                out.ok.len(),
-                out.errors.len(),
-                support::tally(&out.errors)
-            ));
-            total_ok += out.ok.len();
-            total_errors += out.errors.len();
-            total_lost += lost;
-            total_bound += bound;
-        }
-        let (line, ok, errors, fired_gapless) =
-            gapless_under(fault, server.uri(), &admin, per_task).await;
-        lines.push(line);
-        gapless.0 += ok;
-        gapless.1 += errors.iter().filter(|e| *e == "duplicate-code").count();
-        gapless.2 += errors.len();
-        gapless.3 += fired_gapless;
-        total_fired += fired;
-        println!(
-            "faults: {fault:?} p=0.1 fired={} sent={sent} ms={} | {}",
-            fired + fired_gapless,
-            elapsed.as_millis(),
-            lines.join(" | ")
-        );
+        lines.push(format!(
+            "{counter_name}: ok={} errors={} stored={stored} lost={lost} (bound {bound}) kinds={}",
+            out.ok.len(),
+            out.errors.len(),
+            support::tally(&out.errors)
+        ));
+        total.ok += out.ok.len();
+        total.errors += out.errors.len();
+        total.lost += lost;
+        total.bound += bound;
     }
-    println!(
-        "reliability: faults-random ids={total_ok} duplicates=0 lost={total_lost} lost_bound={total_bound} faults={total_fired} errors={total_errors}"
+    let (line, ok, errors, fired_gapless) =
+        gapless_under(fault, server.uri(), &admin, per_task).await;
+    lines.push(line);
+    total.gapless = (
+        ok,
+        errors.iter().filter(|e| *e == "duplicate-code").count(),
+        errors.len(),
+        fired_gapless,
     );
+    total.fired = fired;
     println!(
-        "reliability: faults-gapless ids={} duplicates=0 gaps=0 refused={} faults={} errors={}",
-        gapless.0, gapless.1, gapless.3, gapless.2
+        "faults: {fault:?} p=0.1 fired={} sent={sent} ms={} | {}",
+        fired + fired_gapless,
+        elapsed.as_millis(),
+        lines.join(" | ")
     );
-    drop(admin);
+    drop((admin, client));
     tokio::task::spawn_blocking(move || drop(server))
         .await
         .unwrap();
+    total
 }
 
 /// Gapless inserts committed in groups under `fault` at `{activationProbability: 0.1}` on

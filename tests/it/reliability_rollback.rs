@@ -1,12 +1,12 @@
 //! A negative control for the central promise, "no ID is ever issued twice, across crashes and
-//! failovers", which rests on counter updates at `w: majority`. The same schedule runs twice on
-//! a 3-node replica set: replication to both secondaries held back (the `stopReplProducer`
-//! fail point), numbers taken on the primary, the primary killed with `SIGKILL`, a secondary
-//! elected, replication let go, numbering continued on the new primary, the old primary
-//! started again (it rolls back what it alone had). Once with the counter's write concern
-//! lowered to `w: 1`, once at the default (`majority`); the inserts are `w: majority` both
-//! times. The numbers are stored in a field without a unique index, so a number issued twice
-//! is stored twice.
+//! failovers", which rests on counter updates at `w: majority`. The same schedule runs twice at
+//! once, each on a 3-node replica set of its own: replication to both secondaries held back
+//! (the `stopReplProducer` fail point), numbers taken on the primary, the primary killed with
+//! `SIGKILL`, a secondary elected, replication let go, numbering continued on the new primary,
+//! the old primary started again (it rolls back what it alone had). Once with the counter's
+//! write concern lowered to `w: 1`, once at the default (`majority`); the inserts are
+//! `w: majority` both times. The numbers are stored in a field without a unique index, so a
+//! number issued twice is stored twice.
 //!
 //! At `w: 1` the new primary never saw the counter updates the old one acknowledged, and hands
 //! the same numbers out again: the test asserts that the checker finds these duplicates (if it
@@ -231,7 +231,11 @@ async fn run(counter_wc: WriteConcern, label: &str) -> Run {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn majority_counter_updates_survive_the_rollback_that_w1_does_not() {
-    let w1 = run(WriteConcern::nodes(1), "w1").await;
+    // The two runs have replica sets of their own, and run at once.
+    let (w1, majority) = tokio::join!(
+        run(WriteConcern::nodes(1), "w1"),
+        run(WriteConcern::majority(), "majority")
+    );
     println!(
         "rollback: w1: ids={} duplicates={} missing={} errors={} applied={}",
         w1.acknowledged.len(),
@@ -244,7 +248,6 @@ async fn majority_counter_updates_survive_the_rollback_that_w1_does_not() {
         w1.duplicates > 0,
         "at w: 1 the rollback must reissue acknowledged numbers; none found: the scenario did not reproduce the anomaly"
     );
-    let majority = run(WriteConcern::majority(), "majority").await;
     println!(
         "rollback: majority: ids={} duplicates={} missing={} errors={} applied={}",
         majority.acknowledged.len(),
