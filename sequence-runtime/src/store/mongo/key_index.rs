@@ -156,10 +156,41 @@ impl MongoStore {
                 ids,
             });
         }
-        CHECKED
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(id);
+        remember_checked(
+            &mut CHECKED.lock().unwrap_or_else(PoisonError::into_inner),
+            id,
+        );
         Ok(())
+    }
+}
+
+/// How many checked keys a process remembers: a counter of each period of a sequence is a key
+/// of its own, so the keys are forgotten all at once when this many are remembered (a key
+/// forgotten is checked again, one read).
+const CHECKED_KEYS: usize = 4096;
+
+/// Remembers `id` among the `checked` keys; forgets the others first if there is no room.
+fn remember_checked(checked: &mut HashSet<String>, id: String) {
+    if checked.len() >= CHECKED_KEYS {
+        checked.clear();
+        checked.shrink_to(CHECKED_KEYS);
+    }
+    checked.insert(id);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checked_keys_are_forgotten_all_at_once_when_full() {
+        let mut checked = HashSet::new();
+        for i in 0..CHECKED_KEYS {
+            remember_checked(&mut checked, format!("k{i}"));
+        }
+        assert_eq!(checked.len(), CHECKED_KEYS);
+        remember_checked(&mut checked, "last".into());
+        assert_eq!(checked.len(), 1);
+        assert!(checked.contains("last"));
     }
 }
