@@ -1346,16 +1346,7 @@ async fn list_without_the_privilege_to_read_records_warns_and_lists() {
     .await
     .unwrap()
     .expect("a mongod with --auth starts");
-    let admin = server.client().await.database("admin");
-    admin
-        .run_command(doc! {
-            "createUser": "root", "pwd": "root-pw", "roles": [{ "role": "root", "db": "admin" }],
-        })
-        .await
-        .unwrap();
-    let root = mongodb::Client::with_uri_str(server.uri_with_credentials("root", "root-pw"))
-        .await
-        .unwrap();
+    let root = server.create_root_user("root", "root-pw").await;
     let db = root.database("ops");
     db.collection::<Document>("counters")
         .insert_one(doc! { "_id": "invoice", "seq": 41_i64 })
@@ -1390,7 +1381,7 @@ async fn list_without_the_privilege_to_read_records_warns_and_lists() {
         "{}",
         stderr(&out)
     );
-    drop((root, db, admin));
+    drop((root, db));
     tokio::task::spawn_blocking(move || drop(server))
         .await
         .unwrap();

@@ -200,6 +200,37 @@ impl TestServer {
         }
     }
 
+    /// For a server started with `--auth` and without users: creates `user` with the `root`
+    /// role through the localhost exception (which lets the first user have roles on `admin`
+    /// only, and closes once there is one), and returns a client of it.
+    ///
+    /// # Panics
+    ///
+    /// If the server refuses the user (started without `--auth`, or with a user already),
+    /// or the driver the connection string.
+    pub async fn create_root_user(&self, user: &str, password: &str) -> mongodb::Client {
+        let created = self
+            .client()
+            .await
+            .database("admin")
+            .run_command(mongodb::bson::doc! {
+                "createUser": user,
+                "pwd": password,
+                "roles": [{ "role": "root", "db": "admin" }],
+            })
+            .await;
+        if let Err(e) = created {
+            panic!("cannot create the root user `{user}`: {e}");
+        }
+        match mongodb::Client::with_uri_str(self.uri_with_credentials(user, password)).await {
+            Ok(client) => client,
+            Err(e) => panic!(
+                "cannot create a MongoDB client of `{user}` for {}: {e}",
+                redact(&self.uri)
+            ),
+        }
+    }
+
     /// The nodes of a managed replica set; empty for an external server.
     pub fn nodes(&self) -> &[Node] {
         self.managed.as_deref().map_or(&[], |d| &d.nodes)

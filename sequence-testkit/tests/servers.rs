@@ -150,17 +150,7 @@ async fn auth_server_allows_first_user_via_localhost_exception() {
     assert!(key_file.is_file());
 
     let anonymous = server.client().await;
-    anonymous
-        .database("admin")
-        .run_command(doc! {
-            "createUser": "app",
-            "pwd": "s3cret:/@",
-            // The localhost exception only lets the first user be created
-            // with roles on `admin`.
-            "roles": [{ "role": "root", "db": "admin" }],
-        })
-        .await
-        .unwrap();
+    let authenticated = server.create_root_user("app", "s3cret:/@").await;
 
     // The localhost exception is closed now: unauthenticated writes fail.
     let err = anonymous
@@ -175,9 +165,6 @@ async fn auth_server_allows_first_user_via_localhost_exception() {
         "{err}"
     );
 
-    let authenticated = Client::with_uri_str(server.uri_with_credentials("app", "s3cret:/@"))
-        .await
-        .unwrap();
     let coll = authenticated
         .database("app_db")
         .collection::<Document>("items");

@@ -71,21 +71,7 @@ async fn auth_server() -> (TestServer, Client) {
             .await
             .unwrap()
             .expect("a mongod with --auth starts");
-    // The first user, through the localhost exception, may only have roles on `admin`.
-    server
-        .client()
-        .await
-        .database("admin")
-        .run_command(doc! {
-            "createUser": "root",
-            "pwd": "root-pw",
-            "roles": [{ "role": "root", "db": "admin" }],
-        })
-        .await
-        .unwrap();
-    let root = Client::with_uri_str(server.uri_with_credentials("root", "root-pw"))
-        .await
-        .unwrap();
+    let root = server.create_root_user("root", "root-pw").await;
     (server, root)
 }
 
