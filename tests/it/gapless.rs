@@ -805,3 +805,114 @@ async fn waiting_transactions_leave_the_holder_a_connection() {
     let ids = common::distinct_ids(tasks).await;
     assert_eq!(ids, (1..=64).collect());
 }
+
+/// A group round whose counter update meets the counter held by another transaction takes in
+/// the inserts that queued meanwhile: they commit in its transaction, numbered after its own.
+///
+/// The `failCommand` fail point holds the first two counter updates of this test's client for
+/// 300 ms each before the server runs them: the insert that leads the idle group (A), then the
+/// round of the insert that queued behind it (B). While the round's update is held, another
+/// client's transaction takes the counter and a third insert (C) queues; the round's update
+/// then meets that transaction, and C joins the round before it starts again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inserts_queued_while_a_round_meets_the_counter_held_join_it() {
+    let name = unique_db_name("gapless_join");
+    let app = format!("app-{name}");
+    // The commands this test's client sent: their name and the collection they name.
+    let started: Arc<std::sync::Mutex<Vec<(String, String)>>> = Arc::default();
+    let seen = started.clone();
+    let client = common::client_with_app(TestServer::shared_or_panic().uri(), &app, |o| {
+        o.command_event_handler = Some(mongodb::event::EventHandler::callback(move |e| {
+            if let mongodb::event::command::CommandEvent::Started(s) = e {
+                let target = s.command.get_str(&s.command_name).unwrap_or_default();
+                seen.lock()
+                    .unwrap()
+                    .push((s.command_name.clone(), target.to_owned()));
+            }
+        }));
+    })
+    .await;
+    let sent = |command: &str, target: &str| {
+        let started = started.lock().unwrap();
+        started
+            .iter()
+            .filter(|(c, t)| c == command && (target.is_empty() || t == target))
+            .count()
+    };
+    let db = client.database(&name);
+    let coll = db.collection::<Invoice>("invoices");
+    invoice("warm-up").insert_with_id(&coll).await.unwrap();
+    let counted = || {
+        [
+            sent("findAndModify", "counters"),
+            sent("insert", "invoices"),
+            sent("commitTransaction", ""),
+        ]
+    };
+    let before = counted();
+
+    let admin = common::client().await.database("admin");
+    let fail_point = common::fail_point(
+        &admin,
+        doc! { "times": 2 },
+        doc! {
+            "failCommands": ["findAndModify"],
+            "blockConnection": true,
+            "blockTimeMS": 300,
+            "appName": &app,
+        },
+    )
+    .await;
+    let insert = |code: &str| {
+        let coll = coll.clone();
+        let mut doc = invoice(code);
+        tokio::spawn(async move { doc.insert_with_id(&coll).await })
+    };
+    // The counter updates this test's client has sent since the fail point went on.
+    let updates_sent = || sent("findAndModify", "counters") - before[0];
+    let until = |n: usize| async move {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while updates_sent() < n {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no counter update {n}"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    };
+    let a = insert("a");
+    until(1).await;
+    let b = insert("b");
+    until(2).await;
+    // The round's update is held on the server: another transaction takes the counter.
+    let other = common::client().await;
+    let mut holder = other.start_session().await.unwrap();
+    holder.start_transaction().await.unwrap();
+    other
+        .database(&name)
+        .collection::<mongodb::bson::Document>("counters")
+        .update_one(doc! { "_id": "invoice" }, doc! { "$set": { "held": true } })
+        .session(&mut holder)
+        .await
+        .unwrap();
+    let c = insert("c");
+    tokio::time::sleep(std::time::Duration::from_millis(600)).await;
+    holder.abort_transaction().await.unwrap();
+    let (a, b, c) = (
+        a.await.unwrap().unwrap(),
+        b.await.unwrap().unwrap(),
+        c.await.unwrap().unwrap(),
+    );
+    assert_eq!(fail_point.off().await, 2, "both counter updates were held");
+    assert_eq!(
+        (a, b, c),
+        (2, 3, 4),
+        "numbered in the order they were called"
+    );
+    let after = counted();
+    assert_eq!(
+        (after[1] - before[1], after[2] - before[2]),
+        (2, 2),
+        "A alone, then B and C in one round: one insert and one commit each"
+    );
+}

@@ -8,11 +8,13 @@
 //! ends: one transaction takes `k` numbers (one counter update), inserts the `k` documents in
 //! order (one `insert_many`) and commits once. A document that fails on its own (a duplicate on
 //! another unique index, a validation error) gets that error and the others go on without it
-//! in a new transaction, so the stored numbers stay exactly `start, start + 1, …`. Transient
-//! errors retry the group until the sequence's transaction timeout; a commit whose outcome
-//! stays unknown is settled by reading the documents back, so a document is never numbered
-//! twice. A round takes at most [`MAX_DOCS`] documents of at most [`MAX_BYTES`] in all, far
-//! inside the server's transaction limits.
+//! in a new transaction, so the stored numbers stay exactly `start, start + 1, …`. A round
+//! whose counter update meets the counter held by another process's transaction takes in the
+//! inserts that queued meanwhile before it starts again (they share its transaction timeout).
+//! Transient errors retry the group until the sequence's transaction timeout; a commit whose
+//! outcome stays unknown is settled by reading the documents back, so a document is never
+//! numbered twice. A round takes at most [`MAX_DOCS`] documents of at most [`MAX_BYTES`] in
+//! all, far inside the server's transaction limits.
 
 use std::any::TypeId;
 use std::collections::VecDeque;
@@ -267,7 +269,7 @@ async fn rounds<T: SequentialId>(queue: Arc<Queue<T::Id>>, round: Round<T>) {
             let mut state = queue.lock();
             next_round(&mut state.waiting)
         };
-        if round.commit_all(members).await {
+        if round.commit_all(members, &queue).await {
             tokio::time::sleep(YIELD).await;
         }
     }
@@ -276,8 +278,22 @@ async fn rounds<T: SequentialId>(queue: Arc<Queue<T::Id>>, round: Round<T>) {
 /// Takes the members of the next round off the front of `waiting`, in order: at most
 /// [`MAX_DOCS`] documents of at most [`MAX_BYTES`] in all, and at least one if any waits.
 fn next_round<I>(waiting: &mut VecDeque<Member<I>>) -> Vec<Member<I>> {
-    let (mut n, mut bytes) = (0, 0);
-    while n < waiting.len().min(MAX_DOCS) && (n == 0 || bytes + waiting[n].bytes <= MAX_BYTES) {
+    take_waiting(waiting, 0, 0)
+}
+
+/// Takes members off the front of `waiting`, in order, to join a round of `have` members of
+/// `bytes` in all: while the round stays within [`MAX_DOCS`] documents and [`MAX_BYTES`]
+/// (a round without members takes the first one whatever its size).
+fn take_waiting<I>(
+    waiting: &mut VecDeque<Member<I>>,
+    have: usize,
+    mut bytes: usize,
+) -> Vec<Member<I>> {
+    let mut n = 0;
+    while n < waiting.len()
+        && have + n < MAX_DOCS
+        && (have + n == 0 || bytes + waiting[n].bytes <= MAX_BYTES)
+    {
         bytes += waiting[n].bytes;
         n += 1;
     }
@@ -289,7 +305,7 @@ impl<T: SequentialId> Round<T> {
     /// ID or its error; those of a group with rounds of its own as it commits them.
     /// Returns whether a transaction of another group (of another process) held the counter
     /// meanwhile.
-    async fn commit_all(&self, mut members: Vec<Member<T::Id>>) -> bool {
+    async fn commit_all(&self, mut members: Vec<Member<T::Id>>, queue: &Queue<T::Id>) -> bool {
         if let Some(own) = &self.own {
             (own.commit)(self, members).await;
             return false;
@@ -301,15 +317,17 @@ impl<T: SequentialId> Round<T> {
             inserts = members.len(),
             "Gapless group committing"
         );
-        self.seq.record_group(members.len());
         let mut body = Group {
             round: self,
+            queue,
             members: &mut members,
             sent: Vec::new(),
             waited: false,
         };
         let result = transaction::in_transactions(&self.coll, &self.seq, &mut body).await;
         let waited = body.waited;
+        // Inserts that queued while the round met the counter held joined it.
+        self.seq.record_group(members.len());
         match result {
             Ok(ids) => answer(members, ids),
             Err(e) => answer_all(members, &e),
@@ -447,6 +465,8 @@ fn alone<I>(members: &mut Vec<Member<I>>, issued: &Issued) -> Failure {
 /// run inserted.
 struct Group<'r, T: SequentialId> {
     round: &'r Round<T>,
+    /// The group's queue, whose waiting inserts join a round that met the counter held.
+    queue: &'r Queue<T::Id>,
     members: &'r mut Vec<Member<T::Id>>,
     sent: Vec<Document>,
     /// Whether an attempt waited for another group's transaction.
@@ -475,6 +495,14 @@ impl<T: SequentialId> TransactionBody<Vec<T::Id>> for Group<'_, T> {
 
     fn waited(&mut self) {
         self.waited = true;
+        // The attempt ended at its counter update, before it wrote anything: the inserts that
+        // queued meanwhile join the next one, behind the round's own.
+        let bytes = self.members.iter().map(|m| m.bytes).sum();
+        let mut state = self.queue.lock();
+        state.waiting.retain(|m| !m.reply.is_closed());
+        let more = take_waiting(&mut state.waiting, self.members.len(), bytes);
+        drop(state);
+        self.members.extend(more);
     }
 }
 
@@ -544,6 +572,31 @@ mod tests {
             "a small document does not overtake one that does not fit"
         );
         assert_eq!(round(&mut over), [1, 2]);
+    }
+
+    #[test]
+    fn waiting_inserts_join_a_round_within_its_limits() {
+        let ids = |taken: Vec<Member<i64>>| -> Vec<i64> {
+            taken.iter().map(|m| m.doc.get_i64("i").unwrap()).collect()
+        };
+        let mut queue = waiting(&[100; 20]);
+        assert_eq!(
+            ids(take_waiting(&mut queue, MAX_DOCS - 3, 0)),
+            [0, 1, 2],
+            "up to `MAX_DOCS` in the round, in order"
+        );
+        assert!(take_waiting(&mut queue, MAX_DOCS, 0).is_empty());
+        assert_eq!(
+            ids(take_waiting(&mut queue, 1, MAX_BYTES - 250)),
+            [3, 4],
+            "up to `MAX_BYTES` with the round's own"
+        );
+        let mut big = waiting(&[MAX_BYTES + 1]);
+        assert!(
+            take_waiting(&mut big, 1, 1).is_empty(),
+            "a round with members leaves a document that does not fit"
+        );
+        assert_eq!(ids(take_waiting(&mut big, 0, 0)), [0]);
     }
 
     #[test]
