@@ -9,11 +9,10 @@
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard, PoisonError};
 
-use mongodb::Collection;
 use tokio::sync::OwnedMutexGuard;
 
+use crate::error::Result;
 use crate::sequence::Sequence;
-use crate::store::Deployment;
 
 /// The counters whose transactions run or wait in this process, each with the gate they queue
 /// at; a counter leaves when its last transaction ends.
@@ -33,27 +32,17 @@ pub(crate) struct CounterTurn {
 }
 
 /// Waits until no other transaction of this process takes numbers from the counter of `seq`
-/// (its sequence and scope values, in `coll`'s deployment; a handle not bound to scope values
-/// has a turn of its own), and holds that counter's turn.
-pub(crate) async fn take<T: Send + Sync + 'static>(
-    coll: &Collection<T>,
-    seq: &Sequence,
-) -> CounterTurn {
-    let counter = format!(
-        "{}\0{}.{}\0{}\0{}",
-        Deployment::of_collection(coll),
-        coll.namespace().db,
-        seq.options().counters,
-        seq.base_key().canonical(),
-        seq.scope().map(|s| s.canonical()).unwrap_or_default(),
-    );
+/// (its store, sequence and scope values; a handle not bound to scope values has a turn of its
+/// own), and holds that counter's turn.
+pub(crate) async fn take(seq: &Sequence) -> Result<CounterTurn> {
+    let counter = seq.counter_identity()?;
     let gate = turns().entry(counter.clone()).or_default().clone();
     let held = Some(gate.clone().lock_owned().await);
-    CounterTurn {
+    Ok(CounterTurn {
         counter,
         gate,
         held,
-    }
+    })
 }
 
 impl Drop for CounterTurn {
@@ -79,20 +68,22 @@ mod tests {
         let client = mongodb::Client::with_uri_str("mongodb://127.0.0.1:1/?connectTimeoutMS=1")
             .await
             .unwrap();
-        let coll = client.database("turns").collection::<()>("docs");
         let seq = |name: &str| {
             let options = SequenceOptions::builder(name).gapless(true).build();
             Sequence::new(&client.database("turns"), options).unwrap()
         };
         let (a, b) = (seq("a"), seq("b"));
-        let first = take(&coll, &a).await;
-        let other = tokio::time::timeout(Duration::from_millis(50), take(&coll, &b)).await;
-        assert!(other.is_ok(), "another counter's turn is free");
-        let second = tokio::time::timeout(Duration::from_millis(50), take(&coll, &a)).await;
+        let first = take(&a).await.unwrap();
+        let other = tokio::time::timeout(Duration::from_millis(50), take(&b)).await;
+        assert!(matches!(other, Ok(Ok(_))), "another counter's turn is free");
+        let second = tokio::time::timeout(Duration::from_millis(50), take(&a)).await;
         assert!(second.is_err(), "the counter's turn is held");
         drop((first, other));
-        let second = tokio::time::timeout(Duration::from_millis(50), take(&coll, &a)).await;
-        assert!(second.is_ok(), "the turn is free once its holder ends");
+        let second = tokio::time::timeout(Duration::from_millis(50), take(&a)).await;
+        assert!(
+            matches!(second, Ok(Ok(_))),
+            "the turn is free once its holder ends"
+        );
         drop(second);
         let left = turns()
             .keys()

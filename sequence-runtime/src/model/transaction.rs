@@ -108,7 +108,7 @@ pub(crate) async fn in_transactions<T: SequentialId, R>(
 ) -> Result<R> {
     // Numbers taken in the transaction: one transaction of this process at a time per counter.
     let _turn = match seq.options().gapless {
-        true => Some(counter_turns::take(coll, seq).await),
+        true => Some(counter_turns::take(seq).await?),
         false => None,
     };
     let timeout = seq.options().transaction_timeout;

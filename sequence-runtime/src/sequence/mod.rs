@@ -244,6 +244,18 @@ impl Sequence {
         &self.state.key
     }
 
+    /// Equal for the handles that take numbers from the same counters: the same store (see
+    /// [`CounterStore::identity`](crate::store::CounterStore::identity)), sequence and scope
+    /// values.
+    pub(crate) fn counter_identity(&self) -> Result<String> {
+        Ok(format!(
+            "{}\0{}\0{}",
+            self.engine()?.store.identity(),
+            self.base_key().canonical(),
+            self.scope().map(|s| s.canonical()).unwrap_or_default(),
+        ))
+    }
+
     /// The values this sequence issues: `start..=max`, or the `digits` range.
     pub(crate) fn space(&self) -> Result<Bounds> {
         Ok(self.engine()?.bounds)
