@@ -11,6 +11,7 @@ use mongodb::options::IndexOptions;
 use mongodb::IndexModel;
 use tokio::sync::OnceCell;
 
+use super::known_counters::remember_at_most;
 use super::MongoStore;
 use crate::error::driver::{is_duplicate_key, is_index_options_conflict, Access};
 use crate::error::{Error, Result};
@@ -156,9 +157,10 @@ impl MongoStore {
                 ids,
             });
         }
-        remember_checked(
+        remember_at_most(
             &mut CHECKED.lock().unwrap_or_else(PoisonError::into_inner),
             id,
+            CHECKED_KEYS,
         );
         Ok(())
     }
@@ -169,15 +171,6 @@ impl MongoStore {
 /// forgotten is checked again, one read).
 const CHECKED_KEYS: usize = 4096;
 
-/// Remembers `id` among the `checked` keys; forgets the others first if there is no room.
-fn remember_checked(checked: &mut HashSet<String>, id: String) {
-    if checked.len() >= CHECKED_KEYS {
-        checked.clear();
-        checked.shrink_to(CHECKED_KEYS);
-    }
-    checked.insert(id);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,10 +179,10 @@ mod tests {
     fn checked_keys_are_forgotten_all_at_once_when_full() {
         let mut checked = HashSet::new();
         for i in 0..CHECKED_KEYS {
-            remember_checked(&mut checked, format!("k{i}"));
+            remember_at_most(&mut checked, format!("k{i}"), CHECKED_KEYS);
         }
         assert_eq!(checked.len(), CHECKED_KEYS);
-        remember_checked(&mut checked, "last".into());
+        remember_at_most(&mut checked, "last".to_owned(), CHECKED_KEYS);
         assert_eq!(checked.len(), 1);
         assert!(checked.contains("last"));
     }

@@ -50,11 +50,7 @@ impl KnownCounters {
     pub(super) fn remember<'a>(&self, keys: impl IntoIterator<Item = &'a CounterKey>) {
         let mut known = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
         for key in keys {
-            if known.len() >= KNOWN_KEYS {
-                known.clear();
-                known.shrink_to(KNOWN_KEYS);
-            }
-            known.insert(hash(key));
+            remember_at_most(&mut known, hash(key), KNOWN_KEYS);
         }
     }
 
@@ -64,6 +60,16 @@ impl KnownCounters {
             (self.unknown_missing).store(missing * 2 > unknown, Ordering::Relaxed);
         }
     }
+}
+
+/// Puts `value` in `set`, which holds at most `bound` values: when it is full, it forgets them
+/// all first.
+pub(super) fn remember_at_most<T: Eq + Hash>(set: &mut HashSet<T>, value: T, bound: usize) {
+    if set.len() >= bound {
+        set.clear();
+        set.shrink_to(bound);
+    }
+    set.insert(value);
 }
 
 fn hash(key: &CounterKey) -> u64 {
