@@ -72,7 +72,7 @@ usage: bench [--quick] [--render] [--rounds N] [--docs N] [--json] [--chart PATH
   --rounds N     rounds of every scenario; the table shows the median (default 3)
   --docs N       documents per run of the insert_one scenarios at 1 task (default 10000);
                  insert_many runs insert 20N; both 4 times as many at 32 tasks; gapless
-                 runs insert N/5, next_id runs allocate N x min(batch, 200) IDs
+                 runs at 1 task insert N/5; next_id runs allocate N x min(batch, 200) IDs
   --json         print one JSON object on stdout (everything else goes to stderr)
   --chart PATH   write an SVG chart of IDs/s against batch size to PATH
   --only NAME    run only the scenario NAME (repeatable), e.g. --only next_id; built with

@@ -99,7 +99,8 @@ pub enum Work {
     /// `docs` single-document calls, times `tasks / 8` with more than 8 tasks (so that a run at
     /// 32 tasks lasts seconds too, not a fraction of one).
     Docs,
-    /// `docs / 5` single-document calls (for the slow transactional path).
+    /// `docs / 5` single-document calls at 1 task, where every call is a transaction of its
+    /// own; at more tasks, whose calls share transactions, as many as [`Work::Docs`].
     FewDocs,
     /// `insert_many` calls of 1000 documents: `20 × docs` documents, times `tasks / 8` with more
     /// than 8 tasks.
@@ -112,8 +113,8 @@ pub enum Work {
 pub fn calls_per_task(work: Work, docs: u64, tasks: usize) -> u64 {
     let tasks = tasks as u64;
     let total = match work {
-        Work::Docs => docs * (tasks / 8).max(1),
-        Work::FewDocs => docs / 5,
+        Work::FewDocs if tasks == 1 => docs / 5,
+        Work::Docs | Work::FewDocs => docs * (tasks / 8).max(1),
         Work::Many => 20 * docs / MANY * (tasks / 8).max(1),
         Work::Ids(batch) => docs * batch.min(200),
     };
