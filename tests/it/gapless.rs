@@ -916,3 +916,92 @@ async fn inserts_queued_while_a_round_meets_the_counter_held_join_it() {
         "A alone, then B and C in one round: one insert and one commit each"
     );
 }
+
+/// A transaction whose counter update meets another transaction's starts again at once: the
+/// abort of each attempt goes in the background while the next attempt runs in a second
+/// session. The attempts alternate between two sessions (not one new session per attempt),
+/// every attempt that met the holder is aborted, and the insert takes the next number once the
+/// holder is gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attempts_that_meet_the_counter_held_alternate_two_sessions() {
+    use mongodb::event::command::CommandEvent;
+
+    /// One command event: whether it started (or ended), its name, its request, and for a
+    /// command started in a transaction, the session.
+    type Event = (bool, String, i32, Option<mongodb::bson::Bson>);
+    let name = unique_db_name("gapless_spare");
+    let events: Arc<std::sync::Mutex<Vec<Event>>> = Arc::default();
+    let seen = events.clone();
+    let client = common::client_with_app(TestServer::shared_or_panic().uri(), &name, |o| {
+        o.command_event_handler = Some(mongodb::event::EventHandler::callback(move |e| {
+            let event = match e {
+                CommandEvent::Started(s) => {
+                    let in_transaction = s.command.contains_key("txnNumber");
+                    let session = s.command.get_document("lsid").ok().map(|l| l.get("id"));
+                    let session = session.flatten().filter(|_| in_transaction).cloned();
+                    (true, s.command_name, s.request_id, session)
+                }
+                CommandEvent::Succeeded(s) => (false, s.command_name, s.request_id, None),
+                CommandEvent::Failed(f) => (false, f.command_name, f.request_id, None),
+                _ => return,
+            };
+            seen.lock().unwrap().push(event);
+        }));
+    })
+    .await;
+    let coll = client.database(&name).collection::<Invoice>("invoices");
+    invoice("warm-up").insert_with_id(&coll).await.unwrap();
+    events.lock().unwrap().clear();
+
+    let other = common::client().await;
+    let mut holder = other.start_session().await.unwrap();
+    holder.start_transaction().await.unwrap();
+    other
+        .database(&name)
+        .collection::<mongodb::bson::Document>("counters")
+        .update_one(doc! { "_id": "invoice" }, doc! { "$set": { "held": true } })
+        .session(&mut holder)
+        .await
+        .unwrap();
+    let mut doc = invoice("a");
+    let insert = tokio::spawn(async move { doc.insert_with_id(&coll).await });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    holder.abort_transaction().await.unwrap();
+    assert_eq!(insert.await.unwrap().unwrap(), 2);
+
+    let events = events.lock().unwrap().clone();
+    let started = |command: &'static str| {
+        events
+            .iter()
+            .enumerate()
+            .filter(move |(_, (start, c, _, _))| *start && c == command)
+    };
+    let updates: Vec<_> = started("findAndModify").collect();
+    let sessions: BTreeSet<String> = updates
+        .iter()
+        .filter_map(|(_, (_, _, _, s))| s.as_ref().map(|s| s.to_string()))
+        .collect();
+    assert!(updates.len() >= 3, "attempts met the holder: {updates:?}");
+    assert_eq!(
+        sessions.len(),
+        2,
+        "the attempts alternate between two sessions"
+    );
+    assert_eq!(
+        started("abortTransaction").count(),
+        updates.len() - 1,
+        "every attempt but the one that committed is aborted"
+    );
+    // An abort still in flight when a later attempt's counter update started.
+    let overlapped = started("abortTransaction").any(|(at, (_, _, request, _))| {
+        let ended = events
+            .iter()
+            .position(|(start, _, r, _)| !start && r == request)
+            .expect("every abort ends");
+        updates.iter().any(|(u, _)| *u > at && *u < ended)
+    });
+    assert!(
+        overlapped,
+        "an attempt started while an abort was in flight"
+    );
+}

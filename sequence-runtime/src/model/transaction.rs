@@ -28,9 +28,10 @@ use crate::store::BoxFuture;
 const MAX_BACKOFF: Duration = Duration::from_millis(100);
 
 /// How long a transaction that meets the counter held by another transaction starts again at
-/// once, before it waits on the server for the holder to end. The holder of a busy counter
-/// commits within milliseconds, and a transaction that starts again at once takes the counter
-/// over sooner than one the server lets go after its own pauses (see the gapless rows of
+/// once (each attempt in the other of two sessions, the last one's abort sent meanwhile),
+/// before it waits on the server for the holder to end. The holder of a busy counter commits
+/// within milliseconds, and a transaction that starts again at once takes the counter over
+/// sooner than one the server lets go after its own pauses (see the gapless rows of
 /// `docs/performance.md`); a holder that stays (a process killed mid-transaction, held until
 /// the server aborts it) is waited for without further attempts.
 const AT_ONCE_FOR: Duration = Duration::from_millis(50);
@@ -115,6 +116,7 @@ pub(crate) async fn in_transactions<T: SequentialId, R>(
     let namespace = coll.namespace();
     let mapped = |e| Error::from_driver_on(e, &namespace, Access::Insert);
     let mut session = coll.client().start_session().await.map_err(mapped)?;
+    let mut spare = Spare::default();
     let started = Instant::now();
     let mut attempts = 0_u32;
     let mut taken_rounds = 0;
@@ -146,6 +148,12 @@ pub(crate) async fn in_transactions<T: SequentialId, R>(
             Ok(Done::Abort(result)) => {
                 let _ = session.abort_transaction().await;
                 return Ok(result);
+            }
+            Err(e @ Failure::Contended(_)) if started.elapsed() < AT_ONCE_FOR => {
+                // The server ended the transaction at its counter update: the next attempt
+                // goes at once in the other session, this one's abort meanwhile.
+                session = spare.swap(session, coll.client()).await.map_err(mapped)?;
+                e
             }
             Err(e) => {
                 // Best effort: the server aborts an unfinished transaction on its own too.
@@ -291,6 +299,38 @@ pub(crate) async fn stored_as_sent<T: Send + Sync>(
         0 => Some(false),
         n if n == sent.len() => Some(true),
         _ => None,
+    }
+}
+
+/// The second session of a transaction whose attempts meet the counter held: the session of
+/// the last such attempt, whose abort goes in the background so that the next attempt need not
+/// wait for it. The attempts alternate between two sessions, so a transaction takes at most two
+/// connections at once.
+#[derive(Default)]
+struct Spare(Option<tokio::task::JoinHandle<ClientSession>>);
+
+impl Spare {
+    /// Sends `ended`'s abort in the background and returns the session for the next attempt:
+    /// the one aborted before (once its abort is done) or, the first time, a new one.
+    async fn swap(
+        &mut self,
+        ended: ClientSession,
+        client: &mongodb::Client,
+    ) -> mongodb::error::Result<ClientSession> {
+        let aborted = match self.0.take() {
+            Some(aborting) => aborting.await.ok(),
+            None => None,
+        };
+        let next = match aborted {
+            Some(session) => session,
+            None => client.start_session().await?,
+        };
+        self.0 = Some(tokio::spawn(async move {
+            let mut ended = ended;
+            let _ = ended.abort_transaction().await;
+            ended
+        }));
+        Ok(next)
     }
 }
 
