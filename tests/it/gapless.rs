@@ -39,6 +39,22 @@ async fn stored_ids(coll: &mongodb::Collection<Invoice>) -> Vec<i64> {
     ids
 }
 
+/// A transaction of another client that holds the counter of `Invoice` in the database `db`
+/// until it ends.
+async fn hold_counter(db: &str) -> mongodb::ClientSession {
+    let other = common::client().await;
+    let mut holder = other.start_session().await.unwrap();
+    holder.start_transaction().await.unwrap();
+    other
+        .database(db)
+        .collection::<mongodb::bson::Document>("counters")
+        .update_one(doc! { "_id": "invoice" }, doc! { "$set": { "held": true } })
+        .session(&mut holder)
+        .await
+        .unwrap();
+    holder
+}
+
 const TASKS: u64 = 8;
 
 /// 8 tasks × 60 gapless inserts (× 500 with `SOAK=1`); one in ten hits a unique index on
@@ -885,16 +901,7 @@ async fn inserts_queued_while_a_round_meets_the_counter_held_join_it() {
     let b = insert("b");
     until(2).await;
     // The round's update is held on the server: another transaction takes the counter.
-    let other = common::client().await;
-    let mut holder = other.start_session().await.unwrap();
-    holder.start_transaction().await.unwrap();
-    other
-        .database(&name)
-        .collection::<mongodb::bson::Document>("counters")
-        .update_one(doc! { "_id": "invoice" }, doc! { "$set": { "held": true } })
-        .session(&mut holder)
-        .await
-        .unwrap();
+    let mut holder = hold_counter(&name).await;
     let c = insert("c");
     tokio::time::sleep(std::time::Duration::from_millis(600)).await;
     holder.abort_transaction().await.unwrap();
@@ -953,16 +960,7 @@ async fn attempts_that_meet_the_counter_held_alternate_two_sessions() {
     invoice("warm-up").insert_with_id(&coll).await.unwrap();
     events.lock().unwrap().clear();
 
-    let other = common::client().await;
-    let mut holder = other.start_session().await.unwrap();
-    holder.start_transaction().await.unwrap();
-    other
-        .database(&name)
-        .collection::<mongodb::bson::Document>("counters")
-        .update_one(doc! { "_id": "invoice" }, doc! { "$set": { "held": true } })
-        .session(&mut holder)
-        .await
-        .unwrap();
+    let mut holder = hold_counter(&name).await;
     let mut doc = invoice("a");
     let insert = tokio::spawn(async move { doc.insert_with_id(&coll).await });
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
