@@ -55,6 +55,23 @@ async fn hold_counter(db: &str) -> mongodb::ClientSession {
     holder
 }
 
+/// Every command event a client saw, in order.
+type Recorded = Arc<std::sync::Mutex<Vec<mongodb::event::command::CommandEvent>>>;
+
+/// A client of the shared server whose connections carry `app` as application name (for a
+/// fail point of its own), and the command events it sees.
+async fn recording_client(app: &str) -> (mongodb::Client, Recorded) {
+    let events = Recorded::default();
+    let seen = events.clone();
+    let client = common::client_with_app(TestServer::shared_or_panic().uri(), app, |o| {
+        o.command_event_handler = Some(mongodb::event::EventHandler::callback(move |e| {
+            seen.lock().unwrap().push(e);
+        }));
+    })
+    .await;
+    (client, events)
+}
+
 const TASKS: u64 = 8;
 
 /// 8 tasks × 60 gapless inserts (× 500 with `SOAK=1`); one in ten hits a unique index on
@@ -834,25 +851,20 @@ async fn waiting_transactions_leave_the_holder_a_connection() {
 async fn inserts_queued_while_a_round_meets_the_counter_held_join_it() {
     let name = unique_db_name("gapless_join");
     let app = format!("app-{name}");
-    // The commands this test's client sent: their name and the collection they name.
-    let started: Arc<std::sync::Mutex<Vec<(String, String)>>> = Arc::default();
-    let seen = started.clone();
-    let client = common::client_with_app(TestServer::shared_or_panic().uri(), &app, |o| {
-        o.command_event_handler = Some(mongodb::event::EventHandler::callback(move |e| {
-            if let mongodb::event::command::CommandEvent::Started(s) = e {
-                let target = s.command.get_str(&s.command_name).unwrap_or_default();
-                seen.lock()
-                    .unwrap()
-                    .push((s.command_name.clone(), target.to_owned()));
-            }
-        }));
-    })
-    .await;
+    let (client, events) = recording_client(&app).await;
+    // The commands named `command` this test's client sent on the collection `target` (on any,
+    // if empty).
     let sent = |command: &str, target: &str| {
-        let started = started.lock().unwrap();
-        started
+        let events = events.lock().unwrap();
+        events
             .iter()
-            .filter(|(c, t)| c == command && (target.is_empty() || t == target))
+            .filter(|e| match e {
+                mongodb::event::command::CommandEvent::Started(s) => {
+                    s.command_name == command
+                        && (target.is_empty() || s.command.get_str(command) == Ok(target))
+                }
+                _ => false,
+            })
             .count()
     };
     let db = client.database(&name);
@@ -937,28 +949,10 @@ async fn attempts_that_meet_the_counter_held_alternate_two_sessions() {
     /// command started in a transaction, the session.
     type Event = (bool, String, i32, Option<mongodb::bson::Bson>);
     let name = unique_db_name("gapless_spare");
-    let events: Arc<std::sync::Mutex<Vec<Event>>> = Arc::default();
-    let seen = events.clone();
-    let client = common::client_with_app(TestServer::shared_or_panic().uri(), &name, |o| {
-        o.command_event_handler = Some(mongodb::event::EventHandler::callback(move |e| {
-            let event = match e {
-                CommandEvent::Started(s) => {
-                    let in_transaction = s.command.contains_key("txnNumber");
-                    let session = s.command.get_document("lsid").ok().map(|l| l.get("id"));
-                    let session = session.flatten().filter(|_| in_transaction).cloned();
-                    (true, s.command_name, s.request_id, session)
-                }
-                CommandEvent::Succeeded(s) => (false, s.command_name, s.request_id, None),
-                CommandEvent::Failed(f) => (false, f.command_name, f.request_id, None),
-                _ => return,
-            };
-            seen.lock().unwrap().push(event);
-        }));
-    })
-    .await;
+    let (client, recorded) = recording_client(&name).await;
     let coll = client.database(&name).collection::<Invoice>("invoices");
     invoice("warm-up").insert_with_id(&coll).await.unwrap();
-    events.lock().unwrap().clear();
+    recorded.lock().unwrap().clear();
 
     let mut holder = hold_counter(&name).await;
     let mut doc = invoice("a");
@@ -967,7 +961,22 @@ async fn attempts_that_meet_the_counter_held_alternate_two_sessions() {
     holder.abort_transaction().await.unwrap();
     assert_eq!(insert.await.unwrap().unwrap(), 2);
 
-    let events = events.lock().unwrap().clone();
+    let events: Vec<Event> = recorded
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match e {
+            CommandEvent::Started(s) => {
+                let in_transaction = s.command.contains_key("txnNumber");
+                let session = s.command.get_document("lsid").ok().map(|l| l.get("id"));
+                let session = session.flatten().filter(|_| in_transaction).cloned();
+                Some((true, s.command_name.clone(), s.request_id, session))
+            }
+            CommandEvent::Succeeded(s) => Some((false, s.command_name.clone(), s.request_id, None)),
+            CommandEvent::Failed(f) => Some((false, f.command_name.clone(), f.request_id, None)),
+            _ => None,
+        })
+        .collect();
     let started = |command: &'static str| {
         events
             .iter()
