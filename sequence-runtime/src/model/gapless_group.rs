@@ -19,6 +19,7 @@
 use std::any::TypeId;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
 
 use mongodb::bson::Document;
 use mongodb::options::InsertOneOptions;
@@ -38,9 +39,13 @@ use crate::process::{self, GroupOf};
 use crate::sequence::{Issued, Sequence};
 use crate::store::{BoxFuture, Deployment};
 
-/// How long a group whose round waited for another group's transaction on the counter lets
-/// pass before its next round, so that a group waiting meanwhile takes its turn.
-const YIELD: std::time::Duration = std::time::Duration::from_millis(2);
+/// The least a group whose round met another group's transaction on the counter lets pass
+/// before its next round (see [`pause_after`]).
+const MIN_PAUSE: Duration = Duration::from_millis(1);
+
+/// The most a group whose round met another group's transaction on the counter lets pass
+/// before its next round (see [`pause_after`]).
+const MAX_PAUSE: Duration = Duration::from_millis(10);
 
 /// How many inserts wait before a group whose limit allows several rounds at once starts
 /// another beside those in flight.
@@ -269,10 +274,19 @@ async fn rounds<T: SequentialId>(queue: Arc<Queue<T::Id>>, round: Round<T>) {
             let mut state = queue.lock();
             next_round(&mut state.waiting)
         };
-        if round.commit_all(members, &queue).await {
-            tokio::time::sleep(YIELD).await;
+        if let Some(met) = round.commit_all(members, &queue).await {
+            tokio::time::sleep(pause_after(met.waited())).await;
         }
     }
+}
+
+/// How long a group whose round waited `waited` for the counter, held by other groups'
+/// transactions, lets pass after its commit before its next round, so that the groups waiting
+/// meanwhile take their turn: as long again, within [`MIN_PAUSE`] and [`MAX_PAUSE`]. With one
+/// other process that is about the rest of one of its rounds; with more, about a round for
+/// each of them, so that the process just served does not take the counter back from them.
+fn pause_after(waited: Duration) -> Duration {
+    waited.clamp(MIN_PAUSE, MAX_PAUSE)
 }
 
 /// Takes the members of the next round off the front of `waiting`, in order: at most
@@ -303,12 +317,16 @@ fn take_waiting<I>(
 impl<T: SequentialId> Round<T> {
     /// Commits `members` in transactions (see [`transaction::in_transactions`]) until each has its
     /// ID or its error; those of a group with rounds of its own as it commits them.
-    /// Returns whether a transaction of another group (of another process) held the counter
-    /// meanwhile.
-    async fn commit_all(&self, mut members: Vec<Member<T::Id>>, queue: &Queue<T::Id>) -> bool {
+    /// Returns when its attempts met the counter held by a transaction of another group (of
+    /// another process), if they did.
+    async fn commit_all(
+        &self,
+        mut members: Vec<Member<T::Id>>,
+        queue: &Queue<T::Id>,
+    ) -> Option<Met> {
         if let Some(own) = &self.own {
             (own.commit)(self, members).await;
-            return false;
+            return None;
         }
         tracing::debug!(
             target: GAPLESS,
@@ -322,17 +340,17 @@ impl<T: SequentialId> Round<T> {
             queue,
             members: &mut members,
             sent: Vec::new(),
-            waited: false,
+            met: None,
         };
         let result = transaction::in_transactions(&self.coll, &self.seq, &mut body).await;
-        let waited = body.waited;
+        let met = body.met;
         // Inserts that queued while the round met the counter held joined it.
         self.seq.record_group(members.len());
         match result {
             Ok(ids) => answer(members, ids),
             Err(e) => answer_all(members, &e),
         }
-        waited
+        met
     }
 
     /// One transaction body: numbers for every member, their documents inserted in order. A
@@ -469,8 +487,24 @@ struct Group<'r, T: SequentialId> {
     queue: &'r Queue<T::Id>,
     members: &'r mut Vec<Member<T::Id>>,
     sent: Vec<Document>,
-    /// Whether an attempt waited for another group's transaction.
-    waited: bool,
+    /// When its attempts met another group's transaction on the counter, if they did.
+    met: Option<Met>,
+}
+
+/// When the attempts of a round met the counter held by another group's transaction: the
+/// first and the last of them.
+#[derive(Clone, Copy)]
+struct Met {
+    first: Instant,
+    last: Instant,
+}
+
+impl Met {
+    /// How long the round waited for the counter: from its first attempt that met the holder
+    /// to its last.
+    fn waited(self) -> Duration {
+        self.last - self.first
+    }
 }
 
 impl<T: SequentialId> TransactionBody<Vec<T::Id>> for Group<'_, T> {
@@ -494,7 +528,9 @@ impl<T: SequentialId> TransactionBody<Vec<T::Id>> for Group<'_, T> {
     }
 
     fn waited(&mut self) {
-        self.waited = true;
+        let last = Instant::now();
+        let first = self.met.map_or(last, |met| met.first);
+        self.met = Some(Met { first, last });
         // The attempt ended at its counter update, before it wrote anything: the inserts that
         // queued meanwhile join the next one, behind the round's own.
         let bytes = self.members.iter().map(|m| m.bytes).sum();
@@ -597,6 +633,18 @@ mod tests {
             "a round with members leaves a document that does not fit"
         );
         assert_eq!(ids(take_waiting(&mut big, 0, 0)), [0]);
+    }
+
+    #[test]
+    fn the_pause_after_a_round_that_met_the_holder_is_its_wait_within_bounds() {
+        let ms = Duration::from_millis;
+        assert_eq!(
+            pause_after(Duration::ZERO),
+            MIN_PAUSE,
+            "one attempt met the holder"
+        );
+        assert_eq!(pause_after(ms(4)), ms(4), "the others' turns");
+        assert_eq!(pause_after(ms(60_000)), MAX_PAUSE, "a holder that stayed");
     }
 
     #[test]
