@@ -16,6 +16,7 @@ use mongodb::options::IndexOptions;
 use mongodb::{Collection, IndexModel};
 use sequence_testkit::unique_db_name;
 use serde::{Deserialize, Serialize};
+use tokio::task::JoinHandle;
 
 /// A ticket numbered per tenant, from a cache of the tenant's own from its second insert on;
 /// at most 5 per tenant. `code`, when set, is unique across tenants.
@@ -56,14 +57,17 @@ async fn tickets(db: &mongodb::Database) -> Collection<Ticket> {
     coll
 }
 
+/// Inserts `doc` from a task of its own, started at once.
+fn spawn_insert(coll: &Collection<Ticket>, mut doc: Ticket) -> JoinHandle<Result<i64, Error>> {
+    let coll = coll.clone();
+    tokio::spawn(async move { doc.insert_with_id(&coll).await })
+}
+
 /// Inserts `docs` from a task each, all at once; the results in order.
 async fn insert_at_once(coll: &Collection<Ticket>, docs: Vec<Ticket>) -> Vec<Result<i64, Error>> {
     let tasks: Vec<_> = docs
         .into_iter()
-        .map(|mut doc| {
-            let coll = coll.clone();
-            tokio::spawn(async move { doc.insert_with_id(&coll).await })
-        })
+        .map(|doc| spawn_insert(coll, doc))
         .collect();
     let mut results = Vec::new();
     for task in tasks {
@@ -168,7 +172,9 @@ async fn a_refused_first_value_fails_alone() {
 
 /// A tenant whose counter is at its `max` among first tickets inserted at once gets
 /// `Exhausted`; the others are stored with 1, although the round that moved their counters
-/// together met the exhausted one.
+/// together met the exhausted one. The fail point holds the counter updates of the first two
+/// rounds (both rounds a process runs at once), so that the tickets started after them, the
+/// exhausted one among them, all wait and go in one round.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_exhausted_tenant_fails_alone_among_first_values() {
     let name = unique_db_name("first_values_exhausted");
@@ -178,8 +184,26 @@ async fn an_exhausted_tenant_fails_alone_among_first_values() {
         .in_scope(Scope::new().with("tenant", "full"))
         .unwrap();
     assert_eq!(full.reserve(5).await.unwrap().last(), 5);
-    // The first ticket of a tenant goes first alone; the others wait for it and go together.
     assert_eq!(ticket("lead").insert_with_id(&coll).await.unwrap(), 1);
+    let fault = common::fail_point(
+        &client.database("admin"),
+        doc! { "times": 2 },
+        doc! {
+            "failCommands": ["findAndModify", "insert", "update"],
+            "blockConnection": true,
+            "blockTimeMS": 1500,
+            "appName": &name,
+        },
+    )
+    .await;
+    let mut held = Vec::new();
+    for i in 0..2 {
+        held.push(spawn_insert(&coll, ticket(&format!("h{i}"))));
+        let started = common::wait_until(std::time::Duration::from_secs(10), || {
+            counter_commands(&commands) > i
+        });
+        assert!(started.await, "round {i} never moved its counter");
+    }
     let mut docs: Vec<Ticket> = (0..24).map(|i| ticket(&format!("e{i}"))).collect();
     docs.insert(12, ticket("full"));
     let results = insert_at_once(&coll, docs).await;
@@ -193,12 +217,28 @@ async fn an_exhausted_tenant_fails_alone_among_first_values() {
             assert_eq!(result.unwrap(), 1, "insert {i}");
         }
     }
+    for (i, task) in held.into_iter().enumerate() {
+        assert_eq!(task.await.unwrap().unwrap(), 1, "held insert {i}");
+    }
+    assert_eq!(
+        fault.off().await,
+        2,
+        "the fail point held both first rounds"
+    );
     assert_eq!(counter_of(&coll, "full").await, Some(5));
-    assert_eq!(coll.count_documents(doc! {}).await.unwrap(), 1 + 24);
+    assert_eq!(coll.count_documents(doc! {}).await.unwrap(), 1 + 2 + 24);
     // `full` went in a round of several counters, which went on without it.
     let with_full =
         (several_counters_at_once(&commands).iter()).any(|c| c.to_string().contains("\"full\""));
     assert!(with_full, "`full` was not in a round of several counters");
+}
+
+/// How many commands were sent to the counters collection.
+fn counter_commands(commands: &common::Commands) -> usize {
+    (["findAndModify", "insert", "update"].iter())
+        .flat_map(|name| commands.sent(name))
+        .filter(|c| c.values().next().and_then(|v| v.as_str()) == Some("counters"))
+        .count()
 }
 
 /// A tenant with a ticket stored by another writer (number 1, its counter absent): its first

@@ -63,7 +63,8 @@ impl Commands {
     }
 }
 
-/// A client whose commands on database `db` are counted.
+/// A client whose commands on database `db` are counted. Its connections carry `db` as
+/// application name, so that a `failCommand` fail point with `appName: db` hits this client only.
 pub async fn monitored_client(db: &str) -> (Client, Commands) {
     use mongodb::event::command::CommandEvent;
     use mongodb::event::EventHandler;
@@ -71,6 +72,7 @@ pub async fn monitored_client(db: &str) -> (Client, Commands) {
     let mut options = mongodb::options::ClientOptions::parse(TestServer::shared_or_panic().uri())
         .await
         .expect("the test server's URI parses");
+    options.app_name = Some(db.to_owned());
     let (seen, db) = (counter.clone(), db.to_owned());
     options.command_event_handler = Some(EventHandler::callback(move |event| {
         if let CommandEvent::Started(started) = event {
