@@ -12,11 +12,21 @@ use super::COLL;
 use crate::measure::{drive, with_waits, BoxFuture, Measured, Result, Run};
 
 pub fn plain_insert_one(run: Run) -> BoxFuture<Result<Measured>> {
-    let coll = run.db.collection::<Plain>(COLL);
-    drive(run.tasks, run.calls_per_task, move |n| {
+    plain_one_each(run.db.collection(COLL), run.tasks, run.calls_per_task, 0)
+}
+
+/// `calls_per_task` calls of the driver's `insert_one` in each of `tasks` tasks, a plain
+/// document each: the `n`-th call of the run inserts the sample `first + n`.
+pub fn plain_one_each(
+    coll: Collection<Plain>,
+    tasks: usize,
+    calls_per_task: u64,
+    first: u64,
+) -> BoxFuture<Result<Measured>> {
+    drive(tasks, calls_per_task, move |n| {
         let coll = coll.clone();
         async move {
-            coll.insert_one(Plain::sample(n)).await?;
+            coll.insert_one(Plain::sample(first + n)).await?;
             Ok(1)
         }
     })

@@ -22,7 +22,7 @@ use models::{
     B25,
 };
 use next_id::next_id;
-use processes::{gapless_2p, gapless_4p, proxy_2p};
+use processes::{gapless_2p, gapless_4p, plain_4p, proxy_2p};
 use scoped::insert_scoped;
 
 /// The collection every scenario inserts into (in a database of its own).
@@ -39,6 +39,10 @@ pub const SCENARIOS: &[Scenario] = &[
         Work::Docs,
         plain_insert_one,
     ),
+    Scenario {
+        min_tasks: 4,
+        ..Scenario::new("plain_insert_one_4p", BatchSize::None, Work::Docs, plain_4p)
+    },
     Scenario::new(
         "naive_counter_insert",
         BatchSize::None,

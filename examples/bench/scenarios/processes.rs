@@ -9,7 +9,7 @@ use std::time::Duration;
 use mongo_sequence::SequentialId;
 use mongodb::bson::doc;
 
-use super::inserts::insert_one_each;
+use super::inserts::{insert_one_each, plain_one_each};
 use super::models::{BProxy, Gapless, Sample};
 use super::COLL;
 use crate::measure::{connect, BoxFuture, Measured, Result, Run};
@@ -20,6 +20,8 @@ pub const WORKER: &str = "--insert-worker";
 /// The models the workers insert, by the name their command line gives.
 #[derive(Clone, Copy)]
 pub enum Model {
+    /// `Plain`: the driver's `insert_one`, no sequence.
+    Plain,
     /// `Gapless`: gapless inserts.
     Gapless,
     /// `BProxy`: batch 25 with a proxy collection.
@@ -29,6 +31,7 @@ pub enum Model {
 impl Model {
     fn name(self) -> &'static str {
         match self {
+            Model::Plain => "plain",
             Model::Gapless => "gapless",
             Model::Proxy => "proxy",
         }
@@ -36,6 +39,7 @@ impl Model {
 
     fn named(name: &str) -> Result<Model> {
         match name {
+            "plain" => Ok(Model::Plain),
             "gapless" => Ok(Model::Gapless),
             "proxy" => Ok(Model::Proxy),
             other => Err(format!("{WORKER}: unknown model {other}").into()),
@@ -52,6 +56,7 @@ impl Model {
         first: u64,
     ) -> Result<Measured> {
         match self {
+            Model::Plain => plain_one_each(db.collection(COLL), tasks, calls, first).await,
             Model::Gapless => each::<Gapless>(db, tasks, calls, first).await,
             Model::Proxy => each::<BProxy>(db, tasks, calls, first).await,
         }
@@ -65,6 +70,12 @@ async fn each<M: SequentialId + Sample>(
     first: u64,
 ) -> Result<Measured> {
     insert_one_each(db.collection::<M>(COLL), tasks, calls, first).await
+}
+
+/// Plain inserts from four processes, a quarter of the tasks each: what four processes of
+/// this machine reach without a sequence.
+pub fn plain_4p(run: Run) -> BoxFuture<Result<Measured>> {
+    processes(run, Model::Plain, 4)
 }
 
 /// Gapless inserts from two processes, half the tasks each.
