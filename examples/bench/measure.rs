@@ -295,7 +295,7 @@ pub struct Row {
     pub ops_per_s: f64,
     pub p50_us: f64,
     pub p99_us: f64,
-    pub round_trips_per_id: f64,
+    pub trips_per_id: f64,
     /// Calls that waited for a counter round trip, per ID.
     pub waits_per_id: Option<f64>,
     /// The most memory the process held at the end of a round, if the scenario measures it.
@@ -380,7 +380,7 @@ pub fn rows(scenarios: &[Scenario], results: &[Vec<Rounds>]) -> Vec<Row> {
                 ops_per_s: median(&r.ops_per_s),
                 p50_us: median(&r.p50_us),
                 p99_us: median(&r.p99_us),
-                round_trips_per_id: r.trips as f64 / r.ids.max(1) as f64,
+                trips_per_id: r.trips as f64 / r.ids.max(1) as f64,
                 waits_per_id: r.waits.map(|w| w as f64 / r.ids.max(1) as f64),
                 rss_bytes: r.rss_bytes,
                 allocations_per_id: r.allocations as f64 / r.ids.max(1) as f64,
