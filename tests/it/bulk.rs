@@ -34,15 +34,19 @@ async fn repeated_bulk_inserts_find_their_numbers_reserved() {
     let coll = db.collection::<Line>("lines");
     let mut trips_before = Vec::new();
     let mut ids = Vec::new();
-    for _ in 0..4 {
+    // The round trips sent once each call and the reservation it starts for the next are done.
+    for sent in [1, 3, 4, 5] {
         trips_before.push(commands.round_trips());
         ids.push(
             Line::insert_many_with_ids(&mut lines(10), &coll)
                 .await
                 .unwrap(),
         );
-        // What the application does between two bulk calls.
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        // What the application does between two bulk calls, as long as the reservation for
+        // the next one takes (a loaded machine may take longer than the application).
+        let limit = Duration::from_secs(5);
+        common::wait_until(limit, || commands.round_trips() >= sent).await;
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
     for (k, call) in ids.iter().enumerate() {
         let first = 10 * k as i64 + 1;
