@@ -23,12 +23,29 @@ pub fn plain_one_each(
     calls_per_task: u64,
     first: u64,
 ) -> BoxFuture<Result<Measured>> {
+    one_each(coll, tasks, calls_per_task, first, |coll, doc| async move {
+        coll.insert_one(doc).await?;
+        Ok(())
+    })
+}
+
+/// `calls_per_task` calls of `insert` in each of `tasks` tasks, a sample of `M` each: the
+/// `n`-th call of the run inserts the sample `first + n`.
+fn one_each<M, F, Fut>(
+    coll: Collection<M>,
+    tasks: usize,
+    calls_per_task: u64,
+    first: u64,
+    insert: F,
+) -> BoxFuture<Result<Measured>>
+where
+    M: Sample + Send + Sync + 'static,
+    F: Fn(Collection<M>, M) -> Fut + Clone + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<()>> + Send + 'static,
+{
     drive(tasks, calls_per_task, move |n| {
-        let coll = coll.clone();
-        async move {
-            coll.insert_one(Plain::sample(first + n)).await?;
-            Ok(1)
-        }
+        let fut = insert(coll.clone(), M::sample(first + n));
+        async move { fut.await.map(|()| 1) }
     })
 }
 
@@ -97,12 +114,14 @@ pub fn insert_one_each<M: SequentialId + Sample>(
     calls_per_task: u64,
     first: u64,
 ) -> BoxFuture<Result<Measured>> {
-    drive(tasks, calls_per_task, move |n| {
-        let coll = coll.clone();
-        async move {
-            let mut doc = M::sample(first + n);
+    one_each(
+        coll,
+        tasks,
+        calls_per_task,
+        first,
+        |coll, mut doc| async move {
             <M as SequentialId>::insert_with_id(&mut doc, &coll).await?;
-            Ok(1)
-        }
-    })
+            Ok(())
+        },
+    )
 }
