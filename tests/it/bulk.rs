@@ -34,7 +34,8 @@ async fn repeated_bulk_inserts_find_their_numbers_reserved() {
     let coll = db.collection::<Line>("lines");
     let mut trips_before = Vec::new();
     let mut ids = Vec::new();
-    // The round trips sent once each call and the reservation it starts for the next are done.
+    // `sent`: the round trips sent once a call and the reservation it starts for the next one
+    // are out.
     for sent in [1, 3, 4, 5] {
         trips_before.push(commands.round_trips());
         ids.push(
@@ -43,7 +44,8 @@ async fn repeated_bulk_inserts_find_their_numbers_reserved() {
                 .unwrap(),
         );
         // What the application does between two bulk calls, as long as the reservation for
-        // the next one takes (a loaded machine may take longer than the application).
+        // the next one takes (a loaded machine may take longer than the application). A
+        // reservation never sent shows in `trips_before` below.
         let limit = Duration::from_secs(5);
         common::wait_until(limit, || commands.round_trips() >= sent).await;
         tokio::time::sleep(Duration::from_millis(20)).await;

@@ -103,9 +103,7 @@ async fn first_values_of_many_tenants_share_rounds() {
     let stored: Vec<Document> = common::all(&coll.clone_with_type()).await;
     assert_eq!(stored.len(), 48);
     assert!(stored.iter().all(|d| d.get_i64("number") == Ok(1)));
-    let inserts = (commands.sent("insert").iter())
-        .filter(|c| c.get_str("insert") == Ok("tickets"))
-        .count();
+    let inserts = commands.sent_on("insert", "tickets").len();
     assert!(
         (1..48).contains(&inserts),
         "{inserts} inserts for 48 first tickets"
@@ -119,11 +117,11 @@ async fn first_values_of_many_tenants_share_rounds() {
 /// The commands that inserted or updated several counters at once.
 fn several_counters_at_once(commands: &common::Commands) -> Vec<Document> {
     let statements = |c: &Document, list: &str| c.get_array(list).map_or(0, Vec::len);
-    (commands.sent("insert").into_iter())
-        .filter(|c| c.get_str("insert") == Ok("counters") && statements(c, "documents") > 1)
+    (commands.sent_on("insert", "counters").into_iter())
+        .filter(|c| statements(c, "documents") > 1)
         .chain(
-            (commands.sent("update").into_iter())
-                .filter(|c| c.get_str("update") == Ok("counters") && statements(c, "updates") > 1),
+            (commands.sent_on("update", "counters").into_iter())
+                .filter(|c| statements(c, "updates") > 1),
         )
         .collect()
 }
@@ -236,9 +234,8 @@ async fn an_exhausted_tenant_fails_alone_among_first_values() {
 /// How many commands were sent to the counters collection.
 fn counter_commands(commands: &common::Commands) -> usize {
     (["findAndModify", "insert", "update"].iter())
-        .flat_map(|name| commands.sent(name))
-        .filter(|c| c.values().next().and_then(|v| v.as_str()) == Some("counters"))
-        .count()
+        .map(|name| commands.sent_on(name, "counters").len())
+        .sum()
 }
 
 /// A tenant with a ticket stored by another writer (number 1, its counter absent): its first

@@ -291,11 +291,7 @@ async fn the_options_of_an_upsert_reach_its_writes() {
     let stored = common::all(&coll).await;
     assert_eq!(stored.len(), 1, "{stored:?}");
     assert_eq!(stored[0].name, "Ada L.");
-    let writes: Vec<Document> = commands
-        .sent("findAndModify")
-        .into_iter()
-        .filter(|c| c.get_str("findAndModify") == Ok("customers"))
-        .collect();
+    let writes: Vec<Document> = commands.sent_on("findAndModify", "customers");
     assert_eq!(
         writes.len(),
         3,

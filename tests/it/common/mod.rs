@@ -52,6 +52,13 @@ impl Commands {
             .collect()
     }
 
+    /// The commands named `name` sent so far on the collection `coll`, as sent.
+    pub fn sent_on(&self, name: &str, coll: &str) -> Vec<mongodb::bson::Document> {
+        let mut sent = self.sent(name);
+        sent.retain(|c| c.get_str(name) == Ok(coll));
+        sent
+    }
+
     /// How many `name` commands were sent.
     pub fn count(&self, name: &str) -> u64 {
         self.0.lock().unwrap().get(name).copied().unwrap_or(0)
