@@ -22,6 +22,16 @@ pub(crate) fn shard_alone(args: &CounterArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The scope values of `--scope`, their field names checked; `None` without any.
+pub(crate) fn scope(args: &CounterArgs) -> Result<Option<Scope>, Failure> {
+    if args.scope.is_empty() {
+        return Ok(None);
+    }
+    let scope = Scope::from_values(args.scope.iter().cloned());
+    scope.check_names()?;
+    Ok(Some(scope))
+}
+
 /// The key of the counter `args` names, and the store of its counters collection.
 pub(crate) fn key(
     db: &Database,
@@ -31,10 +41,11 @@ pub(crate) fn key(
     shard_alone(args)?;
     let key = match args.shard {
         Some(shard) => CounterKey::composite(doc! { "seq": &args.name, "shard": shard as i32 }),
-        None => {
-            let scope = Scope::from_values(args.scope.iter().cloned());
-            CounterKey::of(args.name.clone(), args.period.as_deref(), Some(&scope))
-        }
+        None => CounterKey::of(
+            args.name.clone(),
+            args.period.as_deref(),
+            scope(args)?.as_ref(),
+        ),
     };
     let mut options = SequenceOptions::builder(args.name.clone())
         .counters(counters)
@@ -74,7 +85,7 @@ pub(crate) async fn find_counter(
 ) -> Result<Document, Failure> {
     let found = db
         .collection::<Document>(counters)
-        .find_one(store.filter(key))
+        .find_one(store.filter(key)?)
         .await?;
     found.ok_or_else(|| {
         Failure::error(format!(

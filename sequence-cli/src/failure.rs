@@ -124,7 +124,10 @@ impl From<Error> for Failure {
         };
         let usage = matches!(
             e,
-            Error::InvalidConfig { .. } | Error::InvalidName { .. } | Error::InvalidArgument { .. }
+            Error::InvalidConfig { .. }
+                | Error::InvalidName { .. }
+                | Error::InvalidArgument { .. }
+                | Error::UnmatchableValue { .. }
         );
         Failure {
             usage,

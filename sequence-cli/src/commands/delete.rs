@@ -1,14 +1,14 @@
 //! `delete`: deletes the counters of a sequence, or the one of a period, scope or shard.
 
-use mongodb::bson::{doc, Document};
+use mongodb::bson::{doc, Bson, Document};
 use mongodb::options::{CollectionOptions, WriteConcern};
 use mongodb::Database;
 use sequence_runtime::options::Layout;
-use sequence_runtime::Scope;
+use sequence_runtime::store::literal::exactly;
 use serde_json::json;
 
 use crate::args::{Change, CounterArgs, Limits};
-use crate::counters::{find, key, shard_alone};
+use crate::counters::{find, key, scope, shard_alone};
 use crate::failure::Failure;
 use crate::known::Known;
 use crate::output::{ranges_held_warning, rows, Output};
@@ -17,14 +17,14 @@ use crate::output::{ranges_held_warning, rows, Output};
 /// one of the period, scope or shard given.
 fn filter(db: &Database, counters: &str, args: &CounterArgs) -> Result<Document, Failure> {
     shard_alone(args)?;
-    let scope = (!args.scope.is_empty()).then(|| Scope::from_values(args.scope.iter().cloned()));
+    let scope = scope(args)?;
     if args.shape.filter.is_some()
         || !matches!(args.layout, Layout::Default | Layout::MongooseSequence)
     {
         // A layout of one counter per model and field (and group), or a filter of one's own:
         // the one counter named.
         let (key, store) = key(db, counters, args)?;
-        return Ok(store.filter(&key));
+        return Ok(store.filter(&key)?);
     }
     if args.layout == Layout::MongooseSequence {
         if args.period.is_some() {
@@ -32,27 +32,33 @@ fn filter(db: &Database, counters: &str, args: &CounterArgs) -> Result<Document,
                 "mongoose-sequence's layout has no periods: `--period` does not apply",
             ));
         }
-        let mut filter = doc! { "id": &args.name };
+        let mut filter = doc! { "id": exactly("id", &args.name.as_str().into())? };
         if let Some(scope) = &scope {
-            filter.insert("reference_value", scope.document());
+            let reference = Bson::Document(scope.document());
+            filter.insert("reference_value", exactly("reference_value", &reference)?);
         }
         if let Some(shard) = args.shard {
             filter.insert("reference_value", doc! { "shard": shard as i32 });
         }
         return Ok(filter);
     }
-    let mut filter = doc! { "_id.seq": &args.name };
+    let name = Bson::String(args.name.clone());
+    let mut filter = doc! { "_id.seq": exactly("_id.seq", &name)? };
     if let Some(period) = &args.period {
-        filter.insert("_id.period", period);
+        filter.insert(
+            "_id.period",
+            exactly("_id.period", &period.as_str().into())?,
+        );
     }
     if let Some(scope) = &scope {
-        filter.insert("_id.scope", scope.key_document());
+        let key = Bson::Document(scope.key_document());
+        filter.insert("_id.scope", exactly("_id.scope", &key)?);
     }
     if let Some(shard) = args.shard {
         filter.insert("_id.shard", shard as i32);
     }
     if args.period.is_none() && scope.is_none() && args.shard.is_none() {
-        filter = doc! { "$or": [{ "_id": &args.name }, filter] };
+        filter = doc! { "$or": [{ "_id": exactly("_id", &name)? }, filter] };
     }
     Ok(filter)
 }

@@ -8,6 +8,7 @@ use super::claims_report::{OrphanClaim, RepairReport, UnclaimedDocument};
 use super::collections::Claims;
 use crate::error::driver::{is_duplicate_key, DUPLICATE_KEY_CODES};
 use crate::error::{Error, Result};
+use crate::store::literal;
 
 /// Claims written or deleted per round trip.
 const WRITE_BATCH: usize = 500;
@@ -95,6 +96,11 @@ pub(crate) async fn repair(
     })
 }
 
+/// The filter of the claim `id` while it names the document `doc`.
+fn claim_filter(id: &Bson, doc: &Bson) -> Result<Document> {
+    Ok(doc! { "_id": literal::exactly("_id", id)?, "doc": literal::exactly("doc", doc)? })
+}
+
 impl Claims {
     /// Deletes `orphans`, each only if it still names the same document; returns how many
     /// were deleted.
@@ -104,8 +110,8 @@ impl Claims {
         }
         let each: Vec<Document> = orphans
             .iter()
-            .map(|o| doc! { "_id": o.id.clone(), "doc": o.doc.clone() })
-            .collect();
+            .map(|o| claim_filter(&o.id, &o.doc))
+            .collect::<Result<_>>()?;
         let deleted = self
             .proxy
             .delete_many(doc! { "$or": each })
@@ -120,7 +126,7 @@ impl Claims {
         let updated = self
             .proxy
             .update_one(
-                doc! { "_id": u.id.clone(), "doc": other.clone() },
+                claim_filter(&u.id, other)?,
                 doc! { "$set": { "doc": u.doc.clone() } },
             )
             .await

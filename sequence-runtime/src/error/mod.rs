@@ -144,6 +144,25 @@ pub enum Error {
         reason: String,
     },
 
+    /// A value that a filter cannot match as the data it is (a scope value that is an array or
+    /// null where a counter is found by it, a `$`-prefixed field name inside a key): it would
+    /// find another value's counter or claim, so it is refused before anything is written.
+    /// Operator-shaped values (`{ "$ne": null }`) and regular expressions are not refused:
+    /// they are matched as data. See the guide's chapter on guarantees, "What user input can
+    /// do".
+    #[error(
+        "the value {value} of `{field}` cannot be matched as data: {reason}; nothing was written"
+    )]
+    #[non_exhaustive]
+    UnmatchableValue {
+        /// The field the value was given for (a scope field, `_id`, a filter's field).
+        field: String,
+        /// The value, as extended JSON.
+        value: String,
+        /// Why no filter can match it exactly.
+        reason: String,
+    },
+
     /// A document, or a value of it, that cannot be stored as BSON; nothing was written.
     #[error("cannot serialize {what} to BSON: {source}; check its `Serialize` implementation")]
     #[non_exhaustive]
@@ -581,6 +600,14 @@ mod tests {
                     reason: "cannot reserve 0 IDs; ask for at least 1".into(),
                 },
                 &["`n`", "at least 1"],
+            ),
+            (
+                Error::UnmatchableValue {
+                    field: "shop".into(),
+                    value: "[\"victim\"]".into(),
+                    reason: "an array also matches a field holding it".into(),
+                },
+                &["`shop`", "[\"victim\"]", "nothing was written"],
             ),
             (
                 Error::Serialization {

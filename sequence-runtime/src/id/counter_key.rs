@@ -162,11 +162,23 @@ pub(crate) fn bson_integer(v: &Bson) -> Option<i64> {
     }
 }
 
+/// The key as messages show it: the name, else its `_id` with the scope values as they were
+/// given (`{ "$ne": null }`, not the escaped form the `_id` stores).
 impl fmt::Display for CounterKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.value {
-            Bson::String(s) => f.write_str(s),
-            other => write!(f, "{other}"),
+        match (&self.value, &self.parts) {
+            (Bson::String(s), _) => f.write_str(s),
+            (
+                Bson::Document(id),
+                Some(Parts {
+                    scope: Some(scope), ..
+                }),
+            ) => {
+                let mut shown = id.clone();
+                shown.insert("scope", scope.document());
+                write!(f, "{shown}")
+            }
+            (other, _) => write!(f, "{other}"),
         }
     }
 }
@@ -182,6 +194,11 @@ mod tests {
         let b = CounterKey::composite(doc! {});
         assert_ne!(a.canonical(), b.canonical());
         assert_eq!(CounterKey::named("userid").to_string(), "userid");
+        let scope = Scope::new().with("shop", doc! { "$ne": Bson::Null });
+        assert_eq!(
+            CounterKey::of("ticket", None, Some(&scope)).to_string(),
+            r#"{ "seq": "ticket", "scope": { "shop": { "$ne": null } } }"#
+        );
         let c1 = CounterKey::composite(doc! { "n": "a", "p": "b" });
         let c2 = CounterKey::composite(doc! { "n": "a", "p": "b" });
         assert_eq!(c1.canonical(), c2.canonical());

@@ -89,6 +89,14 @@ impl Scope {
         self.fields.iter().map(|(f, v)| (f.as_str(), v))
     }
 
+    /// The value of `field`, if the scope has it.
+    pub fn get(&self, field: &str) -> Option<&Bson> {
+        (self.fields)
+            .binary_search_by(|(f, _)| field_order(f, field))
+            .ok()
+            .map(|i| &self.fields[i].1)
+    }
+
     /// Whether the scope has no field.
     pub fn is_empty(&self) -> bool {
         self.fields.is_empty()
@@ -125,11 +133,18 @@ impl Scope {
         })
     }
 
-    /// Checks the field names against the fields a sequence is scoped by.
-    pub(crate) fn check(&self, sequence: &str, expected: &[String]) -> Result<()> {
+    /// Checks that every field name is one a document can hold (not empty, no leading `$`,
+    /// no `.`, no NUL), as [`Error::InvalidName`].
+    pub fn check_names(&self) -> Result<()> {
         for (field, _) in &self.fields {
             names::check(NameKind::Field, field)?;
         }
+        Ok(())
+    }
+
+    /// Checks the field names against the fields a sequence is scoped by.
+    pub(crate) fn check(&self, sequence: &str, expected: &[String]) -> Result<()> {
+        self.check_names()?;
         // Fields are unique: as many, each expected one present, is the same set.
         let present = |e: &String| {
             (self.fields)

@@ -20,6 +20,7 @@ use serde::Serialize;
 
 use crate::error::driver::{is_duplicate_key, outcome_unknown, Access};
 use crate::error::{Error, Result};
+use crate::store::literal;
 
 /// Attempts of one insert by this crate; the driver may retry each of them once on its own.
 pub(crate) const INSERT_ATTEMPTS: u32 = 4;
@@ -149,6 +150,10 @@ pub(super) async fn stored_copy(
     };
     let docs = docs.clone_with_type::<Document>();
     let id = document.get("_id").cloned().unwrap_or(Bson::Null);
+    // A document the server stored has an `_id` a filter matches as data.
+    let Ok(id) = literal::exactly("_id", &id) else {
+        return Ok(Stored::NotOurs);
+    };
     let filter = doc! { "_id": id };
     let refused = |e| match Error::from_driver_on(e, docs.namespace(), Access::Confirm) {
         e @ Error::Unauthorized { .. } => Err(e),

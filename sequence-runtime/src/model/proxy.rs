@@ -33,7 +33,7 @@ use crate::error::{Error, Result};
 use crate::id::IdValue;
 use crate::observability::PROXY;
 use crate::sequence::{Issued, Sequence};
-use crate::store::{BoxFuture, Deployment};
+use crate::store::{literal, BoxFuture, Deployment};
 use crate::sync::StoredIds;
 
 /// What needs transactions here, as [`Error::TransactionsUnsupported`] names it.
@@ -68,13 +68,13 @@ fn stored(document: &Document, field: &str) -> Result<Bson> {
 fn claim<T: SequentialId>(document: &Document) -> Result<Document> {
     let id = stored(document, T::SEQUENCE.id_field)?;
     let key = if T::SEQUENCE.scope.is_empty() {
-        id
+        literal::key(T::SEQUENCE.id_field, &id)?
     } else {
         let mut key = Document::new();
         for (_, field) in T::SEQUENCE.stored_scope() {
-            key.insert(field, stored(document, field)?);
+            key.insert(field, literal::key(field, &stored(document, field)?)?);
         }
-        key.insert("id", id);
+        key.insert("id", literal::key(T::SEQUENCE.id_field, &id)?);
         Bson::Document(key)
     };
     let document_id = document.get("_id").cloned().unwrap_or(Bson::Null);
@@ -145,7 +145,7 @@ fn claims_in<'a, T: SequentialId>(
     let mut scope = Document::new();
     for ((_, stored_as), claimed_as) in T::SEQUENCE.stored_scope().zip(scope_fields) {
         let value = stored(document, stored_as)?;
-        scope.insert(claimed_as, doc! { "$eq": value });
+        scope.insert(claimed_as, literal::stored(&value));
     }
     Ok(StoredIds {
         coll: proxy,
@@ -268,7 +268,7 @@ pub(crate) async fn drop_claim_in<T: SequentialId>(
     let proxy = collection(coll);
     let key = claim.get("_id").cloned().unwrap_or(Bson::Null);
     proxy
-        .delete_one(doc! { "_id": key })
+        .delete_one(doc! { "_id": literal::exactly("_id", &key)? })
         .session(session)
         .await
         .map(drop)

@@ -7,7 +7,7 @@
 //! server names the index `_id_`; for another ID field, only a unique index on it (and the
 //! scope fields) can report one, and the fields the error message names are compared.
 
-use mongodb::bson::{doc, Bson, Document};
+use mongodb::bson::Document;
 use mongodb::options::{InsertManyOptions, InsertOneOptions};
 use mongodb::Collection;
 
@@ -18,6 +18,7 @@ use crate::error::driver::{duplicate_key_fields, insert_many_duplicate, Access};
 use crate::error::{Error, Result};
 use crate::id::IdValue;
 use crate::sequence::{Issued, Sequence};
+use crate::store::literal;
 use crate::sync::{IdForm, StoredIds};
 
 /// Rounds of skipping ahead for one insert before it gives up.
@@ -90,7 +91,7 @@ pub(crate) fn scope_filter<T: SequentialId>(doc: &T) -> Result<Document> {
     Ok(T::SEQUENCE
         .stored_scope()
         .zip(values)
-        .map(|((_, stored), (_, value))| (stored.to_owned(), Bson::Document(doc! { "$eq": value })))
+        .map(|((_, stored), (_, value))| (stored.to_owned(), literal::stored(&value)))
         .collect())
 }
 
@@ -234,7 +235,7 @@ pub(crate) async fn insert_many<T: SequentialId>(
 
 #[cfg(test)]
 mod tests {
-    use mongodb::bson::from_document;
+    use mongodb::bson::{doc, from_document, Bson};
     use mongodb::error::{CommandError, ErrorKind, InsertManyError};
     use serde::Serialize;
 

@@ -22,7 +22,7 @@ use crate::error::{Error, Result};
 use crate::id::IdValue;
 use crate::observability::GAPLESS;
 use crate::sequence::{Issued, Sequence};
-use crate::store::BoxFuture;
+use crate::store::{literal, BoxFuture};
 
 /// Upper bound of the backoff between two attempts.
 const MAX_BACKOFF: Duration = Duration::from_millis(100);
@@ -278,13 +278,15 @@ pub(crate) async fn stored_as_sent<T: Send + Sync>(
     coll: &Collection<T>,
     sent: &[Document],
 ) -> Option<bool> {
-    let ids: Vec<&Bson> = sent.iter().map(|d| d.get("_id")).collect::<Option<_>>()?;
+    let ids: Vec<Bson> = (sent.iter())
+        .map(|d| d.get("_id").cloned())
+        .collect::<Option<_>>()?;
     if ids.is_empty() {
         return None;
     }
     let mut cursor = coll
         .clone_with_type::<Document>()
-        .find(doc! { "_id": { "$in": ids } })
+        .find(doc! { "_id": literal::any_of("_id", &ids).ok()? })
         .read_concern(ReadConcern::majority())
         .await
         .ok()?;

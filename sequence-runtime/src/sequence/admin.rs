@@ -240,7 +240,7 @@ impl Sequence {
             text,
         };
         let target = Target {
-            name: &options.name,
+            options,
             store: &engine.store,
             bounds: engine.bounds,
             format: &engine.format,

@@ -15,7 +15,9 @@ use crate::id::{Bounds, CounterKey, Format, Scope, Slot};
 use crate::observability::{self, Home, Labels, Stats};
 use crate::options::{SequenceConfig, SequenceOptions};
 use crate::process::{self, CounterAt, ProcessState};
-use crate::store::{CounterStore, Deployment, MemoryStore, MongoStore, SequenceRecord};
+use crate::store::{
+    CounterLayout, CounterStore, Deployment, MemoryStore, MongoStore, SequenceRecord,
+};
 use crate::strategy::Maker;
 
 /// A handle on one sequence: cheap to clone, safe to share between tasks and threads.
@@ -364,6 +366,7 @@ impl Sequence {
         let engine = self.engine()?;
         let options = &self.state.options;
         scope.check(&options.name, &options.scope)?;
+        CounterLayout::check_scope(options, &scope)?;
         Ok(Sequence {
             state: Arc::new(HandleState {
                 options: options.clone(),

@@ -7,6 +7,7 @@ use mongodb::bson::{doc, Bson, Document};
 use sequence_rules::limits::MAX_EXACT_DOUBLE;
 
 use super::layout::CounterLayout;
+use crate::error::Result;
 use crate::id::{Bounds, CounterKey};
 
 /// How far one findAndModify moves a counter: to `max(last issued, floor) + n`.
@@ -56,11 +57,11 @@ pub(super) fn reservation(
     step: CounterMove,
     bounds: Bounds,
     highest_last: i64,
-) -> (Document, Vec<Document>) {
+) -> Result<(Document, Vec<Document>)> {
     let n = step.n;
     let off = layout.offset();
     let field = &layout.field;
-    let mut filter = layout.key_filter(key);
+    let mut filter = layout.key_filter(key)?;
     let room = Room::new(layout, n, bounds, highest_last);
     filter.insert(
         "$or",
@@ -94,7 +95,7 @@ pub(super) fn reservation(
         ] },
     } } };
     set.extend(kept_on_insert(layout, key));
-    (filter, vec![doc! { "$set": set }])
+    Ok((filter, vec![doc! { "$set": set }]))
 }
 
 /// The filter and the update of a reservation of `n` values of `key` in a round of several
@@ -114,8 +115,8 @@ pub(super) fn marked_reservation(
     bounds: Bounds,
     highest_last: i64,
     (mark_field, mark): (&str, Document),
-) -> (Document, Vec<Document>) {
-    let filter = layout.key_filter(key);
+) -> Result<(Document, Vec<Document>)> {
+    let filter = layout.key_filter(key)?;
     let room = Room::new(layout, n, bounds, highest_last);
     let kind = doc! { "$type": "$$v" };
     let between = |low: i64, high: i64| {
@@ -148,7 +149,7 @@ pub(super) fn marked_reservation(
         "vars": { "v": format!("${}", layout.field) },
         "in": { "$cond": [room_left, moved, "$$ROOT"] },
     } } };
-    (filter, vec![update])
+    Ok((filter, vec![update]))
 }
 
 /// The fields a new counter document of the layout needs that the filter does not fix, as
@@ -193,7 +194,8 @@ mod tests {
             counter_move(10, None),
             bounds,
             90,
-        );
+        )
+        .unwrap();
         assert_eq!(filter.get_str("_id"), Ok("c"));
         let (ints, doubles) = branches(&filter);
         assert_eq!(
@@ -218,7 +220,8 @@ mod tests {
             counter_move(5, None),
             bounds,
             i64::MAX - 6,
-        );
+        )
+        .unwrap();
         let n = filter.get_array("$or").unwrap()[1]
             .as_document()
             .unwrap()
@@ -254,7 +257,8 @@ mod tests {
             counter_move(0, Some(500)),
             bounds,
             1000,
-        );
+        )
+        .unwrap();
         let v = update[0]
             .get_document("$set")
             .and_then(|s| s.get_document("seq"))

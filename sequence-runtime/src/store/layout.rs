@@ -5,8 +5,11 @@
 use mongodb::bson::{doc, Bson, Document};
 use sequence_rules::filter::{self, FilterField, FilterValue};
 use sequence_rules::pattern::Pattern;
+use sequence_rules::Unique;
 
-use crate::id::{bson_integer, canonical_start, Bounds, CounterKey};
+use super::literal;
+use crate::error::{Error, Result};
+use crate::id::{bson_integer, canonical_start, Bounds, CounterKey, Scope};
 use crate::options::{Layout, SequenceOptions, Stores};
 
 /// The shape of a sequence's counter documents, as the stores use it: how they are found
@@ -118,6 +121,33 @@ impl CounterLayout {
         self
     }
 
+    /// Checks that every value of `scope` can be matched as data where the counters and
+    /// claims of a sequence of `options` hold it (the checks [`id_filter`](Self::id_filter)
+    /// and the claims make, made before anything is reserved): a filter's `scope(...)` field
+    /// holds neither an array nor null, mongoose-auto-increment's group is a value with a
+    /// text of its own, and a claim's key (`unique = "proxy"`) holds no `$`-prefixed field
+    /// name. Allocates nothing for the layouts that check nothing.
+    pub(crate) fn check_scope(options: &SequenceOptions, scope: &Scope) -> Result<()> {
+        for f in &options.filter {
+            if let FilterValue::Scope(name) = &f.value {
+                if let Some(value) = scope.get(name) {
+                    literal::exactly(name, value)?;
+                }
+            }
+        }
+        if options.filter.is_empty() && options.layout == Layout::MongooseAutoIncrement {
+            for (field, value) in scope.fields() {
+                group_text(field, value)?;
+            }
+        }
+        if options.unique == Unique::Proxy {
+            for (field, value) in scope.fields() {
+                literal::key(field, value)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Stored value minus last issued value.
     pub(crate) fn offset(&self) -> i64 {
         self.stores.offset()
@@ -197,56 +227,68 @@ impl CounterLayout {
 
     /// The filter that selects the counter document of `key`, with its fixed fields (so that
     /// an upsert writes them, and a document holding other values does not match).
-    pub(crate) fn key_filter(&self, key: &CounterKey) -> Document {
-        let mut filter = self.id_filter(key);
+    pub(crate) fn key_filter(&self, key: &CounterKey) -> Result<Document> {
+        let mut filter = self.id_filter(key)?;
         filter.extend(key.fields().clone());
-        filter
+        Ok(filter)
     }
 
-    /// The filter that selects the document of `key`, whatever its other fields.
-    pub(crate) fn id_filter(&self, key: &CounterKey) -> Document {
-        match &self.finder {
-            Finder::Id => doc! { "_id": key.value().clone() },
-            Finder::MongooseSequence => mongoose_filter(key),
-            Finder::Typegoose { id_field } => {
-                doc! { "field": id_field, "modelName": key_name(key) }
-            }
+    /// The filter that selects the document of `key`, whatever its other fields: every value
+    /// of the key passes [`literal`], so that it matches as data, or is refused.
+    pub(crate) fn id_filter(&self, key: &CounterKey) -> Result<Document> {
+        Ok(match &self.finder {
+            Finder::Id => doc! { "_id": literal::key("_id", key.value())? },
+            Finder::MongooseSequence => mongoose_filter(key)?,
+            Finder::Typegoose { id_field } => doc! {
+                "field": literal::exactly("field", &Bson::String(id_field.clone()))?,
+                "modelName": literal::exactly("modelName", &Bson::String(key_name(key)))?,
+            },
             Finder::AutoIncrement { id_field } => {
                 let group = match key.scope().and_then(|s| s.fields().next()) {
-                    Some((_, value)) => Bson::String(group_text(value)),
+                    Some((field, value)) => {
+                        literal::exactly(field, &Bson::String(group_text(field, value)?))?
+                    }
                     // The original plugin's documents have no `groupingField`; the fork's
                     // (and this crate's) have `""`.
                     None => Bson::Document(doc! { "$in": ["", Bson::Null] }),
                 };
-                doc! { "model": key_name(key), "field": id_field, "groupingField": group }
+                doc! {
+                    "model": literal::exactly("model", &Bson::String(key_name(key)))?,
+                    "field": literal::exactly("field", &Bson::String(id_field.clone()))?,
+                    "groupingField": group,
+                }
             }
             Finder::Filter {
                 fields,
                 id_field,
                 pattern,
-            } => fields
-                .iter()
-                .map(|f| {
+            } => {
+                let mut filter = Document::new();
+                for f in fields {
                     let value = match &f.value {
-                        FilterValue::Text(t) => Bson::String(t.clone()),
-                        FilterValue::Integer(n) => integer(*n),
-                        FilterValue::Bool(b) => Bson::Boolean(*b),
-                        FilterValue::Name => Bson::String(key_name(key)),
-                        FilterValue::IdField => Bson::String(id_field.clone()),
-                        FilterValue::Period => Bson::String(rendered(key, pattern.as_ref())),
-                        FilterValue::PeriodNumber => {
-                            let text = rendered(key, pattern.as_ref());
-                            text.parse().map_or(Bson::String(text), integer)
+                        FilterValue::Scope(name) => {
+                            let value = key.scope().and_then(|s| s.get(name)).ok_or_else(|| {
+                                Error::InvalidArgument {
+                                    argument: "scope",
+                                    reason: format!(
+                                        "counter `{key}` has no value for the scope field \
+                                         `{name}`, which the filter's field `{}` holds",
+                                        f.field
+                                    ),
+                                }
+                            })?;
+                            literal::exactly(name, value)?
                         }
-                        FilterValue::Scope(name) => key
-                            .scope()
-                            .and_then(|s| s.fields().find(|(f, _)| f == name))
-                            .map_or(Bson::Null, |(_, v)| v.clone()),
+                        other => literal::exactly(
+                            &f.field,
+                            &filter_value(other, key, id_field, pattern.as_ref()),
+                        )?,
                     };
-                    (f.field.clone(), value)
-                })
-                .collect(),
-        }
+                    filter.insert(f.field.clone(), value);
+                }
+                filter
+            }
+        })
     }
 
     /// The fields a counter document of this layout gets when it is created by an update
@@ -263,42 +305,40 @@ impl CounterLayout {
     /// The filter that selects every counter document of sequence `name` whose period is
     /// before `period` (canonical), in every scope; `Err` with why, for a layout whose
     /// documents cannot be told apart by period in one query.
-    pub(crate) fn periods_before_filter(
-        &self,
-        name: &str,
-        period: &str,
-    ) -> std::result::Result<Document, String> {
+    pub(crate) fn periods_before_filter(&self, name: &str, period: &str) -> Result<Document> {
         let Finder::Filter {
             fields,
             id_field,
             pattern,
         } = &self.finder
         else {
-            return Ok(doc! { "_id.seq": name, "_id.period": { "$lt": period } });
+            return Ok(doc! {
+                "_id.seq": literal::exactly("_id.seq", &Bson::String(name.to_owned()))?,
+                "_id.period": { "$lt": period },
+            });
         };
         if !pattern.as_ref().is_some_and(Pattern::is_chronological) {
-            return Err(format!(
-                "the periods of `{name}`'s filter do not sort by time (its `prefix` is not \
-                 written from years to hours), so no query finds the periods before another"
-            ));
+            return Err(Error::InvalidArgument {
+                argument: "before",
+                reason: format!(
+                    "the periods of `{name}`'s filter do not sort by time (its `prefix` is not \
+                     written from years to hours), so no query finds the periods before another"
+                ),
+            });
         }
         let key = CounterKey::of(name.to_owned(), Some(period), None);
         let mut filter = Document::new();
         for f in fields {
             let value = match &f.value {
-                FilterValue::Text(t) => Bson::String(t.clone()),
-                FilterValue::Integer(n) => integer(*n),
-                FilterValue::Bool(b) => Bson::Boolean(*b),
-                FilterValue::Name => Bson::String(name.to_owned()),
-                FilterValue::IdField => Bson::String(id_field.clone()),
-                FilterValue::Period => {
-                    Bson::Document(doc! { "$lt": rendered(&key, pattern.as_ref()) })
-                }
-                FilterValue::PeriodNumber => {
-                    let text = rendered(&key, pattern.as_ref());
-                    Bson::Document(doc! { "$lt": text.parse().map_or(Bson::String(text), integer) })
-                }
                 FilterValue::Scope(_) => continue,
+                FilterValue::Period | FilterValue::PeriodNumber => {
+                    let before = filter_value(&f.value, &key, id_field, pattern.as_ref());
+                    Bson::Document(doc! { "$lt": before })
+                }
+                other => literal::exactly(
+                    &f.field,
+                    &filter_value(other, &key, id_field, pattern.as_ref()),
+                )?,
             };
             filter.insert(f.field.clone(), value);
         }
@@ -324,8 +364,31 @@ impl CounterLayout {
     }
 }
 
+/// What a field of a filter that is not a scope value holds for `key`.
+fn filter_value(
+    value: &FilterValue,
+    key: &CounterKey,
+    id_field: &str,
+    pattern: Option<&Pattern>,
+) -> Bson {
+    match value {
+        FilterValue::Text(t) => Bson::String(t.clone()),
+        FilterValue::Integer(n) => integer(*n),
+        FilterValue::Bool(b) => Bson::Boolean(*b),
+        FilterValue::Name => Bson::String(key_name(key)),
+        FilterValue::IdField => Bson::String(id_field.to_owned()),
+        FilterValue::Period => Bson::String(rendered(key, pattern)),
+        FilterValue::PeriodNumber => {
+            let text = rendered(key, pattern);
+            text.parse().map_or(Bson::String(text), integer)
+        }
+        // Taken from the key's scope by the caller.
+        FilterValue::Scope(_) => Bson::Null,
+    }
+}
+
 /// mongoose-sequence's filter of `key`: `{ id: <name>, reference_value: <scope or null> }`.
-fn mongoose_filter(key: &CounterKey) -> Document {
+fn mongoose_filter(key: &CounterKey) -> Result<Document> {
     let (id, reference) = match (key.name(), key.value()) {
         (Some(name), _) => (
             name.to_owned(),
@@ -349,7 +412,12 @@ fn mongoose_filter(key: &CounterKey) -> Document {
         }
         (None, _) => (key.to_string(), Bson::Null),
     };
-    doc! { "id": id, "reference_value": reference }
+    let reference = match reference {
+        // mongoose-sequence's own value for a counter without a scope.
+        Bson::Null => Bson::Null,
+        scope => literal::exactly("reference_value", &scope)?,
+    };
+    Ok(doc! { "id": literal::exactly("id", &Bson::String(id))?, "reference_value": reference })
 }
 
 /// The counter's name, as the layouts that store it as a value hold it.
@@ -362,17 +430,29 @@ fn integer(n: i64) -> Bson {
     i32::try_from(n).map_or(Bson::Int64(n), Bson::Int32)
 }
 
-/// mongoose-plugin-autoinc's `groupingField`: the group's value as text (`String(value)`).
-fn group_text(value: &Bson) -> String {
-    match value {
+/// mongoose-plugin-autoinc's `groupingField`: the group's value as text (`String(value)`), or
+/// [`Error::UnmatchableValue`] for a value of `field` whose text is not its own: null (`""`,
+/// the counter without a group), a document, an array or a pattern.
+pub(crate) fn group_text(field: &str, value: &Bson) -> Result<String> {
+    Ok(match value {
         Bson::String(s) => s.clone(),
         Bson::ObjectId(id) => id.to_hex(),
         Bson::Int32(n) => n.to_string(),
         Bson::Int64(n) => n.to_string(),
         Bson::Boolean(b) => b.to_string(),
-        Bson::Null => String::new(),
-        other => other.to_string(),
-    }
+        Bson::Double(d) if d.is_finite() => Bson::Double(*d).to_string(),
+        other => {
+            let reason = if matches!(other, Bson::Null | Bson::Undefined) {
+                "mongoose-auto-increment's layout stores the group as text, and null is `\"\"`, \
+                 the counter without a group"
+            } else {
+                "mongoose-auto-increment's layout stores the group as text (`String(value)` of \
+                 mongoose-plugin-autoinc), which only strings, numbers, booleans and ObjectIds \
+                 have as their own"
+            };
+            return Err(literal::refused(field, other, reason));
+        }
+    })
 }
 
 /// The period of `key` as `pattern` renders it (empty for a key without one).
@@ -625,16 +705,19 @@ mod tests {
         let l = CounterLayout::mongoose();
         assert!(l.key_index().is_some() && CounterLayout::new().key_index().is_none());
         assert_eq!(
-            l.key_filter(&CounterKey::named("order")),
+            l.key_filter(&CounterKey::named("order")).unwrap(),
             doc! { "id": "order", "reference_value": Bson::Null }
         );
         let scope = Scope::new().with("tenant", "a").with("branch", 3);
         assert_eq!(
-            l.key_filter(&CounterKey::of("order", None, Some(&scope))),
+            l.key_filter(&CounterKey::of("order", None, Some(&scope)))
+                .unwrap(),
             doc! { "id": "order", "reference_value": { "branch": 3, "tenant": "a" } }
         );
         assert_eq!(
-            CounterLayout::new().key_filter(&CounterKey::named("order")),
+            CounterLayout::new()
+                .key_filter(&CounterKey::named("order"))
+                .unwrap(),
             doc! { "_id": "order" }
         );
     }

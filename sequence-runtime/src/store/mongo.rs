@@ -166,7 +166,11 @@ impl MongoStore {
     }
 
     /// The filter that selects the counter document of `key`.
-    pub fn filter(&self, key: &CounterKey) -> Document {
+    ///
+    /// Every value of the key is matched as data (a scope value `{ "$ne": null }` finds the
+    /// counter of that value, not every counter); a value no filter can match exactly (an
+    /// array or null where the layout finds counters by it) is [`Error::UnmatchableValue`].
+    pub fn filter(&self, key: &CounterKey) -> Result<Document> {
         self.layout.id_filter(key)
     }
 
@@ -200,7 +204,7 @@ impl MongoStore {
     ) -> Result<Option<(i64, bool)>> {
         let Some(doc) = self
             .collection
-            .find_one(self.layout.id_filter(key))
+            .find_one(self.layout.id_filter(key)?)
             .optional(session, |a, s| a.session(s))
             .await
             .map_err(|e| self.error(e, Access::Read))?
@@ -334,7 +338,7 @@ impl MongoStore {
         };
         let off = self.layout.offset();
         let field = &self.layout.field;
-        let (filter, update) = reservation(&self.layout, key, step, bounds, highest_last);
+        let (filter, update) = reservation(&self.layout, key, step, bounds, highest_last)?;
         let mut attempt = 0;
         loop {
             let action = self
@@ -400,7 +404,7 @@ impl MongoStore {
         let off = self.layout.offset();
         let field = &self.layout.field;
         let stored = last + off;
-        let mut filter = self.layout.key_filter(key);
+        let mut filter = self.layout.key_filter(key)?;
         if !force {
             filter.insert(field, doc! { "$lte": stored });
         }
@@ -442,7 +446,7 @@ impl MongoStore {
     ) -> Result<bool> {
         let off = self.layout.offset();
         let field = &self.layout.field;
-        let mut filter = self.layout.key_filter(key);
+        let mut filter = self.layout.key_filter(key)?;
         filter.insert(field, expected + off);
         let action = self
             .collection
@@ -458,7 +462,7 @@ impl MongoStore {
     async fn wait_for_holder(&self, key: &CounterKey) -> Result<()> {
         self.collection
             .update_one(
-                self.layout.id_filter(key),
+                self.layout.id_filter(key)?,
                 doc! { "$inc": { WAITED_FIELD: 1_i64 } },
             )
             // A signal, not a number: acknowledged by the primary alone.
@@ -475,7 +479,7 @@ impl MongoStore {
     ) -> Result<bool> {
         let action = self
             .collection
-            .delete_one(self.layout.id_filter(key))
+            .delete_one(self.layout.id_filter(key)?)
             .optional(session, |a, s| a.session(s));
         let result = action.await.map_err(|e| self.error(e, Access::Delete))?;
         Ok(result.deleted_count == 1)

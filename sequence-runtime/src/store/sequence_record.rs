@@ -12,6 +12,7 @@ use crate::id::Bounds;
 use crate::options::{
     filter, FilterField, Layout, SequenceOptions, SequenceOptionsBuilder, Stores,
 };
+use crate::store::literal;
 use sequence_rules::encoding::{CheckDigit, Encoding};
 use sequence_rules::Strategy;
 
@@ -130,7 +131,7 @@ impl SequenceRecord {
         let records = Self::collection(db, counters);
         let location = records.namespace().to_string();
         let found = records
-            .find_one(doc! { "_id": name })
+            .find_one(doc! { "_id": literal::exactly("_id", &Bson::String(name.to_owned()))? })
             .await
             .map_err(|e| Error::from_driver_on(e, &location, Access::ReadRecords))?;
         found
@@ -172,7 +173,7 @@ impl SequenceRecord {
         set.remove("seen");
         records
             .update_one(
-                doc! { "_id": &self.name },
+                doc! { "_id": literal::exactly("_id", &Bson::String(self.name.clone()))? },
                 doc! { "$set": set, "$currentDate": { "seen": true } },
             )
             .upsert(true)

@@ -22,7 +22,8 @@ use super::sync_report::{SyncReport, SyncedCounter};
 use crate::error::driver::Access;
 use crate::error::{Error, Result};
 use crate::id::{Bounds, CounterKey, Format, Scope};
-use crate::store::CounterStore;
+use crate::options::SequenceOptions;
+use crate::store::{CounterLayout, CounterStore};
 use crate::strategy::Shards;
 
 /// Where a sequence's IDs are stored, and how they look.
@@ -38,7 +39,8 @@ pub(crate) struct Source<'a> {
 
 /// The sequence whose counters are synced.
 pub(crate) struct Target<'a> {
-    pub(crate) name: &'a str,
+    /// The sequence's options: its name, and what its counters can hold as scope values.
+    pub(crate) options: &'a SequenceOptions,
     pub(crate) store: &'a Arc<dyn CounterStore>,
     pub(crate) bounds: Bounds,
     pub(crate) format: &'a Format,
@@ -80,6 +82,9 @@ pub(crate) async fn sync(
     // Every group is checked before anything is written.
     let mut counters: BTreeMap<String, Group> = BTreeMap::new();
     for group in groups {
+        if let Some(scope) = group.key.scope() {
+            CounterLayout::check_scope(target.options, scope)?;
+        }
         if group.stored > group.bounds.max {
             return Err(Error::StoredBeyondMax {
                 namespace: source.coll.namespace().to_string(),
@@ -247,7 +252,11 @@ async fn counter_groups(
         };
         let scope = row_scope(source, &id);
         groups.push(Group {
-            key: CounterKey::of(target.name, period.as_deref(), scope.as_ref()),
+            key: CounterKey::of(
+                target.options.name.as_str(),
+                period.as_deref(),
+                scope.as_ref(),
+            ),
             bounds: target.bounds,
             stored,
             ids,
@@ -289,11 +298,18 @@ async fn spelled_groups(
         let (key, bounds) = match target.shards {
             Some(shards) => match shards.shard_of(parsed.value) {
                 Some(i) => (shards.key(i), shards.slice(i)),
-                None => (CounterKey::named(target.name), target.bounds),
+                None => (
+                    CounterKey::named(target.options.name.as_str()),
+                    target.bounds,
+                ),
             },
             None => {
                 let scope = row_scope(source, &row);
-                let key = CounterKey::of(target.name, parsed.period.as_deref(), scope.as_ref());
+                let key = CounterKey::of(
+                    target.options.name.as_str(),
+                    parsed.period.as_deref(),
+                    scope.as_ref(),
+                );
                 (key, target.bounds)
             }
         };
@@ -378,7 +394,7 @@ async fn shard_groups(
         .filter(|&v| v > target.bounds.max)
     {
         groups.push(Group {
-            key: CounterKey::named(target.name),
+            key: CounterKey::named(target.options.name.as_str()),
             bounds: target.bounds,
             stored: beyond,
             ids: 1,
@@ -454,7 +470,7 @@ mod tests {
             text,
         };
         let target = Target {
-            name: &options.name,
+            options,
             store: &store,
             bounds,
             format: &format,

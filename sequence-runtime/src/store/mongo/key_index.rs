@@ -134,7 +134,7 @@ impl MongoStore {
         {
             return Ok(());
         }
-        let filter = self.layout.id_filter(key);
+        let filter = self.layout.id_filter(key)?;
         let mut found = self
             .collection
             .find(filter.clone())

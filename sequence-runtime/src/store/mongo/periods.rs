@@ -7,18 +7,13 @@ use mongodb::ClientSession;
 
 use super::MongoStore;
 use crate::error::driver::Access;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::observability::ADMIN;
 
 impl MongoStore {
     /// The filter of the counters of `name` before `period`, or why the layout has none.
     fn periods_before(&self, name: &str, period: &str) -> Result<Document> {
-        self.layout
-            .periods_before_filter(name, period)
-            .map_err(|reason| Error::InvalidArgument {
-                argument: "before",
-                reason,
-            })
+        self.layout.periods_before_filter(name, period)
     }
 
     /// Deletes the counters of `name` of the periods before `period`; returns how many.

@@ -132,8 +132,11 @@ impl MongoStore {
         let storable = self.storable(bounds);
         let checked = join_all(wanted.iter().map(|(key, _)| self.ensure_one_counter(key))).await;
         let sent = (wanted.iter().zip(checked).enumerate())
-            .filter(|(_, ((_, n), checked))| {
-                storable.highest_last_for(*n).is_some() && checked.is_ok()
+            .filter(|(_, ((key, n), checked))| {
+                // A key the layout cannot find is reserved alone, which says why.
+                storable.highest_last_for(*n).is_some()
+                    && checked.is_ok()
+                    && self.layout.id_filter(key).is_ok()
             })
             .map(|(i, _)| i)
             .collect();
@@ -160,13 +163,14 @@ impl MongoStore {
             .map(|&i| {
                 let (key, n) = &wanted[i];
                 let last = Bson::Int64(start + *n as i64);
-                let mut counter = self.layout.key_filter(key);
+                let mut counter = self.layout.key_filter(key)?;
                 counter.insert(&self.layout.field, last.clone());
                 counter.extend(self.layout.on_insert(key));
                 counter.insert(ROUND_FIELD, round.mark(i, last));
-                counter
+                Ok(counter)
             })
-            .collect();
+            .collect::<Result<_>>()
+            .map_err(|e| e.to_string())?;
         let collection = self.collection.name();
         let reply = self
             .run(doc! { "insert": collection, "documents": documents, "ordered": false })
@@ -204,10 +208,11 @@ impl MongoStore {
                 let highest = round.storable.highest_last_for(*n).unwrap_or(i64::MIN);
                 let mark = (ROUND_FIELD, round.mark(i, "$$to".into()));
                 let (q, u) =
-                    marked_reservation(&self.layout, key, *n, round.storable, highest, mark);
-                doc! { "q": q, "u": u, "upsert": upsert }
+                    marked_reservation(&self.layout, key, *n, round.storable, highest, mark)?;
+                Ok(doc! { "q": q, "u": u, "upsert": upsert })
             })
-            .collect();
+            .collect::<Result<_>>()
+            .map_err(|e| e.to_string())?;
         let collection = self.collection.name();
         let reply = self
             .run(doc! { "update": collection, "updates": updates, "ordered": false })
@@ -253,7 +258,8 @@ impl MongoStore {
         let failure = |e| self.error(e, Access::Read).to_string();
         let moved: Vec<Document> = (these.iter())
             .map(|&i| self.layout.id_filter(&wanted[i].0))
-            .collect();
+            .collect::<Result<_>>()
+            .map_err(|e| e.to_string())?;
         let filter = doc! { "$or": moved, format!("{ROUND_FIELD}.round"): round.id };
         let mut found = self
             .collection
