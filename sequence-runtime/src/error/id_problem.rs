@@ -51,6 +51,12 @@ pub enum IdProblem {
         /// The check digits written.
         found: String,
     },
+    /// A number without a width that starts with `0`: the sequence writes none.
+    #[error("its number `{number}` starts with `0`, which this sequence does not write")]
+    LeadingZero {
+        /// The number as written.
+        number: String,
+    },
     /// The number is larger than a counter holds.
     #[error("its number is larger than a counter holds")]
     TooLarge,

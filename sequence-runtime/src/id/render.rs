@@ -202,15 +202,27 @@ pub(crate) fn parse_number(
     if number.is_empty() {
         return Err(IdProblem::NoNumber);
     }
-    let decimal = spelling.is_none_or(|s| s.encoding() == Encoding::Decimal);
-    if let (Some(width), true) = (width, decimal) {
-        let found = number.chars().count();
-        if found != usize::from(width) {
+    // A width bounds decimal digits and Crockford characters (whose hyphens are read past);
+    // Sqids IDs have none.
+    let counted = match spelling.map(Spelling::encoding) {
+        None | Some(Encoding::Decimal) => Some(number.chars().count()),
+        Some(Encoding::Crockford32) => Some(number.chars().filter(|&c| c != '-').count()),
+        Some(_) => None,
+    };
+    match (width, counted) {
+        (Some(width), Some(found)) if found != usize::from(width) => {
             return Err(IdProblem::Width {
                 expected: usize::from(width),
                 found,
             });
         }
+        // Without a width a number is written without leading zeros, so `07` is not `7`'s.
+        (None, Some(_)) if leading_zero(number) => {
+            return Err(IdProblem::LeadingZero {
+                number: number.to_owned(),
+            });
+        }
+        _ => {}
     }
     let Some(spelling) = spelling else {
         return spelling::decimal(number);
@@ -219,6 +231,13 @@ pub(crate) fn parse_number(
     let written = &id[..id.len() - after.len() - check.len()];
     spelling.verify(written, check, value)?;
     Ok(value)
+}
+
+/// Whether the digits of `number` (after a sign or hyphens) start with a zero that the text
+/// of a number without a width does not have: `07`, `-0`, `-07`.
+fn leading_zero(number: &str) -> bool {
+    let digits = number.trim_start_matches('-');
+    digits.starts_with('0') && (digits.len() > 1 || digits.len() < number.len())
 }
 
 #[cfg(test)]

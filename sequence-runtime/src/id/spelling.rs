@@ -181,11 +181,13 @@ fn check_symbol_matches(check: &str, value: i64) -> bool {
     crockford::decode(&format!("{code}{check}"), true).is_ok()
 }
 
-/// Decimal digits as a value.
+/// Decimal digits as a value, after a `-` for a negative one.
 pub(crate) fn decimal(number: &str) -> std::result::Result<i64, IdProblem> {
+    let sign = usize::from(number.starts_with('-'));
     if let Some((position, found)) = number
         .chars()
         .enumerate()
+        .skip(sign)
         .find(|(_, c)| !c.is_ascii_digit())
     {
         return Err(IdProblem::NotDigit {
@@ -193,7 +195,7 @@ pub(crate) fn decimal(number: &str) -> std::result::Result<i64, IdProblem> {
             position: position + 1,
         });
     }
-    if number.is_empty() {
+    if number.len() == sign {
         return Err(IdProblem::NoNumber);
     }
     number.parse().map_err(|_| IdProblem::TooLarge)

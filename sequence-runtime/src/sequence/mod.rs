@@ -336,8 +336,24 @@ impl Sequence {
     /// assert_eq!(seq.parse_id("2025/00042/EU")?.value, 42);
     /// # Ok::<(), sequence_runtime::Error>(())
     /// ```
+    ///
+    /// A value the sequence cannot issue in its IDs' shape (above `max`, or negative below a
+    /// non-negative `start`) is [`Error::InvalidArgument`]: its text would not read back.
     pub fn id_text(&self, value: i64, period: Option<&str>) -> Result<String> {
-        self.engine()?.format.text_at(value, period)
+        let engine = self.engine()?;
+        let bounds = engine.bounds;
+        if value > bounds.max || value < bounds.start.min(0) {
+            return Err(Error::InvalidArgument {
+                argument: "value",
+                reason: format!(
+                    "{value} is not a value of sequence `{}`, whose values are {}..={}",
+                    self.state.options.name,
+                    bounds.start.min(0),
+                    bounds.max
+                ),
+            });
+        }
+        engine.format.text_at(value, period)
     }
 
     /// This sequence in the scope `scope`: a handle whose operations (`next`, `reserve`,
