@@ -40,7 +40,12 @@ fn value_expr(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<Expr> {
     if !meta.input.peek(syn::Token![=]) {
         return Err(meta.error(format!("`{key}` needs a value: `{key} = ...`")));
     }
-    meta.value()?.parse()
+    let mut expr: Expr = meta.value()?.parse()?;
+    // A value a `macro_rules!` passed on (`$name:literal`) arrives in an invisible group.
+    while let Expr::Group(group) = expr {
+        expr = *group.expr;
+    }
+    Ok(expr)
 }
 
 pub(crate) fn string(meta: &ParseNestedMeta<'_>, key: Key) -> syn::Result<WithSpan<String>> {

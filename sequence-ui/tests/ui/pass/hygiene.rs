@@ -1,6 +1,7 @@
 #![deny(warnings, missing_docs, unused, clippy::all)]
 //! Generated code in a module, beside other derives and attributes, with only
-//! `mongo-sequence` (and serde) in scope, and usable from generic code.
+//! `mongo-sequence` (and serde) in scope, and usable from generic code; and a model that a
+//! `macro_rules!` declares, its keys passed on as fragments.
 
 mod reexport {
     pub use mongo_sequence as seq_facade;
@@ -22,6 +23,22 @@ mod models {
     }
 }
 
+/// Declares a model whose name and batch are a macro's fragments (`$name:literal`, `$batch:expr`).
+macro_rules! model {
+    ($ty:ident, $name:literal, $batch:expr) => {
+        /// A model a macro declares.
+        #[derive(Debug, serde::Serialize, serde::Deserialize, mongo_sequence::SequentialId)]
+        #[seq(name = $name, batch = $batch)]
+        pub struct $ty {
+            /// The sequential ID.
+            #[serde(rename = "_id")]
+            pub id: i64,
+        }
+    };
+}
+
+model!(Ticket, "ticket", 25);
+
 /// Generic code over any model.
 pub fn counter_name<T: mongo_sequence::SequentialId>() -> &'static str {
     T::SEQUENCE.name
@@ -37,5 +54,6 @@ pub async fn insert(
 
 fn main() {
     assert_eq!(counter_name::<models::Order>(), "orders");
+    assert_eq!(counter_name::<Ticket>(), "ticket");
     let _ = insert;
 }
