@@ -9,8 +9,21 @@ use sequence_runtime::{clock::ManualClock, jiff, Scope, Sequence, SequenceOption
 use sequence_testkit::{unique_db_name, TestServer};
 use serde_json::Value;
 
+#[path = "cli/injection.rs"]
+mod injection;
+
 fn uri() -> String {
     TestServer::shared_or_panic().uri().to_owned()
+}
+
+/// A database of its own on the test server, and its name.
+async fn fresh_database(name: &str) -> (String, mongodb::Database) {
+    let db_name = unique_db_name(name);
+    let db = TestServer::shared_or_panic()
+        .client()
+        .await
+        .database(&db_name);
+    (db_name, db)
 }
 
 /// Runs the command line with `args` against the test server.
@@ -57,11 +70,7 @@ fn stderr(out: &Output) -> String {
 
 /// A database with counters of every kind: plain, of two periods, scoped, and mongoose's.
 async fn counters(name: &str) -> (String, mongodb::Database) {
-    let db_name = unique_db_name(name);
-    let db = TestServer::shared_or_panic()
-        .client()
-        .await
-        .database(&db_name);
+    let (db_name, db) = fresh_database(name).await;
     let userid = Sequence::new(&db, SequenceOptions::builder("userid").build()).unwrap();
     userid.set_next(42).await.unwrap();
     let clock = std::sync::Arc::new(ManualClock::new("2025-11-20T12:00:00Z".parse().unwrap()));
@@ -398,11 +407,7 @@ async fn next_takes_values_with_the_counters_options() {
 /// `show` the last ID issued.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn next_and_show_write_ids_of_each_format() {
-    let db_name = unique_db_name("cli_formats");
-    let db = TestServer::shared_or_panic()
-        .client()
-        .await
-        .database(&db_name);
+    let (db_name, db) = fresh_database("cli_formats").await;
     let account = SequenceOptions::builder("account")
         .format("ACC-{n:08}-{check}")
         .check_digit(CheckDigit::Luhn)
@@ -682,11 +687,7 @@ async fn list_shows_the_room_left_and_filters_by_name() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn counters_of_another_field_are_decoded() {
-    let db_name = unique_db_name("cli_field");
-    let database = TestServer::shared_or_panic()
-        .client()
-        .await
-        .database(&db_name);
+    let (db_name, database) = fresh_database("cli_field").await;
     let db = db_name.as_str();
     let legacy = database.collection::<Document>("legacy");
     legacy
@@ -780,11 +781,7 @@ async fn counters_of_another_field_are_decoded() {
 /// (`--filter`, with the `--prefix` that renders a period).
 #[tokio::test]
 async fn counters_of_other_conventions_are_listed_shown_and_moved() {
-    let db_name = unique_db_name("cli_conventions");
-    let database = TestServer::shared_or_panic()
-        .client()
-        .await
-        .database(&db_name);
+    let (db_name, database) = fresh_database("cli_conventions").await;
     let db = db_name.as_str();
     database
         .collection::<Document>("identitycounters")
@@ -930,11 +927,7 @@ fn errors_are_json_with_json() {
 /// A collection `stubs` of documents numbered 1..=3 in `number`, each with its claim in
 /// `proxy` (as `unique = "proxy"` writes them), in a database of its own.
 async fn claimed_stubs(name: &str, proxy: &str) -> (String, mongodb::Database) {
-    let db_name = unique_db_name(name);
-    let db = TestServer::shared_or_panic()
-        .client()
-        .await
-        .database(&db_name);
+    let (db_name, db) = fresh_database(name).await;
     for number in 1..=3_i64 {
         let oid = ObjectId::new();
         db.collection::<Document>("stubs")
@@ -1114,11 +1107,7 @@ async fn counter_doc(db: &mongodb::Database, filter: Document) -> Option<Documen
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_gapless_sequence_is_kept_gapless_unless_an_override_names_the_gap() {
-    let db_name = unique_db_name("cli_gapless");
-    let db = TestServer::shared_or_panic()
-        .client()
-        .await
-        .database(&db_name);
+    let (db_name, db) = fresh_database("cli_gapless").await;
     // Three receipts issued by the application, which recorded the sequence as gapless.
     let receipt = Sequence::new(
         &db,
@@ -1243,11 +1232,7 @@ async fn unknown_names_create_nothing_and_periods_and_scopes_are_listed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_shows_the_recorded_limits_or_says_they_are_unknown() {
-    let db_name = unique_db_name("cli_limits");
-    let db = TestServer::shared_or_panic()
-        .client()
-        .await
-        .database(&db_name);
+    let (db_name, db) = fresh_database("cli_limits").await;
     let invoice = Sequence::new(
         &db,
         SequenceOptions::builder("invoice")

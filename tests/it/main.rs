@@ -20,6 +20,7 @@ mod formats;
 mod foundation;
 mod gapless;
 mod indexes;
+mod injection;
 mod mongoose;
 mod periods;
 mod proxy;

@@ -75,6 +75,30 @@ async fn auth_server() -> (TestServer, Client) {
     (server, root)
 }
 
+/// Creates in `db`, as `root`, a role of each name with its privileges, and a user of the same
+/// name holding it (password `<name>-pw`).
+async fn users_with_roles<'a>(
+    root: &Client,
+    db: &str,
+    roles: impl IntoIterator<Item = (&'a str, Vec<Document>)>,
+) {
+    let admin = root.database("admin");
+    for (name, privileges) in roles {
+        root.database(db)
+            .run_command(doc! { "createRole": name, "privileges": privileges, "roles": [] })
+            .await
+            .unwrap();
+        admin
+            .run_command(doc! {
+                "createUser": name,
+                "pwd": format!("{name}-pw"),
+                "roles": [{ "role": name, "db": db }],
+            })
+            .await
+            .unwrap();
+    }
+}
+
 /// Stops `server` (off the async runtime, since stopping waits for the process).
 async fn stop(server: TestServer) {
     tokio::task::spawn_blocking(move || drop(server))
@@ -591,20 +615,7 @@ async fn records_indexes_proxies_and_claims_need_what_the_table_says() {
             ],
         ),
     ];
-    let admin = root.database("admin");
-    for (name, privileges) in roles {
-        db.run_command(doc! { "createRole": name, "privileges": privileges, "roles": [] })
-            .await
-            .unwrap();
-        admin
-            .run_command(doc! {
-                "createUser": name,
-                "pwd": format!("{name}-pw"),
-                "roles": [{ "role": name, "db": PATHS }],
-            })
-            .await
-            .unwrap();
-    }
+    users_with_roles(&root, PATHS, roles).await;
     let login = |user: &str| {
         let uri = server.uri_with_credentials(user, &format!("{user}-pw"));
         async move { Client::with_uri_str(uri).await.unwrap().database(PATHS) }
@@ -729,6 +740,235 @@ async fn records_indexes_proxies_and_claims_need_what_the_table_says() {
         "`insert`, `update` and `remove` actions on it to repair the claims",
     );
     println!("reliability: security rows=7 unauthorized=6");
-    drop((root, db, admin));
+    drop((root, db));
+    stop(server).await;
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(name = "tenant_ticket", scope = "tenant", batch = 25)]
+struct TenantTicket {
+    #[seq(id)]
+    number: Option<i64>,
+    tenant: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(name = "slip", unique = "proxy")]
+struct Slip {
+    #[seq(id)]
+    number: Option<i64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(name = "shop_bill", scope = "shop", unique = "proxy")]
+struct ShopBill {
+    #[seq(id)]
+    number: Option<i64>,
+    shop: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(
+    name = "m_ticket",
+    scope = "tenant",
+    layout = "mongoose_sequence",
+    counters = "mcounters"
+)]
+struct MongooseTicket {
+    #[seq(id)]
+    number: Option<i64>,
+    tenant: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(
+    name = "f_ticket",
+    scope = "shop",
+    counters = "idcounters",
+    field = "c",
+    filter(m = name, shop = scope(shop))
+)]
+struct FilterTicket {
+    #[seq(id)]
+    number: Option<i64>,
+    shop: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(name = "daily", prefix = "YYMMDD", batch = 10)]
+struct DailyNote {
+    #[serde(rename = "_id")]
+    id: Option<i64>,
+}
+
+/// The paths beside plain, cached, gapless and bulk inserts — scoped, proxy (scoped or not),
+/// another library's layout, a filter, periods, and the operator's calls — each run by a user
+/// with exactly the privileges the guarantees chapter lists for it, and numbering.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_minimal_roles_of_the_table_number_every_path() {
+    const DB: &str = "least";
+    let (server, root) = auth_server().await;
+    let db = root.database(DB);
+    let on = |collection: &str, actions: &[&str]| {
+        doc! { "resource": { "db": DB, "collection": collection }, "actions": actions }
+    };
+    let reserve = ["find", "update", "insert"];
+    let roles = [
+        (
+            "scoped",
+            vec![on("counters", &reserve), on("tenant_tickets", &["insert"])],
+        ),
+        (
+            "operator",
+            vec![on("counters", &["find", "update", "insert", "remove"])],
+        ),
+        (
+            "proxied",
+            vec![
+                on("counters", &reserve),
+                on("slips", &["insert"]),
+                on("slips.claims.number", &["insert", "find"]),
+            ],
+        ),
+        (
+            "scoped_proxied",
+            vec![
+                on("counters", &reserve),
+                on("shop_bills", &["insert"]),
+                on(
+                    "shop_bills.claims.number",
+                    &["insert", "find", "createIndex"],
+                ),
+            ],
+        ),
+        (
+            "mongoose",
+            vec![
+                on("mcounters", &["find", "update", "insert", "createIndex"]),
+                on("m_tickets", &["insert"]),
+            ],
+        ),
+        (
+            "filtered",
+            vec![
+                on("idcounters", &["find", "update", "insert", "createIndex"]),
+                on("f_tickets", &["insert"]),
+            ],
+        ),
+        (
+            "periodic",
+            vec![
+                on("counters", &["find", "update", "insert", "remove"]),
+                on("notes", &["insert"]),
+            ],
+        ),
+    ];
+    users_with_roles(&root, DB, roles).await;
+    let login = |user: &str| {
+        let uri = server.uri_with_credentials(user, &format!("{user}-pw"));
+        async move { Client::with_uri_str(uri).await.unwrap().database(DB) }
+    };
+
+    // Scoped, with a batch: a first value, then the tenant's cache; and an operator-shaped
+    // tenant, numbered on a counter of its own.
+    let scoped = login("scoped").await;
+    let tickets = scoped.collection::<TenantTicket>("tenant_tickets");
+    let ticket = |tenant: &str| TenantTicket {
+        number: None,
+        tenant: tenant.into(),
+    };
+    for expected in [1, 2, 3] {
+        assert_eq!(
+            ticket("acme").insert_with_id(&tickets).await.unwrap(),
+            expected
+        );
+    }
+    assert_eq!(
+        ticket("{\"$ne\":null}")
+            .insert_with_id(&tickets)
+            .await
+            .unwrap(),
+        1
+    );
+    let mut many = [ticket("globex"), ticket("globex")];
+    let ids = TenantTicket::insert_many_with_ids(&mut many, &tickets)
+        .await
+        .unwrap();
+    assert_eq!(ids, vec![1, 2]);
+    let acme = mongo_sequence::Scope::new().with("tenant", "acme");
+    TenantTicket::sequence(&tickets).release().await.unwrap();
+
+    // The operator's calls on a scoped counter: `set_next`, `reset`, `release`, `delete`.
+    let operator = login("operator").await;
+    let seq = TenantTicket::sequence(&operator.collection("tenant_tickets"));
+    let scoped_seq = seq.in_scope(acme).unwrap();
+    scoped_seq.set_next(100).await.unwrap();
+    assert_eq!(scoped_seq.current().await.unwrap(), Some(99));
+    assert_eq!(scoped_seq.next().await.unwrap(), 100);
+    seq.release().await.unwrap();
+    scoped_seq.reset().await.unwrap();
+    assert!(scoped_seq.delete().await.unwrap());
+
+    // Proxy inserts, unscoped and scoped (the first of a process creates the claims' index).
+    let proxied = login("proxied").await;
+    let slips = proxied.collection::<Slip>("slips");
+    for expected in [1, 2] {
+        let id = Slip { number: None }.insert_with_id(&slips).await.unwrap();
+        assert_eq!(id, expected);
+    }
+    let scoped_proxied = login("scoped_proxied").await;
+    let bills = scoped_proxied.collection::<ShopBill>("shop_bills");
+    for (shop, expected) in [("a", 1), ("a", 2), ("b", 1)] {
+        let mut bill = ShopBill {
+            number: None,
+            shop: shop.into(),
+        };
+        assert_eq!(bill.insert_with_id(&bills).await.unwrap(), expected);
+    }
+
+    // Another library's layout and a filter, in counters collections of their own: the first
+    // reservation ensures their index.
+    let mongoose = login("mongoose").await;
+    let m_tickets = mongoose.collection::<MongooseTicket>("m_tickets");
+    for expected in [1, 2] {
+        let mut t = MongooseTicket {
+            number: None,
+            tenant: "acme".into(),
+        };
+        assert_eq!(t.insert_with_id(&m_tickets).await.unwrap(), expected);
+    }
+    let filtered = login("filtered").await;
+    let f_tickets = filtered.collection::<FilterTicket>("f_tickets");
+    for expected in [1, 2] {
+        let mut t = FilterTicket {
+            number: None,
+            shop: "acme".into(),
+        };
+        assert_eq!(t.insert_with_id(&f_tickets).await.unwrap(), expected);
+    }
+
+    // Periods: daily IDs on a clock of the test's, then the purge of the days before today.
+    let periodic = login("periodic").await;
+    let notes = periodic.collection::<DailyNote>("notes");
+    let clock = std::sync::Arc::new(mongo_sequence::clock::ManualClock::new(
+        "2025-11-20T12:00:00Z".parse().unwrap(),
+    ));
+    let seq = DailyNote::sequence(&notes);
+    seq.set_clock(clock.clone());
+    let id = DailyNote { id: None }.insert_with_id(&notes).await.unwrap();
+    assert_eq!(id, 251_120_000_001);
+    seq.release().await.unwrap();
+    clock.advance(mongo_sequence::jiff::SignedDuration::from_hours(48));
+    let today = mongo_sequence::jiff::civil::date(2025, 11, 22);
+    assert_eq!(seq.purge_periods_before(today).await.unwrap(), 1);
+
+    let counters: Vec<Document> = common::all(&db.collection::<Document>("counters")).await;
+    let idcounters: Vec<Document> = common::all(&db.collection::<Document>("idcounters")).await;
+    println!(
+        "reliability: least-privilege roles=7 paths=scoped,operator,proxy,scoped_proxy,mongoose,filter,periodic counters={} idcounters={}",
+        counters.len(),
+        idcounters.len()
+    );
+    drop((root, db));
     stop(server).await;
 }
