@@ -448,3 +448,64 @@ async fn every_name_stays_data_in_typegooses_layout_on_the_command_line() {
         );
     }
 }
+
+/// The two commands of the report, as written: the victim's counter stays at 100, and
+/// `{"$ne":null}` is numbered as a tenant of its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reported_commands_leave_the_victim_at_100() {
+    let (db_name, db) = fresh_database("inj").await;
+    let counters = db.collection::<Document>("idcounters");
+    counters
+        .insert_one(doc! { "m": "Ticket", "shop": "victim", "c": 100 })
+        .await
+        .unwrap();
+    let victim = || async {
+        let docs = all(&counters).await;
+        docs.into_iter()
+            .find(|d| d.get_str("shop") == Ok("victim"))
+            .unwrap()
+    };
+    let before = victim().await;
+    let shape = [
+        "--counters",
+        "idcounters",
+        "--field",
+        "c",
+        "--filter",
+        r#"m = "Ticket", shop = scope(shop)"#,
+        "--scope",
+        r#"shop={"$ne":null}"#,
+    ];
+    let next = cli(&[
+        &["next", &db_name, "ticket", "1"][..],
+        &shape,
+        &["--create"],
+    ]
+    .concat());
+    assert!(next.status.success(), "{}", stderr(&next));
+    assert_eq!(stdout(&next).trim(), "1");
+    let set = cli(&[
+        &["set-next", &db_name, "ticket", "5"][..],
+        &shape,
+        &["--force", "--reissue"],
+    ]
+    .concat());
+    assert!(set.status.success(), "{}", stderr(&set));
+    assert!(
+        stdout(&set).contains(r#"{ "seq": "ticket", "scope": { "shop": { "$ne": null } } }"#),
+        "the message shows the value as given: {}",
+        stdout(&set)
+    );
+    assert_eq!(
+        victim().await,
+        before,
+        "the victim's counter is still at 100"
+    );
+    let own = all(&counters).await;
+    let own: Vec<&Document> = own
+        .iter()
+        .filter(|d| d.get("shop") == Some(&Bson::Document(doc! { "$ne": Bson::Null })))
+        .collect();
+    assert_eq!(own.len(), 1, "{own:?}");
+    assert_eq!(own[0].get_i64("c"), Ok(4), "{}", own[0]);
+}
