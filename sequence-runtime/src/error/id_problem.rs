@@ -57,6 +57,17 @@ pub enum IdProblem {
         /// The number as written.
         number: String,
     },
+    /// The number is not one of the sequence's values (above `max`, or negative below a
+    /// non-negative `start`).
+    #[error("its number {value} is not one of the sequence's values ({min}..={max})")]
+    OutOfRange {
+        /// The number read.
+        value: i64,
+        /// The smallest number an ID of the sequence shows.
+        min: i64,
+        /// The largest.
+        max: i64,
+    },
     /// The number is larger than a counter holds.
     #[error("its number is larger than a counter holds")]
     TooLarge,

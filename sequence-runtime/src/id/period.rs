@@ -11,6 +11,7 @@ use jiff::tz::TimeZone;
 use jiff::Timestamp;
 use sequence_rules::pattern::{Pattern, Piece, Resolution};
 
+use super::bounds::Bounds;
 use super::counter_key::CounterKey;
 use super::render::{parse_number, Rendering};
 use super::scope::Scope;
@@ -307,6 +308,31 @@ impl Format {
                 id: id.to_owned(),
                 problem,
             })
+    }
+
+    /// [`parse_id`](Self::parse_id) of an ID of a sequence whose values are `bounds`: a
+    /// number its IDs cannot show (above `max`, or negative below a non-negative `start`) is
+    /// [`IdProblem::OutOfRange`], as `id_text` refuses to write it.
+    pub(crate) fn parse_id_within(
+        &self,
+        id: &str,
+        now: Timestamp,
+        bounds: Bounds,
+    ) -> Result<ParsedId> {
+        let parsed = self.parse_id(id, now)?;
+        let min = bounds.start.min(0);
+        if parsed.value < min || parsed.value > bounds.max {
+            return Err(Error::InvalidId {
+                sequence: self.name.clone(),
+                id: id.to_owned(),
+                problem: IdProblem::OutOfRange {
+                    value: parsed.value,
+                    min,
+                    max: bounds.max,
+                },
+            });
+        }
+        Ok(parsed)
     }
 
     /// `id` left-padded with zeros to the digits of the IDs of a period when they are a

@@ -217,7 +217,12 @@ pub(crate) fn parse_number(
             });
         }
         // Without a width a number is written without leading zeros, so `07` is not `7`'s.
-        (None, Some(_)) if leading_zero(number) => {
+        (None, Some(_))
+            if leading_zero(
+                number,
+                spelling.map(Spelling::encoding) == Some(Encoding::Crockford32),
+            ) =>
+        {
             return Err(IdProblem::LeadingZero {
                 number: number.to_owned(),
             });
@@ -225,7 +230,7 @@ pub(crate) fn parse_number(
         _ => {}
     }
     let Some(spelling) = spelling else {
-        return spelling::decimal(number);
+        return spelling::decimal(number, width.is_none());
     };
     let value = spelling.decode(number)?;
     let written = &id[..id.len() - after.len() - check.len()];
@@ -234,10 +239,12 @@ pub(crate) fn parse_number(
 }
 
 /// Whether the digits of `number` (after a sign or hyphens) start with a zero that the text
-/// of a number without a width does not have: `07`, `-0`, `-07`.
-fn leading_zero(number: &str) -> bool {
+/// of a number without a width does not have: `07`, `-0`, `-07`, and in Crockford base 32
+/// (`crockford`), where `O` reads as `0`, `O7`.
+fn leading_zero(number: &str, crockford: bool) -> bool {
     let digits = number.trim_start_matches('-');
-    digits.starts_with('0') && (digits.len() > 1 || digits.len() < number.len())
+    let zero = |c: char| c == '0' || (crockford && c.eq_ignore_ascii_case(&'o'));
+    digits.starts_with(zero) && (digits.len() > 1 || digits.len() < number.len())
 }
 
 #[cfg(test)]

@@ -122,7 +122,7 @@ impl Spelling {
     /// The number part of an ID (without prefix, check digits or tail) as a value.
     pub(crate) fn decode(&self, number: &str) -> std::result::Result<i64, IdProblem> {
         let value = match &self.encoder {
-            Encoder::Decimal => return decimal(number),
+            Encoder::Decimal => return decimal(number, false),
             Encoder::Crockford => {
                 crockford::decode(number, false).map_err(|e| IdProblem::Encoding(e.to_string()))?
             }
@@ -175,15 +175,18 @@ impl Spelling {
     }
 }
 
-/// Whether `check` is Crockford's check symbol of `value`, read as decoding reads it.
+/// Whether `check` is Crockford's check symbol of `value`, read as decoding reads it (in
+/// either case, `O` as `0`, `I` and `L` as `1`); a hyphen, which decoding reads past, is no
+/// check symbol.
 fn check_symbol_matches(check: &str, value: i64) -> bool {
     let code = crockford::encode(value.unsigned_abs(), 0, false);
-    crockford::decode(&format!("{code}{check}"), true).is_ok()
+    !check.contains('-') && crockford::decode(&format!("{code}{check}"), true).is_ok()
 }
 
-/// Decimal digits as a value, after a `-` for a negative one.
-pub(crate) fn decimal(number: &str) -> std::result::Result<i64, IdProblem> {
-    let sign = usize::from(number.starts_with('-'));
+/// Decimal digits as a value, after a `-` for a negative one where `signed` (a number
+/// without a width: a zero-padded one has no sign).
+pub(crate) fn decimal(number: &str, signed: bool) -> std::result::Result<i64, IdProblem> {
+    let sign = usize::from(signed && number.starts_with('-'));
     if let Some((position, found)) = number
         .chars()
         .enumerate()

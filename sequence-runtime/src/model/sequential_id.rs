@@ -71,8 +71,9 @@ pub trait SequentialId: Serialize + Send + Sync + Sized + 'static {
     /// that does not match, another prefix or period, a character outside the encoding. Reads
     /// the configuration only; nothing is sent to the server. See [`Sequence::parse_id`].
     fn parse_id(id: &str) -> Result<crate::id::ParsedId> {
-        let (_, format) = Self::SEQUENCE.options().checked()?;
-        format.parse_id(id, crate::clock::Clock::now(&crate::clock::SystemClock))
+        let (bounds, format) = Self::SEQUENCE.options().checked()?;
+        let now = crate::clock::Clock::now(&crate::clock::SystemClock);
+        format.parse_id_within(id, now, bounds)
     }
 
     /// Allocates the next ID without inserting anything. A scoped model (`scope = ...`) has no

@@ -321,7 +321,9 @@ impl Sequence {
     /// ```
     pub fn parse_id(&self, id: &str) -> Result<crate::id::ParsedId> {
         let engine = self.engine()?;
-        engine.format.parse_id(id, engine.shared.now())
+        engine
+            .format
+            .parse_id_within(id, engine.shared.now(), engine.bounds)
     }
 
     /// The ID of counter value `value` as text (an integer ID's digits), in the period whose
