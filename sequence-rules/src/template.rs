@@ -35,6 +35,10 @@ pub struct Template {
 }
 
 /// The fields a template may hold, for messages.
+/// The error of a template without `{n}`.
+const NO_NUMBER: &str =
+    "`format` has no `{n}`: write where the number goes, such as \"ACC-{n:08}-{check}\"";
+
 const FIELDS: &str = "`{n}`, `{n:08}`, `{check}`, `{YYYY}`, `{YY}`, `{MM}`, `{DD}`, `{HH}`";
 
 impl Template {
@@ -56,6 +60,9 @@ impl Template {
         let mut number: Option<Option<u8>> = None;
         let mut check = false;
         let mut tail = Tail::default();
+        // Whether the template writes the number anywhere, for the error of a `{check}` before
+        // it.
+        let has_number = template.contains("{n}") || template.contains("{n:");
         let mut chars = template.chars().peekable();
         while let Some(c) = chars.next() {
             match c {
@@ -99,12 +106,12 @@ impl Template {
                         "HH" => Some(Piece::Hour),
                         _ => None,
                     };
-                    if spec.is_some() && name != "n" {
-                        return Err(format!(
+                    let no_width = || {
+                        format!(
                             "`format` field `{{{field}}}` takes no `:`; only `{{n}}` has a width, \
                              as in `{{n:06}}`"
-                        ));
-                    }
+                        )
+                    };
                     match (name, date) {
                         ("n", _) => {
                             if number.is_some() {
@@ -118,6 +125,12 @@ impl Template {
                             }
                         }
                         ("check", _) => {
+                            if spec.is_some() {
+                                return Err(no_width());
+                            }
+                            if number.is_none() && !has_number {
+                                return Err(NO_NUMBER.into());
+                            }
                             if number.is_none() {
                                 return Err("`{check}` must come after `{n}` in `format`".into());
                             }
@@ -128,6 +141,9 @@ impl Template {
                             tail.before_check = std::mem::take(&mut text);
                         }
                         (_, Some(piece)) => {
+                            if spec.is_some() {
+                                return Err(no_width());
+                            }
                             if number.is_some() {
                                 return Err(format!(
                                     "the date field `{{{name}}}` must come before `{{n}}` in \
@@ -141,7 +157,7 @@ impl Template {
                         }
                         (_, None) => {
                             return Err(format!(
-                                "unknown `format` field `{{{field}}}`, expected one of: {FIELDS} \
+                                "unknown `format` field `{{{name}}}`, expected one of: {FIELDS} \
                                  (write `{{{{` for the character `{{`)"
                             ))
                         }
@@ -154,9 +170,7 @@ impl Template {
             if !text.is_empty() {
                 pieces.push(Piece::Literal(text));
             }
-            return Err(
-                "`format` has no `{n}`: write where the number goes, such as \"ACC-{n:08}\"".into(),
-            );
+            return Err(NO_NUMBER.into());
         };
         if check {
             tail.after_check = text;
@@ -239,6 +253,11 @@ mod tests {
             ("{n:x}", "must be a number of digits"),
             ("{YY:2}{n}", "takes no `:`"),
             ("{DD}{n}", "needs a year"),
+            ("ACC-{check}", "has no `{n}`"),
+            (
+                "ACC-{num:08}",
+                "unknown `format` field `{num}`, expected one of",
+            ),
         ] {
             let e = Template::parse(template).unwrap_err();
             assert!(e.contains(expected), "{template}: {e}");

@@ -442,3 +442,36 @@ async fn gapless_skip_ahead_upsert_and_snapshot_work_on_a_layouts_counter() {
         .expect("typegoose's counter");
     assert!(member_counter.get_i64("count").unwrap() >= id);
 }
+
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(name = "Ticket", layout = "typegoose")]
+struct TicketFromOne {
+    #[serde(rename = "_id")]
+    id: i64,
+}
+
+/// A counter typegoose created (at -1) read by a model that numbers from 1: the error says to
+/// set `start = 0`, not that the counter is corrupt, and nothing is written.
+#[tokio::test]
+async fn a_typegoose_counter_at_minus_one_asks_for_start_zero() {
+    let db = common::database("conv_start_zero").await;
+    let counters = db.collection::<Document>("identitycounters");
+    let node = doc! { "field": "_id", "modelName": "Ticket", "count": -1_i64 };
+    counters.insert_one(node.clone()).await.unwrap();
+    let err = TicketFromOne { id: 0 }
+        .insert_with_id(&db.collection("tickets"))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "invalid configuration of `start`: counter `Ticket` in \
+             `{}.identitycounters` holds -1, where @typegoose/auto-increment creates its \
+             counters: it numbers from 0; set `start = 0` (the counter is not corrupt)",
+            db.name()
+        )
+    );
+    let stored: Vec<Document> = common::all(&counters).await;
+    assert_eq!(stored.len(), 1);
+    assert_eq!(stored[0].get_i64("count"), Ok(-1), "nothing written");
+}

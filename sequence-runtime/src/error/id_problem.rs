@@ -2,6 +2,14 @@
 
 use sequence_rules::encoding::CheckDigit;
 
+/// `1 character`, `2 characters`.
+fn characters(n: usize) -> String {
+    match n {
+        1 => "1 character".to_owned(),
+        n => format!("{n} characters"),
+    }
+}
+
 /// Why a text is not an ID of a sequence: what [`Sequence::parse_id`](crate::Sequence::parse_id)
 /// and a model's `parse_id` return inside [`Error::InvalidId`](crate::Error::InvalidId).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -19,6 +27,12 @@ pub enum IdProblem {
         /// The text expected after the number.
         expected: String,
     },
+    /// The check digits are missing after the number.
+    #[error("it has no check digit after its number: expected {expected}")]
+    NoCheck {
+        /// What is expected after the number (`` `-` and 1 check digit ``).
+        expected: String,
+    },
     /// Nothing where the number should be.
     #[error("it has no number")]
     NoNumber,
@@ -31,7 +45,7 @@ pub enum IdProblem {
         position: usize,
     },
     /// The number has another width than the sequence writes.
-    #[error("its number has {found} characters, expected {expected}")]
+    #[error("its number has {}, expected {expected}", characters(*found))]
     Width {
         /// The width of the sequence's numbers.
         expected: usize,

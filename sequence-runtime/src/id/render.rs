@@ -193,12 +193,31 @@ pub(crate) fn parse_number(
         expected: expected.to_owned(),
     };
     let rest = rest.strip_suffix(after).ok_or_else(|| suffix(after))?;
+    let whole = rest;
     let split = match check_len {
         0 => rest.len(),
         n => rest.char_indices().rev().nth(n - 1).map_or(0, |(i, _)| i),
     };
     let (rest, check) = rest.split_at(split);
-    let number = rest.strip_suffix(before).ok_or_else(|| suffix(before))?;
+    let number = rest.strip_suffix(before).ok_or_else(|| {
+        // The whole of it a number of the encoding's digits: the check digits are missing.
+        let digits = whole.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
+        match (check_len, digits && !whole.is_empty()) {
+            (1.., true) => IdProblem::NoCheck {
+                expected: format!(
+                    "{}{} check {}",
+                    if before.is_empty() {
+                        String::new()
+                    } else {
+                        format!("`{before}` and ")
+                    },
+                    check_len,
+                    if check_len == 1 { "digit" } else { "digits" }
+                ),
+            },
+            _ => suffix(before),
+        }
+    })?;
     if number.is_empty() {
         return Err(IdProblem::NoNumber);
     }

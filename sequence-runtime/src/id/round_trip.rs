@@ -293,3 +293,27 @@ fn codes_of_another_width_and_leading_zeros_are_refused() {
         "wider than the width"
     );
 }
+
+/// A text without its check digit says so, rather than which character it does not end with.
+#[test]
+fn a_missing_check_digit_is_named() {
+    let accounts = Sequence::in_memory(
+        SequenceOptions::builder("account")
+            .format("ACC-{n:08}-{check}")
+            .check_digit(CheckDigit::Luhn)
+            .build(),
+    )
+    .unwrap();
+    assert_eq!(accounts.id_text(12_345, None).unwrap(), "ACC-00012345-5");
+    let e = accounts.parse_id("ACC-00012345").unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "`ACC-00012345` is not an ID of sequence `account`: it has no check digit after its \
+         number: expected `-` and 1 check digit"
+    );
+    let e = accounts.parse_id("ACC-0001234-4").unwrap_err().to_string();
+    assert!(
+        e.ends_with("its number has 7 characters, expected 8"),
+        "{e}"
+    );
+}

@@ -148,6 +148,16 @@ impl CounterLayout {
         Ok(())
     }
 
+    /// The library whose counters start at -1 and number from 0 (typegoose's and
+    /// mongoose-auto-increment's layouts), if this layout is one of theirs.
+    pub(crate) fn numbers_from_zero(&self) -> Option<&'static str> {
+        match self.finder {
+            Finder::Typegoose { .. } => Some(Layout::Typegoose.library()),
+            Finder::AutoIncrement { .. } => Some(Layout::MongooseAutoIncrement.library()),
+            _ => None,
+        }
+    }
+
     /// Stored value minus last issued value.
     pub(crate) fn offset(&self) -> i64 {
         self.stores.offset()

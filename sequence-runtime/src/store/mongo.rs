@@ -224,6 +224,18 @@ impl MongoStore {
             .read_last(&doc)
             .map_err(|reason| self.corrupt(key, reason))?;
         let double = matches!(doc.get(&self.layout.field), Some(Bson::Double(_)));
+        if let Some(library) = self.layout.numbers_from_zero() {
+            if last == -1 && bounds.start > 0 {
+                return Err(Error::InvalidConfig {
+                    key: "start",
+                    message: format!(
+                        "counter `{key}` in `{}` holds -1, where {library} creates its counters: \
+                         it numbers from 0; set `start = 0` (the counter is not corrupt)",
+                        self.location()
+                    ),
+                });
+            }
+        }
         match bounds.corruption(last) {
             Some(reason) => Err(self.corrupt(key, reason)),
             None => Ok(Some((last, double))),
