@@ -16,6 +16,7 @@ pub(crate) use values::Filter;
 use values::{check_digit, encoding, filter_fields, layout, scope_value, stores};
 
 use crate::failure::Failure;
+use crate::known::Given;
 use crate::server;
 
 /// The command line.
@@ -30,9 +31,11 @@ pub(crate) struct Cli {
     /// The MongoDB connection string.
     #[arg(long, env = "MONGODB_URI", global = true, hide_env_values = true)]
     pub(crate) uri: Option<String>,
-    /// The collection that holds the counters.
-    #[arg(long, default_value = "counters", global = true)]
-    pub(crate) counters: String,
+    /// The collection that holds the counters (default: where the sequence's record or
+    /// counters are, found in every counters collection of the database; else the layout's,
+    /// `counters`, or `identitycounters` for typegoose and mongoose-auto-increment).
+    #[arg(long, global = true)]
+    pub(crate) counters: Option<String>,
     /// Prints JSON for scripts instead of a table; errors too, as `{"error": …, "hint": …}` on
     /// stderr.
     #[arg(long, global = true)]
@@ -185,15 +188,15 @@ pub(crate) struct CounterArgs {
     #[arg(long, value_name = "K")]
     pub(crate) shard: Option<u32>,
     /// The convention of the counter documents: `default`, `mongoose_sequence`, `typegoose` or
-    /// `mongoose_auto_increment` (the last two by the model's name, NAME). The counters stay in
-    /// the collection `--counters` names (`counters` unless given; `identitycounters` for those
-    /// libraries' own).
-    #[arg(long, value_parser = layout, default_value = "default")]
-    pub(crate) layout: Layout,
+    /// `mongoose_auto_increment` (the last two by the model's name, NAME); default: the
+    /// recorded one, else the one the counters are in, else `default`.
+    #[arg(long, value_parser = layout)]
+    pub(crate) layout: Option<Layout>,
     /// The name the documents store the ID under, for the typegoose and
-    /// mongoose-auto-increment layouts and `id_field` in a filter.
-    #[arg(long, value_name = "FIELD", default_value = "_id")]
-    pub(crate) id_field: String,
+    /// mongoose-auto-increment layouts and `id_field` in a filter (default: the recorded one,
+    /// else `_id`).
+    #[arg(long, value_name = "FIELD")]
+    pub(crate) id_field: Option<String>,
     /// The period prefix pattern, for a filter that holds the period (`--filter 'prefix = period
     /// as number' --prefix YYMMDD`).
     #[arg(long)]
@@ -203,9 +206,23 @@ pub(crate) struct CounterArgs {
     pub(crate) shape: Shape,
 }
 
+impl CounterArgs {
+    /// The flags that say where the counter is and how it looks, with `--counters`.
+    pub(crate) fn given<'a>(&'a self, counters: Option<&'a str>) -> Given<'a> {
+        Given {
+            counters,
+            layout: self.layout,
+            shape: Some(&self.shape),
+            id_field: self.id_field.as_deref(),
+            prefix: self.prefix.as_deref(),
+            sequence: None,
+        }
+    }
+}
+
 /// What the counter field is called and what it holds, and how the counter documents are
 /// found, for counters written by other code.
-#[derive(Args)]
+#[derive(Args, Clone, Default)]
 pub(crate) struct Shape {
     /// The name of the counter field (default: the layout's, `seq` or `count`), such as
     /// `sequence` or `COUNT`.
@@ -344,20 +361,82 @@ pub(crate) struct SequenceArgs {
 }
 
 impl SequenceArgs {
-    /// The options of sequence `name` with counters in `counters`, of the counter field `field`
-    /// holding `stores`.
-    pub(crate) fn options(
-        &self,
-        name: &str,
-        counters: &str,
-        field: Option<&str>,
-        stores: Option<Stores>,
-    ) -> SequenceOptionsBuilder {
-        self.apply(
-            SequenceOptions::builder(name).counters(counters),
-            field,
-            stores,
-        )
+    /// Each option given with the value `record` holds instead, as `(flag, given, recorded)`
+    /// (for the refusal of a flag that contradicts a record).
+    pub(crate) fn against(&self, record: &SequenceRecord) -> Vec<(&'static str, String, String)> {
+        fn text<T: ToString>(v: Option<&T>) -> String {
+            v.map_or_else(|| "none".to_owned(), ToString::to_string)
+        }
+        let mut found = Vec::new();
+        let mut check = |flag, given: Option<String>, recorded: String| {
+            if let Some(given) = given {
+                if given != recorded {
+                    found.push((flag, given, recorded));
+                }
+            }
+        };
+        check(
+            "--prefix",
+            self.prefix.clone(),
+            text(record.prefix.as_ref()),
+        );
+        check(
+            "--width",
+            self.width.map(|v| v.to_string()),
+            text(record.width.as_ref()),
+        );
+        check("--tz", self.tz.clone(), text(record.tz.as_ref()));
+        check(
+            "--digits",
+            self.digits.map(|v| v.to_string()),
+            text(record.digits.as_ref()),
+        );
+        check(
+            "--format",
+            self.format.clone(),
+            text(record.format.as_ref()),
+        );
+        check(
+            "--check-digit",
+            self.check_digit.map(|v| v.name().to_owned()),
+            text(record.check_digit.map(CheckDigit::name).as_ref()),
+        );
+        check(
+            "--encoding",
+            self.encoding.map(|v| v.name().to_owned()),
+            record.encoding.name().to_owned(),
+        );
+        check(
+            "--alphabet",
+            self.alphabet.clone(),
+            text(record.alphabet.as_ref()),
+        );
+        check(
+            "--min-length",
+            self.min_length.map(|v| v.to_string()),
+            record.min_length.to_string(),
+        );
+        check(
+            "--start",
+            self.start.map(|v| v.to_string()),
+            record.start.to_string(),
+        );
+        check(
+            "--max",
+            self.max.map(|v| v.to_string()),
+            record.max.to_string(),
+        );
+        check(
+            "--shards",
+            self.shards.map(|v| v.to_string()),
+            record.shards.to_string(),
+        );
+        found
+    }
+
+    /// The layout given, if any.
+    pub(crate) fn layout(&self) -> Option<Layout> {
+        self.layout
     }
 
     /// `options` with the options given, of the counter field `field` holding `stores`.
@@ -443,6 +522,23 @@ pub(crate) struct NextArgs {
     /// numbering.
     #[arg(long)]
     pub(crate) leave_gap: bool,
+    /// Says which values it would take, and takes none.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+}
+
+impl NextArgs {
+    /// The flags that say where the sequence is and how it looks, with `--counters`.
+    pub(crate) fn given<'a>(&'a self, counters: Option<&'a str>) -> Given<'a> {
+        Given {
+            counters,
+            layout: self.sequence.layout(),
+            shape: Some(&self.shape),
+            id_field: None,
+            prefix: None,
+            sequence: Some(&self.sequence),
+        }
+    }
 }
 
 /// The arguments of `sync`.
@@ -453,9 +549,9 @@ pub(crate) struct SyncArgs {
     /// The sequence name.
     #[arg(long)]
     pub(crate) name: String,
-    /// The field the documents store the ID in.
-    #[arg(long, default_value = "_id")]
-    pub(crate) field: String,
+    /// The field the documents store the ID in (default: the recorded one, else `_id`).
+    #[arg(long)]
+    pub(crate) field: Option<String>,
     /// The IDs are text (`String` IDs); by default they are numbers.
     #[arg(long)]
     pub(crate) text: bool,
@@ -477,6 +573,21 @@ pub(crate) struct SyncArgs {
     /// Says what would move, and moves nothing.
     #[arg(long)]
     pub(crate) dry_run: bool,
+    /// Syncs a sequence that has neither counters nor a record yet (an import): creates its
+    /// counters at the stored IDs.
+    #[arg(long)]
+    pub(crate) create: bool,
+}
+
+impl SyncArgs {
+    /// The counter field, what it holds and the filter, as given.
+    pub(crate) fn shape(&self) -> Shape {
+        Shape {
+            field: self.counter_field.clone(),
+            stores: self.stores,
+            filter: self.filter.clone(),
+        }
+    }
 }
 
 /// The arguments of `ensure-indexes`.
@@ -497,6 +608,12 @@ pub(crate) struct EnsureIndexesArgs {
     /// The options of the sequence.
     #[command(flatten)]
     pub(crate) sequence: SequenceArgs,
+    /// Creates the indexes of a sequence that has neither counters nor a record yet.
+    #[arg(long)]
+    pub(crate) create: bool,
+    /// Says which indexes are there and which are missing, and creates none.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
 }
 
 /// A collection and the proxy collection that holds the claims of its IDs.
@@ -540,10 +657,11 @@ pub(crate) struct PurgeBeforeArgs {
     pub(crate) name: String,
     /// A date (YYYY-MM-DD) in the sequence's time zone.
     pub(crate) date: Date,
-    /// The sequence's period prefix pattern, such as `INV-YYMMDD-`.
+    /// The sequence's period prefix pattern, such as `INV-YYMMDD-` (default: the recorded
+    /// one).
     #[arg(long)]
-    pub(crate) prefix: String,
-    /// The IANA time zone of the periods (default UTC).
+    pub(crate) prefix: Option<String>,
+    /// The IANA time zone of the periods (default: the recorded one, else UTC).
     #[arg(long)]
     pub(crate) tz: Option<String>,
     /// Says how many counters would be deleted, and deletes nothing.

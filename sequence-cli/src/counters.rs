@@ -6,11 +6,12 @@ use mongodb::bson::{doc, Bson, Document};
 use mongodb::options::WriteConcern;
 use mongodb::{Collection, Database};
 use sequence_runtime::{
-    id::Bounds, id::CounterKey, store::MongoStore, store::StoredCounter, Scope, SequenceOptions,
+    id::Bounds, id::CounterKey, store::MongoStore, store::StoredCounter, Scope,
 };
 
 use crate::args::{CounterArgs, Shape};
 use crate::failure::Failure;
+use crate::known::Known;
 
 /// Refuses a shard given with a period or scope values: a shard's counter has neither.
 pub(crate) fn shard_alone(args: &CounterArgs) -> Result<(), Failure> {
@@ -32,11 +33,13 @@ pub(crate) fn scope(args: &CounterArgs) -> Result<Option<Scope>, Failure> {
     Ok(Some(scope))
 }
 
-/// The key of the counter `args` names, and the store of its counters collection.
+/// The key of the counter `args` names, and the store of the counters collection where
+/// `known` found its sequence (its options from its record, else the flags `args` gave).
 pub(crate) fn key(
     db: &Database,
-    counters: &str,
+    known: &Known,
     args: &CounterArgs,
+    counters: Option<&str>,
 ) -> Result<(CounterKey, MongoStore), Failure> {
     shard_alone(args)?;
     let key = match args.shard {
@@ -47,16 +50,11 @@ pub(crate) fn key(
             scope(args)?.as_ref(),
         ),
     };
-    let mut options = SequenceOptions::builder(args.name.clone())
-        .counters(counters)
-        .layout(args.layout)
-        .id_field(&args.id_field)
-        .write_concern(Some(WriteConcern::majority()));
-    if let Some(prefix) = &args.prefix {
-        options = options.prefix(prefix);
-    }
-    let options = args.shape.apply(options);
-    Ok((key, MongoStore::new(db, &options.build())?))
+    let options = known
+        .options(args.given(counters))?
+        .write_concern(Some(WriteConcern::majority()))
+        .build();
+    Ok((key, MongoStore::new(db, &options)?))
 }
 
 /// The counter documents `filter` selects, decoded, in the order of name, period and shard.
@@ -79,22 +77,23 @@ pub(crate) async fn find(
 /// The counter document of `key`, or the error that it does not exist.
 pub(crate) async fn find_counter(
     db: &Database,
-    counters: &str,
+    known: &Known,
     key: &CounterKey,
     store: &MongoStore,
 ) -> Result<Document, Failure> {
     let found = db
-        .collection::<Document>(counters)
+        .collection::<Document>(&known.counters)
         .find_one(store.filter(key)?)
         .await?;
     found.ok_or_else(|| {
         Failure::error(format!(
-            "counter `{key}` does not exist in `{}.{counters}`",
-            db.name()
+            "counter `{key}` does not exist in `{}`",
+            known.place()
         ))
         .hint(format!(
-            "`mongo-sequence list {}` shows the counters there",
-            db.name()
+            "`mongo-sequence list {} --counters {}` shows the counters there",
+            db.name(),
+            known.counters
         ))
     })
 }

@@ -99,7 +99,7 @@ impl From<Error> for Failure {
     fn from(e: Error) -> Self {
         let hint = match &e {
             Error::WouldMoveBackwards { .. } => {
-                Some("add --force if no document holds these values; --dry-run shows the move")
+                Some("`--force` moves it anyway, if no document holds these values")
             }
             Error::CorruptCounter { .. } => Some(
                 "for a counter written by other code, give its field and what it holds: \

@@ -1,54 +1,198 @@
-//! What a deployment knows of a sequence without its code: the record its processes wrote
-//! beside its counters (see `SequenceRecord`) and its counter documents; and the refusals built
-//! on them, which keep the library's promises when an operator types a command.
+//! What a deployment knows of a sequence without its code, and the one way every command finds
+//! a sequence: its record first (the `<counters>.sequences` of any counters collection of the
+//! database), then its counter documents (in the collections that hold counters: those with
+//! records, and the known layouts' own), then the flags. A flag that contradicts the record is
+//! refused, naming both; the refusals built on what is found keep the library's promises when
+//! an operator types a command.
 
 use std::collections::BTreeSet;
 
 use mongodb::bson::{doc, Bson, Document};
+use mongodb::error::ErrorKind;
 use mongodb::Database;
+use sequence_runtime::options::{filter, FilterValue, Layout, SequenceOptionsBuilder};
 use sequence_runtime::store::{SequenceRecord, StoredCounter};
-use sequence_runtime::Error;
+use sequence_runtime::{Error, SequenceOptions};
 
-use crate::args::Shape;
+use crate::args::{SequenceArgs, Shape};
 use crate::counters::find;
 use crate::failure::Failure;
 use crate::output::Output;
 
+/// The server's code of a command refused for a missing privilege.
+const UNAUTHORIZED: i32 = 13;
+
 /// How many values of periods, scopes or shards a message lists.
 const LISTED: usize = 8;
+
+/// The collections where the libraries whose layouts this crate speaks keep their counters
+/// by default: this crate's and mongoose-sequence's, typegoose's and mongoose-auto-increment's,
+/// MongoEngine's.
+pub(crate) const KNOWN_COUNTERS: [&str; 3] =
+    ["counters", "identitycounters", "mongoengine.counters"];
+
+/// The flags of a command that say where a sequence's counters are and how they look, as
+/// given (`None`: not given).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Given<'a> {
+    /// `--counters`.
+    pub(crate) counters: Option<&'a str>,
+    /// `--layout`.
+    pub(crate) layout: Option<Layout>,
+    /// The counter field, what it holds and the filter (`--field` or `--counter-field`,
+    /// `--stores`, `--filter`).
+    pub(crate) shape: Option<&'a Shape>,
+    /// The name the documents store the ID under (`--id-field`, or `sync`'s `--field`).
+    pub(crate) id_field: Option<&'a str>,
+    /// The period prefix pattern of a command that takes no other option of the IDs
+    /// (`--prefix` of `show`, `set-next`, `delete`, `purge-before`).
+    pub(crate) prefix: Option<&'a str>,
+    /// The options of the IDs (`--prefix`, `--format`, `--width`, …).
+    pub(crate) sequence: Option<&'a SequenceArgs>,
+}
 
 /// A sequence as the deployment knows it.
 pub(crate) struct Known {
     name: String,
     /// The database's name.
     db: String,
-    /// `database.counters`, for messages.
-    place: String,
+    /// The collection of its counters: where its record or counters are, else the one given,
+    /// else the layout's.
+    pub(crate) counters: String,
     /// The record its processes wrote, if any.
     pub(crate) record: Option<SequenceRecord>,
     /// Its counter documents, decoded.
-    pub(crate) counters: Vec<(Document, StoredCounter)>,
+    pub(crate) found: Vec<(Document, StoredCounter)>,
+    /// The layout its counter documents are in, where they say it.
+    layout: Option<Layout>,
 }
 
 impl Known {
-    /// The sequence `name` with counters in `counters` of `db`, of the documents `shape` reads.
-    pub(crate) async fn of(
+    /// The sequence `name` of `db`, as its record, its counters and the flags `given` say.
+    pub(crate) async fn find(
         db: &Database,
-        counters: &str,
         name: &str,
-        shape: &Shape,
+        given: Given<'_>,
         out: &Output,
     ) -> Result<Known, Failure> {
-        let record = records(db, counters, Some(name), out).await?.pop();
-        let mut found = find(&db.collection(counters), doc! {}, shape).await?;
-        found.retain(|(_, c)| c.name == name);
+        let places = counters_collections(db, given.counters, out).await?;
+        let mut recorded = Vec::new();
+        for place in &places {
+            if let Some(record) = records(db, place, Some(name), out).await?.pop() {
+                recorded.push((place.clone(), record));
+            }
+        }
+        let record_place = match (given.counters, recorded.as_slice()) {
+            (Some(counters), _) if recorded.iter().any(|(p, _)| p == counters) => {
+                recorded.retain(|(p, _)| p == counters);
+                Some(counters.to_owned())
+            }
+            (Some(counters), [(place, _), ..]) => {
+                return Err(Failure::usage(format!(
+                    "`--counters {counters}` contradicts the record of sequence `{name}`, which \
+                     is in `{}.{}`: its counters are in `{}.{place}`; nothing was done",
+                    db.name(),
+                    SequenceRecord::collection_name(place),
+                    db.name()
+                ))
+                .hint(format!(
+                    "give `--counters {place}`, or leave `--counters` out"
+                )));
+            }
+            (None, [(place, _)]) => Some(place.clone()),
+            (None, [_, _, ..]) => {
+                let places: Vec<String> = recorded.iter().map(|(p, _)| format!("`{p}`")).collect();
+                return Err(Failure::usage(format!(
+                    "sequence `{name}` has records in several counters collections of `{}`: {}",
+                    db.name(),
+                    places.join(", ")
+                ))
+                .hint("name one with `--counters`"));
+            }
+            (_, []) => None,
+        };
+        if let (Some(place), Some((_, record))) = (record_place, recorded.pop()) {
+            contradictions(&record, &place, given)?;
+            let shape = record_shape(&record);
+            let found = named(db, &place, name, &shape).await?;
+            return Ok(Known {
+                name: name.to_owned(),
+                db: db.name().to_owned(),
+                counters: place,
+                layout: Some(record.layout),
+                record: Some(record),
+                found,
+            });
+        }
+        // No record: the counters of that name, where they are.
+        let default_shape = Shape::default();
+        let shape = given.shape.unwrap_or(&default_shape);
+        let mut holding = Vec::new();
+        for place in &places {
+            let found = named(db, place, name, shape).await?;
+            if !found.is_empty() {
+                holding.push((place.clone(), found));
+            }
+        }
+        let (counters, found) = match (given.counters, holding.as_slice()) {
+            (Some(counters), _) => {
+                let found = holding
+                    .iter()
+                    .position(|(p, _)| p == counters)
+                    .map(|i| holding.swap_remove(i).1)
+                    .unwrap_or_default();
+                if found.is_empty() {
+                    if let Some((place, _)) = holding.first() {
+                        return Err(elsewhere_failure(db, name, counters, place));
+                    }
+                }
+                (counters.to_owned(), found)
+            }
+            (None, [_]) => holding.pop().expect("one place holds them"),
+            (None, [_, _, ..]) => {
+                let places: Vec<String> = holding.iter().map(|(p, _)| format!("`{p}`")).collect();
+                return Err(Failure::usage(format!(
+                    "sequence `{name}` has counters in several collections of `{}`: {}",
+                    db.name(),
+                    places.join(", ")
+                ))
+                .hint("name one with `--counters`"));
+            }
+            (None, []) => {
+                let layout = given.layout.unwrap_or_default();
+                (layout.counters().to_owned(), Vec::new())
+            }
+        };
+        let layout = given
+            .layout
+            .or_else(|| found.first().map(|(_, c)| c.layout));
         Ok(Known {
             name: name.to_owned(),
             db: db.name().to_owned(),
-            place: format!("{}.{counters}", db.name()),
-            record,
-            counters: found,
+            counters,
+            record: None,
+            found,
+            layout,
         })
+    }
+
+    /// The layout of its counters: the recorded one, else the one given or that its counter
+    /// documents are in, else this crate's.
+    pub(crate) fn layout(&self) -> Layout {
+        self.layout.unwrap_or_default()
+    }
+
+    /// How its counter documents are read: as its record says, else as `given` says.
+    pub(crate) fn shape(&self, given: &Shape) -> Shape {
+        match &self.record {
+            Some(record) => record_shape(record),
+            None => given.clone(),
+        }
+    }
+
+    /// `database.counters`, for messages.
+    pub(crate) fn place(&self) -> String {
+        format!("{}.{}", self.db, self.counters)
     }
 
     /// Whether the sequence recorded that it is gapless.
@@ -56,25 +200,76 @@ impl Known {
         self.record.as_ref().is_some_and(|r| r.gapless)
     }
 
-    /// Refuses a sequence with neither counters nor a record (a mistyped name), unless
-    /// `create`.
+    /// The options of the sequence: the ones it recorded (the flags agree with them), else the
+    /// flags of `given` and its counters' layout, in its counters collection.
+    pub(crate) fn options(&self, given: Given<'_>) -> Result<SequenceOptionsBuilder, Failure> {
+        if let Some(record) = &self.record {
+            return Ok(record.options(&self.counters)?);
+        }
+        let mut options = SequenceOptions::builder(self.name.clone()).counters(&self.counters);
+        if let Some(layout) = self.layout {
+            options = options.layout(layout);
+        }
+        if let Some(sequence) = given.sequence {
+            options = sequence.apply(options, None, None);
+        }
+        if let Some(prefix) = given.prefix {
+            options = options.prefix(prefix);
+        }
+        if let Some(shape) = given.shape {
+            options = shape.apply(options);
+        }
+        if let Some(id_field) = given.id_field {
+            options = options.id_field(id_field);
+        }
+        Ok(options)
+    }
+
+    /// Refuses a sequence with neither counters nor a record in any counters collection of
+    /// the database (a mistyped name), unless `create`; only then is `--create` suggested.
     pub(crate) fn exists(&self, create: bool) -> Result<(), Failure> {
-        if create || self.record.is_some() || !self.counters.is_empty() {
+        if create || self.record.is_some() || !self.found.is_empty() {
             return Ok(());
         }
         Err(Failure::error(format!(
-            "sequence `{}` has no counter and no record in `{}`; nothing was written",
-            self.name, self.place
+            "sequence `{}` has no counter and no record in any counters collection of `{}`; \
+             nothing was done",
+            self.name, self.db
         ))
         .hint(format!(
-            "check the name with `mongo-sequence list {}`; `--create` starts a new counter",
-            self.db
+            "check the name with `mongo-sequence list {}`; `--create` starts a new counter in \
+             `{}`",
+            self.db,
+            self.place()
         )))
+    }
+
+    /// Refuses a write (unless `dry_run`) to counters found outside this crate's default
+    /// collection, `counters`, without `--counters` naming theirs (`given`): a command that
+    /// changes another library's counters, or a collection of one's own, says where.
+    pub(crate) fn confirm_write(&self, given: Option<&str>, dry_run: bool) -> Result<(), Failure> {
+        if dry_run || given.is_some() || self.counters == KNOWN_COUNTERS[0] {
+            return Ok(());
+        }
+        if self.record.is_none() && self.found.is_empty() {
+            return Ok(());
+        }
+        let how = match (&self.record, self.layout()) {
+            (Some(_), layout) => format!("{}'s layout, recorded", layout.library()),
+            (None, layout) => format!("{}'s layout", layout.library()),
+        };
+        Err(Failure::usage(format!(
+            "sequence `{}` is in `{}` ({how}): a command that writes names that collection; \
+             nothing was done",
+            self.name,
+            self.place()
+        ))
+        .hint(format!("give `--counters {}`", self.counters)))
     }
 
     /// Whether one of the sequence's counters is its plain one: no period, scope or shard.
     pub(crate) fn has_plain_counter(&self) -> bool {
-        self.counters
+        self.found
             .iter()
             .any(|(_, c)| c.period.is_none() && c.scope.is_none() && c.shard.is_none())
     }
@@ -85,16 +280,16 @@ impl Known {
     pub(crate) fn elsewhere(&self, key: &str) -> Option<Failure> {
         let mut flags = Vec::new();
         let periods: BTreeSet<&str> = self
-            .counters
+            .found
             .iter()
             .filter_map(|(_, c)| c.period.as_deref())
             .collect();
         let scopes: BTreeSet<String> = self
-            .counters
+            .found
             .iter()
             .filter_map(|(_, c)| c.scope.as_ref().map(scope_flags))
             .collect();
-        let shards: BTreeSet<i64> = self.counters.iter().filter_map(|(_, c)| c.shard).collect();
+        let shards: BTreeSet<i64> = self.found.iter().filter_map(|(_, c)| c.shard).collect();
         flags.extend(listed(periods.iter().map(|p| format!("--period {p}"))));
         flags.extend(listed(scopes.into_iter()));
         flags.extend(listed(shards.iter().map(|s| format!("--shard {s}"))));
@@ -105,11 +300,173 @@ impl Known {
             Failure::error(format!(
                 "sequence `{}` has no counter `{key}` in `{}`: its counters are per period, \
                  scope value or shard",
-                self.name, self.place
+                self.name,
+                self.place()
             ))
             .hint(format!("name one: {}", flags.join(", "))),
         )
     }
+}
+
+/// The refusal of `--counters counters` for a sequence whose counters are in `place`.
+fn elsewhere_failure(db: &Database, name: &str, counters: &str, place: &str) -> Failure {
+    Failure::error(format!(
+        "sequence `{name}` has no counter in `{}.{counters}`; its counters are in `{}.{place}`; \
+         nothing was done",
+        db.name(),
+        db.name()
+    ))
+    .hint(format!(
+        "give `--counters {place}`, or leave `--counters` out"
+    ))
+}
+
+/// The collections of `db` that hold counters: `given` (whether or not it exists), those with
+/// a record collection beside them, and the known layouts' own that exist, in that order
+/// without repeats. A user who may not list the collections gets a warning and `given`, else
+/// `counters`.
+pub(crate) async fn counters_collections(
+    db: &Database,
+    given: Option<&str>,
+    out: &Output,
+) -> Result<Vec<String>, Failure> {
+    let names: Vec<String> = match db.list_collection_names().await {
+        Ok(names) => names,
+        Err(e) if matches!(&*e.kind, ErrorKind::Command(c) if c.code == UNAUTHORIZED) => {
+            let only = given.unwrap_or(KNOWN_COUNTERS[0]);
+            out.warn(&format!(
+                "cannot list the collections of `{}` (the `listCollections` action is \
+                 missing): looking in `{only}` alone; `--counters` names another",
+                db.name()
+            ));
+            return Ok(vec![only.to_owned()]);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let mut places: Vec<String> = Vec::new();
+    let mut add = |place: &str| {
+        if !places.iter().any(|p| p == place) {
+            places.push(place.to_owned());
+        }
+    };
+    if let Some(given) = given {
+        add(given);
+    }
+    let mut recorded: Vec<&str> = names
+        .iter()
+        .filter_map(|n| n.strip_suffix(".sequences"))
+        .collect();
+    recorded.sort_unstable();
+    for place in recorded {
+        add(place);
+    }
+    for place in KNOWN_COUNTERS {
+        if names.iter().any(|n| n == place) {
+            add(place);
+        }
+    }
+    Ok(places)
+}
+
+/// The counter documents of sequence `name` in `counters` of `db`, as `shape` reads them: a
+/// filter without a `name` field finds the counters of one sequence, whatever its name.
+async fn named(
+    db: &Database,
+    counters: &str,
+    name: &str,
+    shape: &Shape,
+) -> Result<Vec<(Document, StoredCounter)>, Failure> {
+    let mut found = find(&db.collection(counters), doc! {}, shape).await?;
+    let unnamed = shape
+        .filter
+        .as_ref()
+        .is_some_and(|f| !f.0.iter().any(|f| f.value == FilterValue::Name));
+    found.retain(|(_, c)| unnamed || c.name == name);
+    Ok(found)
+}
+
+/// How the counters of a recorded sequence are read.
+pub(crate) fn record_shape(record: &SequenceRecord) -> Shape {
+    Shape {
+        field: Some(record.field.clone()),
+        stores: Some(record.stores),
+        filter: record
+            .filter_fields()
+            .ok()
+            .filter(|f| !f.is_empty())
+            .map(crate::args::Filter),
+    }
+}
+
+/// Refuses every flag of `given` that contradicts `record` (in `place`), naming both.
+fn contradictions(record: &SequenceRecord, place: &str, given: Given<'_>) -> Result<(), Failure> {
+    let mut found: Vec<(String, String)> = Vec::new();
+    let mut differs = |flag: &str, given: String, recorded: String| {
+        if given != recorded {
+            found.push((format!("`{flag} {given}`"), recorded));
+        }
+    };
+    if let Some(layout) = given.layout {
+        differs(
+            "--layout",
+            layout.name().to_owned(),
+            record.layout.name().to_owned(),
+        );
+    }
+    // The ID field is part of the counters' key in the layouts that hold it.
+    let holds_id_field = matches!(
+        record.layout,
+        Layout::Typegoose | Layout::MongooseAutoIncrement
+    ) || record
+        .filter_fields()
+        .is_ok_and(|f| f.iter().any(|f| f.value == FilterValue::IdField));
+    if let Some(id_field) = given.id_field.filter(|_| holds_id_field) {
+        differs("--id-field", id_field.to_owned(), record.id_field.clone());
+    }
+    if let Some(prefix) = given.prefix {
+        let recorded = record.prefix.clone().unwrap_or_else(|| "none".to_owned());
+        differs("--prefix", prefix.to_owned(), recorded);
+    }
+    if let Some(shape) = given.shape {
+        if let Some(field) = &shape.field {
+            differs("--field", field.clone(), record.field.clone());
+        }
+        if let Some(stores) = shape.stores {
+            differs(
+                "--stores",
+                stores.name().to_owned(),
+                record.stores.name().to_owned(),
+            );
+        }
+        if let Some(f) = &shape.filter {
+            let written = filter::display(&f.0);
+            let recorded = record
+                .filter_fields()
+                .map(|f| filter::display(&f))
+                .unwrap_or_else(|_| record.filter.clone());
+            differs("--filter", written, recorded);
+        }
+    }
+    if let Some(sequence) = given.sequence {
+        for (flag, value, recorded) in sequence.against(record) {
+            differs(flag, value, recorded);
+        }
+    }
+    if found.is_empty() {
+        return Ok(());
+    }
+    let list: Vec<String> = found
+        .iter()
+        .map(|(flag, recorded)| format!("{flag} (recorded: `{recorded}`)"))
+        .collect();
+    Err(Failure::usage(format!(
+        "{} contradict{} the record of sequence `{}` in `{}`; nothing was done",
+        list.join(", "),
+        if found.len() == 1 { "s" } else { "" },
+        record.name,
+        SequenceRecord::collection_name(place)
+    ))
+    .hint("leave the flag out: the record says how the sequence's counters and IDs look"))
 }
 
 /// The records beside `counters` in `db` (of `name` only, where given). A user who may not

@@ -34,6 +34,15 @@ impl Output {
     }
 }
 
+/// `1 counter`, `2 counters`, `2 indexes`: a count and its noun, singular or plural.
+pub(crate) fn plural(n: u64, noun: &str) -> String {
+    match (n, noun.ends_with('x') || noun.ends_with('s')) {
+        (1, _) => format!("1 {noun}"),
+        (_, true) => format!("{n} {noun}es"),
+        (_, false) => format!("{n} {noun}s"),
+    }
+}
+
 /// What a process that holds ranges of a changed counter does.
 pub(crate) fn ranges_held_warning(name: &str) -> String {
     format!(
@@ -91,12 +100,14 @@ fn unreadable(doc: &Document, field: &str, why: &str) -> (String, Option<String>
 }
 
 /// The columns of the table of counters.
-const COLUMNS: [&str; 9] = [
+const COLUMNS: [&str; 11] = [
     "name",
+    "counters",
     "period",
     "scope",
     "shard",
     "layout",
+    "mode",
     "last issued",
     "max",
     "left",
@@ -106,15 +117,23 @@ const COLUMNS: [&str; 9] = [
 /// What the table shows where a counter's limits are not known.
 const UNKNOWN: &str = "unknown";
 
-/// A counter document as a row: name, period, scope, shard, layout, last issued, and the room
-/// left before the max of `limits` (of a shard: its `hi`; `None`: not known). `field` is the
-/// name of the counter field, for the hint of a counter that cannot be read.
-pub(crate) fn row(
-    doc: &Document,
-    c: &StoredCounter,
-    field: &str,
-    limits: Option<Bounds>,
-) -> (Value, Vec<String>) {
+/// A counter of a sequence, as the tables show it: its document decoded, the collection it is
+/// in, the name of its counter field (for the hint of a counter that cannot be read), the
+/// limits of its values (`None`: not known; of a shard, its `hi`), and whether the sequence
+/// recorded that it is gapless.
+pub(crate) struct Row<'a> {
+    pub(crate) doc: &'a Document,
+    pub(crate) counter: &'a StoredCounter,
+    pub(crate) collection: &'a str,
+    pub(crate) field: &'a str,
+    pub(crate) limits: Option<Bounds>,
+    pub(crate) gapless: bool,
+}
+
+/// A counter as a row: name, counters collection, period, scope, shard, layout, mode (gapless
+/// or not), last issued, and the room left before its max.
+pub(crate) fn row(r: &Row<'_>) -> (Value, Vec<String>) {
+    let (doc, c, field, limits) = (r.doc, r.counter, r.field, r.limits);
     let scope = c.scope.as_ref().map(|s| Bson::Document(s.clone()));
     let bounds = bounds_of(doc, c, limits);
     let layout = c.layout.name();
@@ -143,8 +162,11 @@ pub(crate) fn row(
             )
         }
     };
+    let mode = if r.gapless { "gapless" } else { "-" };
     let json = json!({
         "name": c.name,
+        "counters": r.collection,
+        "gapless": r.gapless,
         "period": c.period,
         "scope": scope.clone().map(Bson::into_relaxed_extjson),
         "shard": c.shard,
@@ -158,10 +180,12 @@ pub(crate) fn row(
     let [last, left, used] = cells;
     let cells = vec![
         c.name.clone(),
+        r.collection.to_owned(),
         c.period.clone().unwrap_or_default(),
         scope.map(|s| s.to_string()).unwrap_or_default(),
         c.shard.map(|s| s.to_string()).unwrap_or_default(),
         layout.to_owned(),
+        mode.to_owned(),
         last,
         bounds.map_or_else(|| UNKNOWN.to_owned(), |b| b.max.to_string()),
         left,
@@ -175,17 +199,9 @@ pub(crate) fn counters_table(rows: Vec<Vec<String>>) -> String {
     table(&COLUMNS, rows)
 }
 
-/// The counter documents `found` as a JSON array and as a table, as [`row`] gives each.
-pub(crate) fn rows(
-    found: &[(Document, StoredCounter)],
-    field: &str,
-    limits: &[Option<Bounds>],
-) -> (Value, String) {
-    let (json, rows): (Vec<Value>, Vec<Vec<String>>) = found
-        .iter()
-        .zip(limits)
-        .map(|((doc, c), limits)| row(doc, c, field, *limits))
-        .unzip();
+/// The counters `rows` as a JSON array and as a table, as [`row`] gives each.
+pub(crate) fn rows(rows: &[Row<'_>]) -> (Value, String) {
+    let (json, rows): (Vec<Value>, Vec<Vec<String>>) = rows.iter().map(row).unzip();
     (Value::Array(json), counters_table(rows))
 }
 
@@ -230,11 +246,11 @@ pub(crate) fn sync_text(report: &SyncReport) -> String {
         "moved"
     };
     format!(
-        "{}\n{} counter(s), {} {moved}; {} stored ID(s) skipped (another type, or not of this sequence's pattern)",
+        "{}\n{}, {} {moved}; {} skipped (another type, or not of this sequence's pattern)",
         table(&["counter", "old", "new", "stored max", "IDs", moved], rows),
-        report.counters.len(),
+        plural(report.counters.len() as u64, "counter"),
         report.counters.iter().filter(|c| c.moved()).count(),
-        report.skipped
+        plural(report.skipped, "stored ID")
     )
 }
 
@@ -325,14 +341,14 @@ fn summary(report: &ClaimsReport, limit: usize) -> String {
         String::new()
     };
     format!(
-        "`{}` against `{}`: {} document(s) without a claim, {} claim(s) without a document, {} \
-         ID(s) held by more than one document, {} document(s) without the ID field{listed}",
+        "`{}` against `{}`: {} without a claim, {} without a document, {} held by more than \
+         one document, {} without the ID field{listed}",
         report.collection,
         report.proxy,
-        report.unclaimed_count,
-        report.orphan_count,
-        report.shared_count,
-        report.without_id,
+        plural(report.unclaimed_count, "document"),
+        plural(report.orphan_count, "claim"),
+        plural(report.shared_count, "ID"),
+        plural(report.without_id, "document"),
     )
 }
 
@@ -347,24 +363,25 @@ pub(crate) fn repair_text(report: &RepairReport, limit: usize) -> String {
     };
     let mut text = problems_text(found);
     text.push_str(&format!(
-        "{claim} {} document(s) in `{}`",
-        report.claimed, found.proxy
+        "{claim} {} in `{}`",
+        plural(report.claimed, "document"),
+        found.proxy
     ));
     if report.prune {
         text.push_str(&format!(
-            "; {prune} {} claim(s) without a document",
-            report.pruned
+            "; {prune} {} without a document",
+            plural(report.pruned, "claim")
         ));
     } else if found.orphan_count > 0 {
         text.push_str(&format!(
-            "; {} claim(s) without a document left (--prune deletes them)",
-            found.orphan_count
+            "; {} without a document left (--prune deletes them)",
+            plural(found.orphan_count, "claim")
         ));
     }
     if report.raced > 0 {
         text.push_str(&format!(
-            "; {} document(s) left unclaimed: another writer claimed their ID meanwhile (check again)",
-            report.raced
+            "; {} left unclaimed: another writer claimed their ID meanwhile (check again)",
+            plural(report.raced, "document")
         ));
     }
     if found.orphans.len() < found.orphan_count as usize
@@ -386,6 +403,7 @@ pub(crate) fn index_report(report: &IndexReport) -> (Value, String) {
                 "keys": Bson::Document(i.keys.clone()).into_relaxed_extjson(),
                 "unique": i.unique,
                 "created": i.created,
+                "present": i.present,
                 "purpose": i.purpose,
             })
         })
@@ -398,16 +416,30 @@ pub(crate) fn index_report(report: &IndexReport) -> (Value, String) {
                 i.namespace.clone(),
                 i.keys.to_string(),
                 if i.unique { "yes" } else { "no" }.to_owned(),
-                if i.created { "created" } else { "present" }.to_owned(),
+                match (i.created, i.present) {
+                    (true, _) => "created",
+                    (false, true) => "present",
+                    (false, false) => "missing",
+                }
+                .to_owned(),
                 i.purpose.to_owned(),
             ]
         })
         .collect();
+    let missing = report
+        .indexes
+        .iter()
+        .filter(|i| !i.created && !i.present)
+        .count();
+    let done = if missing > 0 {
+        format!("{missing} missing (a dry run creates none)")
+    } else {
+        format!("{} created", report.created().count())
+    };
     let text = format!(
-        "{}\n{} index(es) needed, {} created",
-        table(&["collection", "keys", "unique", "", "for"], rows),
-        report.indexes.len(),
-        report.created().count()
+        "{}\n{} needed, {done}",
+        table(&["collection", "keys", "unique", "state", "for"], rows),
+        plural(report.indexes.len() as u64, "index"),
     );
     (Value::Array(json), text)
 }

@@ -9,6 +9,8 @@ use sequence_runtime::{clock::ManualClock, jiff, Scope, Sequence, SequenceOption
 use sequence_testkit::{unique_db_name, TestServer};
 use serde_json::Value;
 
+#[path = "cli/adoption.rs"]
+mod adoption;
 #[path = "cli/injection.rs"]
 mod injection;
 
@@ -109,33 +111,46 @@ async fn counters(name: &str) -> (String, mongodb::Database) {
 async fn list_and_show_decode_every_counter() {
     let (db, _) = counters("cli_list").await;
     let listed = json(&["list", &db]);
-    let rows: Vec<(String, Value, Value, Value)> = listed
+    let rows: Vec<(String, String, Value, Value, Value)> = listed
         .as_array()
         .unwrap()
         .iter()
         .map(|c| {
             (
                 c["name"].as_str().unwrap().to_owned(),
+                c["counters"].as_str().unwrap().to_owned(),
                 c["period"].clone(),
                 c["scope"].clone(),
                 c["last_issued"].clone(),
             )
         })
         .collect();
+    let here = |name: &str, counters: &str, period: Value, scope: Value, last: i64| {
+        (
+            name.to_owned(),
+            counters.to_owned(),
+            period,
+            scope,
+            Value::from(last),
+        )
+    };
     assert_eq!(
         rows,
         [
-            ("inv".into(), "20251120".into(), Value::Null, 2.into()),
-            ("inv".into(), "20251121".into(), Value::Null, 2.into()),
-            ("inv".into(), "20251122".into(), Value::Null, 2.into()),
-            (
-                "order".into(),
+            here("inv", "counters", "20251120".into(), Value::Null, 2),
+            here("inv", "counters", "20251121".into(), Value::Null, 2),
+            here("inv", "counters", "20251122".into(), Value::Null, 2),
+            here(
+                "order",
+                "counters",
                 Value::Null,
                 serde_json::json!({ "tenant": "acme" }),
-                7.into()
+                7
             ),
-            ("userid".into(), Value::Null, Value::Null, 41.into()),
-        ]
+            here("userid", "counters", Value::Null, Value::Null, 41),
+            here("shared", "identitycounters", Value::Null, Value::Null, 5),
+        ],
+        "every counters collection of the database, each with its record"
     );
     let mongoose = json(&["list", &db, "--counters", "identitycounters"]);
     assert_eq!(mongoose[0]["layout"], "mongoose_sequence");
@@ -159,9 +174,18 @@ async fn list_and_show_decode_every_counter() {
     let missing = cli(&["show", &db, "nope"]);
     assert_eq!(missing.status.code(), Some(1));
     assert!(
-        stderr(&missing).contains("does not exist"),
+        stderr(&missing).contains("`nope` has no counter and no record"),
         "{}",
         stderr(&missing)
+    );
+    let absent = cli(&["show", &db, "order", "--scope", "tenant=globex"]);
+    assert_eq!(
+        stderr(&absent),
+        format!(
+            "error: sequence `order` has no counter `{{ \"seq\": \"order\", \"scope\": {{ \
+             \"tenant\": \"globex\" }} }}` in `{db}.counters`: its counters are per period, \
+             scope value or shard\nhint: name one: --scope tenant=acme\n"
+        )
     );
 }
 
@@ -189,10 +213,18 @@ async fn set_next_refuses_to_go_backwards_without_force() {
     let back = cli(&["set-next", &db, "userid", "50"]);
     assert_eq!(back.status.code(), Some(1));
     assert!(stderr(&back).contains("backwards"), "{}", stderr(&back));
+    assert_eq!(
+        stderr(&back),
+        "error: refusing to move `userid` backwards from last issued 99 to next 50: the \
+         numbers 50 to 99 would be issued again; nothing was written\nhint: `--force` moves it \
+         anyway, if no document holds these values; `--dry-run` shows the move\n"
+    );
+    let dry = cli(&["set-next", &db, "userid", "50", "--dry-run"]);
     assert!(
-        stderr(&back).contains("\nhint: add --force"),
-        "{}",
-        stderr(&back)
+        stderr(&dry)
+            .ends_with("hint: `--force` moves it anyway, if no document holds these values\n"),
+        "a dry run is not suggested again: {}",
+        stderr(&dry)
     );
     let back = json_error(&["set-next", &db, "userid", "50"], 1);
     assert!(
@@ -251,7 +283,7 @@ async fn sync_moves_counters_past_imported_ids_and_purge_deletes_old_periods() {
         .await
         .unwrap();
     let target = format!("{db}.docs");
-    let dry = json(&["sync", &target, "--name", "legacy", "--dry-run"]);
+    let dry = json(&["sync", &target, "--name", "legacy", "--dry-run", "--create"]);
     assert_eq!(dry["counters"][0]["new"], 30);
     assert_eq!(dry["dry_run"], true);
     let counters = database.collection::<Document>("counters");
@@ -260,7 +292,7 @@ async fn sync_moves_counters_past_imported_ids_and_purge_deletes_old_periods() {
         .await
         .unwrap()
         .is_none());
-    let done = cli(&["sync", &target, "--name", "legacy"]);
+    let done = cli(&["sync", &target, "--name", "legacy", "--create"]);
     assert!(done.status.success(), "{}", stderr(&done));
     assert!(stdout(&done).contains("1 moved"), "{}", stdout(&done));
     let legacy = counters
@@ -344,7 +376,7 @@ async fn next_takes_values_with_the_counters_options() {
     };
     assert_eq!(
         json(&["next", &db, "userid"]),
-        serde_json::json!({ "name": "userid", "ids": [42] })
+        serde_json::json!({ "name": "userid", "ids": [42], "dry_run": false })
     );
     assert_eq!(
         json(&["next", &db, "userid", "3"])["ids"],
@@ -468,7 +500,7 @@ async fn delete_needs_force_and_a_dry_run_deletes_nothing() {
     let refused = cli(&["delete", &db, "inv"]);
     assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
     assert!(
-        stderr(&refused).contains("refusing to delete 3 counter(s) of `inv`")
+        stderr(&refused).contains("refusing to delete 3 counters of `inv`")
             && stderr(&refused).contains("--force"),
         "{}",
         stderr(&refused)
@@ -495,7 +527,7 @@ async fn delete_needs_force_and_a_dry_run_deletes_nothing() {
     assert_eq!(count(doc! {}).await, 5, "a dry run deletes nothing");
     let dry = cli(&["delete", &db, "inv", "--dry-run", "--force"]);
     assert!(
-        stdout(&dry).contains("would delete 3 counter(s)"),
+        stdout(&dry).contains("would delete 3 counters of `inv`"),
         "{}",
         stdout(&dry)
     );
@@ -511,7 +543,7 @@ async fn delete_needs_force_and_a_dry_run_deletes_nothing() {
     let rest = cli(&["delete", &db, "inv", "--force"]);
     assert!(rest.status.success(), "{}", stderr(&rest));
     assert!(
-        stdout(&rest).contains("deleted 2 counter(s) of `inv`"),
+        stdout(&rest).contains("deleted 2 counters of `inv`"),
         "{}",
         stdout(&rest)
     );
@@ -910,12 +942,14 @@ fn errors_are_json_with_json() {
         bad_target["hint"].as_str().unwrap().contains("shop.orders"),
         "{bad_target}"
     );
-    let missing = json_error(&["show", &unique_db_name("cli_json"), "nope"], 1);
-    assert!(
-        missing["error"]
-            .as_str()
-            .unwrap()
-            .contains("does not exist"),
+    let db = unique_db_name("cli_json");
+    let missing = json_error(&["show", &db, "nope"], 1);
+    assert_eq!(
+        missing["error"],
+        format!(
+            "sequence `nope` has no counter and no record in any counters collection of \
+             `{db}`; nothing was done"
+        ),
         "{missing}"
     );
     assert!(
@@ -1298,6 +1332,7 @@ async fn ensure_indexes_creates_the_scoped_unique_index_once() {
             "keys": { "tenant": 1, "number": 1 },
             "unique": true,
             "created": true,
+            "present": false,
             "purpose": "inserts detect a stored ID by it, and skip ahead of it",
         }]),
         "the scope comes from the sequence's record"
@@ -1318,7 +1353,18 @@ async fn ensure_indexes_creates_the_scoped_unique_index_once() {
     }
     assert_eq!(unique, [doc! { "tenant": 1, "number": 1 }]);
     let text = stdout(&cli(&args));
-    assert!(text.contains("1 index(es) needed, 0 created"), "{text}");
+    assert!(text.contains("\n1 index needed, 0 created\n"), "{text}");
+    assert!(text.contains("state"), "every column has a header: {text}");
+    db.collection::<Document>("orders")
+        .drop_index("tenant_1_number_1")
+        .await
+        .unwrap();
+    let dry = stdout(&cli(&[&args[..], &["--dry-run"]].concat()));
+    assert!(
+        dry.contains("missing")
+            && dry.ends_with("\n1 index needed, 1 missing (a dry run creates none)\n"),
+        "{dry}"
+    );
 }
 
 /// With access control, an operator who may read the counters but not the sequences' records

@@ -11,22 +11,28 @@ use crate::args::{Change, CounterArgs, Limits};
 use crate::counters::{find, key, scope, shard_alone};
 use crate::failure::Failure;
 use crate::known::Known;
-use crate::output::{ranges_held_warning, rows, Output};
+use crate::output::{plural, ranges_held_warning, rows, Output, Row};
 
 /// The filter of the counter documents `delete` deletes: every counter of the sequence, or the
 /// one of the period, scope or shard given.
-fn filter(db: &Database, counters: &str, args: &CounterArgs) -> Result<Document, Failure> {
+fn filter(
+    db: &Database,
+    known: &Known,
+    args: &CounterArgs,
+    counters: Option<&str>,
+) -> Result<Document, Failure> {
     shard_alone(args)?;
     let scope = scope(args)?;
-    if args.shape.filter.is_some()
-        || !matches!(args.layout, Layout::Default | Layout::MongooseSequence)
+    let layout = known.layout();
+    if known.shape(&args.shape).filter.is_some()
+        || !matches!(layout, Layout::Default | Layout::MongooseSequence)
     {
         // A layout of one counter per model and field (and group), or a filter of one's own:
         // the one counter named.
-        let (key, store) = key(db, counters, args)?;
+        let (key, store) = key(db, known, args, counters)?;
         return Ok(store.filter(&key)?);
     }
-    if args.layout == Layout::MongooseSequence {
+    if layout == Layout::MongooseSequence {
         if args.period.is_some() {
             return Err(Failure::usage(
                 "mongoose-sequence's layout has no periods: `--period` does not apply",
@@ -63,21 +69,26 @@ fn filter(db: &Database, counters: &str, args: &CounterArgs) -> Result<Document,
     Ok(filter)
 }
 
-/// Deletes the counters `args` names in `counters` of `db`, with `--force`.
+/// Deletes the counters `args` names, where their sequence is found in `db` (`counters`: the
+/// counters collection given, if any), with `--force`.
 pub(crate) async fn run(
     db: &Database,
-    counters: &str,
+    counters: Option<&str>,
     args: &CounterArgs,
     change: Change,
     out: &Output,
 ) -> Result<(), Failure> {
-    let filter = filter(db, counters, args)?;
+    let known = Known::find(db, &args.name, args.given(counters), out).await?;
+    known.exists(false)?;
+    known.confirm_write(counters, change.dry_run)?;
+    let filter = filter(db, &known, args, counters)?;
     let options = CollectionOptions::builder()
         .write_concern(WriteConcern::majority())
         .build();
-    let coll = db.collection_with_options::<Document>(counters, options);
-    let found = find(&coll, filter.clone(), &args.shape).await?;
-    let place = format!("{}.{counters}", db.name());
+    let coll = db.collection_with_options::<Document>(&known.counters, options);
+    let shape = known.shape(&args.shape);
+    let found = find(&coll, filter.clone(), &shape).await?;
+    let place = known.place();
     let name = &args.name;
     if found.is_empty() {
         return Err(
@@ -87,7 +98,6 @@ pub(crate) async fn run(
             )),
         );
     }
-    let known = Known::of(db, counters, name, &args.shape, out).await?;
     let start = known.record.as_ref().map_or(1, |r| r.start);
     let in_use = found
         .iter()
@@ -95,16 +105,18 @@ pub(crate) async fn run(
         .count();
     if known.gapless() && in_use > 0 && !change.restart_numbering && !change.dry_run {
         return Err(Failure::usage(format!(
-            "sequence `{name}` is gapless and {in_use} of these counter(s) have issued numbers: \
+            "sequence `{name}` is gapless and {} of these counters {} issued numbers: \
              deleted, its numbering starts again at {start} and each insert meets the stored \
-             documents before it skips ahead of them; nothing was deleted"
+             documents before it skips ahead of them; nothing was deleted",
+            in_use,
+            if in_use == 1 { "has" } else { "have" }
         ))
         .hint("`--force --restart-numbering` deletes them anyway; `--dry-run` lists them"));
     }
     if !change.force && !change.dry_run {
         return Err(Failure::usage(format!(
-            "refusing to delete {} counter(s) of `{name}` in `{place}` without --force",
-            found.len()
+            "refusing to delete {} of `{name}` in `{place}` without --force",
+            plural(found.len() as u64, "counter")
         ))
         .hint(
             "--dry-run lists them; --force deletes them, and their values start again at `start`",
@@ -120,7 +132,18 @@ pub(crate) async fn run(
         max: None,
     }
     .bounds(name, known.record.as_ref())?;
-    let (json, text) = rows(&found, args.shape.field(), &vec![bounds; found.len()]);
+    let rows_of: Vec<Row<'_>> = found
+        .iter()
+        .map(|(doc, counter)| Row {
+            doc,
+            counter,
+            collection: &known.counters,
+            field: shape.field(),
+            limits: bounds,
+            gapless: known.gapless(),
+        })
+        .collect();
+    let (json, text) = rows(&rows_of);
     let warning = ranges_held_warning(name);
     let verb = if change.dry_run {
         "would delete"
@@ -135,7 +158,10 @@ pub(crate) async fn run(
             "counters": json,
             "warning": warning,
         }),
-        || format!("{text}\n{verb} {deleted} counter(s) of `{name}` in `{place}`"),
+        || {
+            let deleted = plural(deleted, "counter");
+            format!("{text}\n{verb} {deleted} of `{name}` in `{place}`")
+        },
     );
     if !change.dry_run {
         out.warn(&warning);

@@ -4,30 +4,36 @@ use std::sync::Arc;
 
 use mongodb::Client;
 use sequence_runtime::store::MongoStore;
-use sequence_runtime::{Sequence, SequenceOptions};
+use sequence_runtime::Sequence;
 use serde_json::json;
 
 use crate::args::EnsureIndexesArgs;
 use crate::failure::Failure;
-use crate::known::records;
+use crate::known::{Given, Known};
 use crate::output::{index_report, Output};
 use crate::server;
 
 /// Creates the indexes that the documents of `args.target` numbered by the sequence
-/// `args.name`, with counters in `counters`, need.
+/// `args.name`, where it is found (`counters`: the counters collection given, if any), need.
 pub(crate) async fn run(
     client: &Client,
-    counters: &str,
+    counters: Option<&str>,
     args: &EnsureIndexesArgs,
     out: &Output,
 ) -> Result<(), Failure> {
     let (db, target) = server::collection(client, &args.target)?;
-    let record = records(&db, counters, Some(&args.name), out).await?.pop();
-    let base = match &record {
-        Some(record) => record.options(counters)?,
-        None => SequenceOptions::builder(args.name.clone()).counters(counters),
+    let given = Given {
+        counters,
+        layout: args.sequence.layout(),
+        shape: None,
+        id_field: args.field.as_deref(),
+        prefix: None,
+        sequence: Some(&args.sequence),
     };
-    let mut options = args.sequence.apply(base, None, None);
+    let known = Known::find(&db, &args.name, given, out).await?;
+    known.exists(args.create)?;
+    known.confirm_write(counters, args.dry_run)?;
+    let mut options = known.options(given)?;
     if !args.scope.is_empty() {
         options = options.scope(args.scope.iter().cloned());
     }
@@ -35,11 +41,14 @@ pub(crate) async fn run(
     let field = args
         .field
         .clone()
-        .or_else(|| record.as_ref().map(|r| r.id_field.clone()))
+        .or_else(|| known.record.as_ref().map(|r| r.id_field.clone()))
         .unwrap_or_else(|| "_id".to_owned());
     // A store without a record: the record is the application's.
     let seq = Sequence::with_store(Arc::new(MongoStore::new(&db, &options)?), options)?;
-    let report = seq.ensure_indexes(&target, &field).await?;
+    let report = seq
+        .ensure_indexes(&target, &field)
+        .dry_run(args.dry_run)
+        .await?;
     let (json, text) = index_report(&report);
     out.print(json!({ "indexes": json }), || text);
     Ok(())

@@ -1,4 +1,5 @@
-//! `list`: the counters of a database, with the room each has left.
+//! `list`: the sequences of a database, across its counters collections, each counter with the
+//! room it has left.
 
 use std::collections::HashMap;
 
@@ -9,32 +10,62 @@ use sequence_runtime::store::SequenceRecord;
 use crate::args::{Limits, Shape};
 use crate::counters::find;
 use crate::failure::Failure;
-use crate::known::records;
-use crate::output::{rows, Output};
+use crate::known::{counters_collections, record_shape, records};
+use crate::output::{rows, Output, Row};
 
-/// Lists the counters in `counters` of `db`, of the names that match `name` where it is given.
+/// Lists the counters of `db` in every collection that holds counters (`counters`: the one
+/// given alone), of the names that match `name` where it is given.
 pub(crate) async fn run(
     db: &Database,
-    counters: &str,
+    counters: Option<&str>,
     name: Option<&str>,
     limits: &Limits,
     shape: &Shape,
     out: &Output,
 ) -> Result<(), Failure> {
-    let records: HashMap<String, SequenceRecord> = records(db, counters, None, out)
-        .await?
-        .into_iter()
-        .map(|r| (r.name.clone(), r))
-        .collect();
-    let mut found = find(&db.collection(counters), doc! {}, shape).await?;
-    if let Some(pattern) = name {
-        found.retain(|(_, c)| matches(pattern, &c.name));
+    let places = match counters {
+        Some(counters) => vec![counters.to_owned()],
+        None => counters_collections(db, None, out).await?,
+    };
+    let mut listed = Vec::new();
+    for place in &places {
+        let records: HashMap<String, SequenceRecord> = records(db, place, None, out)
+            .await?
+            .into_iter()
+            .map(|r| (r.name.clone(), r))
+            .collect();
+        let coll = db.collection(place);
+        let mut found = find(&coll, doc! {}, shape).await?;
+        // A sequence recorded with a counter field or a filter of its own is read as its
+        // record says.
+        for record in records.values().filter(|r| !r.filter.is_empty()) {
+            let mut own = find(&coll, doc! {}, &record_shape(record)).await?;
+            own.retain(|(d, c)| c.name == record.name && !found.iter().any(|(f, _)| f == d));
+            found.extend(own);
+        }
+        if let Some(pattern) = name {
+            found.retain(|(_, c)| matches(pattern, &c.name));
+        }
+        for (doc, counter) in found {
+            let record = records.get(&counter.name);
+            let bounds = limits.bounds(&counter.name, record)?;
+            let gapless = record.is_some_and(|r| r.gapless);
+            listed.push((place, doc, counter, bounds, gapless));
+        }
     }
-    let bounds = found
+    let field = shape.field();
+    let rows_of: Vec<Row<'_>> = listed
         .iter()
-        .map(|(_, c)| limits.bounds(&c.name, records.get(&c.name)))
-        .collect::<Result<Vec<_>, _>>()?;
-    let (json, text) = rows(&found, shape.field(), &bounds);
+        .map(|(place, doc, counter, limits, gapless)| Row {
+            doc,
+            counter,
+            collection: place,
+            field,
+            limits: *limits,
+            gapless: *gapless,
+        })
+        .collect();
+    let (json, text) = rows(&rows_of);
     out.print(json, || text);
     Ok(())
 }

@@ -20,7 +20,7 @@ use crate::server;
 pub(crate) async fn run(cli: Cli) -> Result<(), Failure> {
     let client = server::connect(cli.uri.as_deref()).await?;
     let out = Output { json: cli.json };
-    let counters = cli.counters.as_str();
+    let counters = cli.counters.as_deref();
     let result = match cli.command {
         Command::List {
             db,

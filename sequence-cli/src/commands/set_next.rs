@@ -2,7 +2,7 @@
 
 use mongodb::bson::Document;
 use mongodb::Database;
-use sequence_runtime::{id::Bounds, store::CounterStore, Error};
+use sequence_runtime::{id::Bounds, store::CounterStore};
 use serde_json::json;
 
 use crate::args::{Change, CounterArgs, Limits};
@@ -11,18 +11,21 @@ use crate::failure::Failure;
 use crate::known::Known;
 use crate::output::{ranges_held_warning, Output};
 
-/// Makes `value` the next value of the counter `args` names in `counters` of `db`.
+/// Makes `value` the next value of the counter `args` names, where its sequence is found in
+/// `db` (`counters`: the counters collection given, if any).
 pub(crate) async fn run(
     db: &Database,
-    counters: &str,
+    counters: Option<&str>,
     args: &CounterArgs,
     limits: &Limits,
     value: i64,
     change: Change,
     out: &Output,
 ) -> Result<(), Failure> {
-    let (mut key, store) = key(db, counters, args)?;
-    let known = Known::of(db, counters, &args.name, &args.shape, out).await?;
+    let known = Known::find(db, &args.name, args.given(counters), out).await?;
+    known.exists(change.create)?;
+    known.confirm_write(counters, change.dry_run)?;
+    let (mut key, store) = key(db, &known, args, counters)?;
     let mut bounds = match limits.bounds(&args.name, known.record.as_ref())? {
         Some(bounds) => bounds,
         None => Bounds::new(1, i64::MAX)?,
@@ -30,7 +33,7 @@ pub(crate) async fn run(
     let mut what = "start..=max";
     if args.shard.is_some() {
         // The shard's slice is what its document holds: the ranges strategy checks it.
-        let doc = find_counter(db, counters, &key, &store).await?;
+        let doc = find_counter(db, &known, &key, &store).await?;
         bounds = slice_of(&doc).ok_or_else(|| {
             Failure::error(format!(
                 "the counter document of `{key}` holds no slice `lo..=hi`: {doc}"
@@ -65,24 +68,33 @@ pub(crate) async fn run(
         ))
     })?;
     if old.is_none() && !change.create {
-        let place = format!("{}.{counters}", db.name());
+        let place = known.place();
         return Err(known.elsewhere(&key.to_string()).unwrap_or_else(|| {
             Failure::error(format!(
                 "counter `{key}` does not exist in `{place}`; nothing was written"
             ))
             .hint(format!(
-                "check the name with `mongo-sequence list {}`; `--create` creates the counter",
-                db.name()
+                "`mongo-sequence list {} --name '{}'` shows the sequence's counters; \
+                 `--create` creates this one",
+                db.name(),
+                args.name
             ))
         }));
     }
     if let Some(current) = old.filter(|&current| current > last && !change.force) {
-        return Err(Error::WouldMoveBackwards {
-            counter: key.to_string(),
-            current,
-            requested: value,
-        }
-        .into());
+        let dry_run = if change.dry_run {
+            ""
+        } else {
+            "; `--dry-run` shows the move"
+        };
+        return Err(Failure::error(format!(
+            "refusing to move `{key}` backwards from last issued {current} to next {value}: \
+             {} would be issued again; nothing was written",
+            numbers(last + 1, current)
+        ))
+        .hint(format!(
+            "`--force` moves it anyway, if no document holds these values{dry_run}"
+        )));
     }
     if let Some(current) = old.filter(|&c| known.gapless() && c >= bounds.start) {
         gapless_refusal(&args.name, current, last, change)?;

@@ -7,34 +7,44 @@ use crate::args::{CounterArgs, Limits};
 use crate::counters::{find_counter, key};
 use crate::failure::Failure;
 use crate::known::Known;
-use crate::output::{counters_table, row, Output};
+use crate::output::{counters_table, row, Output, Row};
 
-/// Shows the counter `args` names in `counters` of `db`.
+/// Shows the counter `args` names, where its sequence is found in `db` (`counters`: the
+/// counters collection given, if any).
 pub(crate) async fn run(
     db: &Database,
-    counters: &str,
+    counters: Option<&str>,
     args: &CounterArgs,
     limits: &Limits,
     out: &Output,
 ) -> Result<(), Failure> {
-    let known = Known::of(db, counters, &args.name, &args.shape, out).await?;
+    let known = Known::find(db, &args.name, args.given(counters), out).await?;
+    known.exists(false)?;
     let bounds = limits.bounds(&args.name, known.record.as_ref())?;
-    let (key, store) = key(db, counters, args)?;
-    let doc = match find_counter(db, counters, &key, &store).await {
+    let (key, store) = key(db, &known, args, counters)?;
+    let doc = match find_counter(db, &known, &key, &store).await {
         Ok(doc) => doc,
         Err(failure) => return Err(known.elsewhere(&key.to_string()).unwrap_or(failure)),
     };
-    let Some(counter) = args.shape.decode(&doc) else {
+    let Some(counter) = known.shape(&args.shape).decode(&doc) else {
         return Err(Failure::error(format!(
-            "the document of `{key}` in `{}.{counters}` is not a counter: {doc}",
-            db.name()
+            "the document of `{key}` in `{}` is not a counter: {doc}",
+            known.place()
         )));
     };
-    let (mut json, cells) = row(&doc, &counter, args.shape.field(), bounds);
+    let field = known.shape(&args.shape).field().to_owned();
+    let (mut json, cells) = row(&Row {
+        doc: &doc,
+        counter: &counter,
+        collection: &known.counters,
+        field: &field,
+        limits: bounds,
+        gapless: known.gapless(),
+    });
     // The last ID as the documents hold it, where the sequence's record says how IDs look.
     let last_id = match (&known.record, &counter.last) {
         (Some(record), Ok(last)) => {
-            let options = record.options(counters)?.build();
+            let options = record.options(&known.counters)?.build();
             let seq = Sequence::in_memory(options)?;
             Some(seq.id_text(*last, counter.period.as_deref())?)
         }

@@ -8,36 +8,45 @@ use sequence_runtime::Sequence;
 
 use crate::args::SyncArgs;
 use crate::failure::Failure;
+use crate::known::{Given, Known};
 use crate::output::{sync_json, sync_text, Output};
 use crate::server;
 
-/// Moves the counters in `counters` of the sequence `args` names past the IDs of its target.
+/// Moves the counters of the sequence `args` names, where it is found (`counters`: the
+/// counters collection given, if any), past the IDs of its target.
 pub(crate) async fn run(
     client: &Client,
-    counters: &str,
+    counters: Option<&str>,
     args: &SyncArgs,
     out: &Output,
 ) -> Result<(), Failure> {
     let (db, target) = server::collection(client, &args.target)?;
-    let options = args
-        .sequence
-        .options(
-            &args.name,
-            counters,
-            args.counter_field.as_deref(),
-            args.stores,
-        )
-        .scope(args.scope.iter().cloned())
-        .id_field(&args.field);
-    let options = match &args.filter {
-        Some(filter) => options.filter(filter.0.iter().cloned()),
-        None => options,
+    let shape = args.shape();
+    let given = Given {
+        counters,
+        layout: args.sequence.layout(),
+        shape: Some(&shape),
+        id_field: args.field.as_deref(),
+        prefix: None,
+        sequence: Some(&args.sequence),
     };
-    let options = options.build();
+    let known = Known::find(&db, &args.name, given, out).await?;
+    known.exists(args.create)?;
+    known.confirm_write(counters, args.dry_run)?;
+    let mut options = known.options(given)?;
+    if !args.scope.is_empty() {
+        options = options.scope(args.scope.iter().cloned());
+    }
+    let field = args
+        .field
+        .clone()
+        .or_else(|| known.record.as_ref().map(|r| r.id_field.clone()))
+        .unwrap_or_else(|| "_id".to_owned());
+    let options = options.id_field(&field).build();
     // A store without a record: the record is the application's.
     let seq = Sequence::with_store(Arc::new(MongoStore::new(&db, &options)?), options)?;
     let report = seq
-        .sync_counters(&target, &args.field)
+        .sync_counters(&target, &field)
         .text(args.text)
         .dry_run(args.dry_run)
         .await?;

@@ -29,6 +29,7 @@ impl Sequence {
                 scope: self.options().scope.clone(),
                 options: self.options().clone(),
             },
+            dry_run: false,
         }
     }
 }
@@ -38,11 +39,21 @@ impl Sequence {
 #[must_use = "an action does nothing until it is awaited"]
 pub struct EnsureIndexes {
     target: IndexTarget,
+    dry_run: bool,
 }
 
 impl EnsureIndexes {
     pub(crate) fn new(target: IndexTarget) -> Self {
-        EnsureIndexes { target }
+        EnsureIndexes {
+            target,
+            dry_run: false,
+        }
+    }
+
+    /// Says which indexes are there and which are missing, and creates none.
+    pub fn dry_run(mut self, dry_run: bool) -> Self {
+        self.dry_run = dry_run;
+        self
     }
 }
 
@@ -52,7 +63,7 @@ impl IntoFuture for EnsureIndexes {
 
     fn into_future(self) -> Self::IntoFuture {
         Box::pin(async move {
-            let indexes = ensure(&self.target).await?;
+            let indexes = ensure(&self.target, self.dry_run).await?;
             Ok(IndexReport { indexes })
         })
     }
@@ -83,8 +94,10 @@ pub struct EnsuredIndex {
     pub keys: Document,
     /// Whether it is unique.
     pub unique: bool,
-    /// Whether `ensure_indexes` created it (else it was there).
+    /// Whether `ensure_indexes` created it.
     pub created: bool,
+    /// Whether it was there already (neither: a dry run found it missing).
+    pub present: bool,
     /// What it is for.
     pub purpose: &'static str,
 }
@@ -175,15 +188,19 @@ impl IndexTarget {
     }
 }
 
-/// Creates every index `target` needs that is missing, and says what it found and did.
-async fn ensure(target: &IndexTarget) -> Result<Vec<EnsuredIndex>> {
+/// Creates every index `target` needs that is missing (none with `dry_run`), and says what it
+/// found and did.
+async fn ensure(target: &IndexTarget, dry_run: bool) -> Result<Vec<EnsuredIndex>> {
     let db = &target.db;
     let mut ensured = Vec::new();
     for needed in target.needed()? {
         let coll = db.collection::<Document>(&needed.collection);
         let existing = find_index(&coll, &needed.keys).await?;
+        let present = existing
+            .as_ref()
+            .is_some_and(|found| found.unique || !needed.unique);
         let created = match &existing {
-            Some(found) if found.unique || !needed.unique => false,
+            _ if present || dry_run => false,
             _ => {
                 let options = IndexOptions::builder()
                     .unique(needed.unique.then_some(true))
@@ -233,6 +250,7 @@ async fn ensure(target: &IndexTarget) -> Result<Vec<EnsuredIndex>> {
             keys: needed.keys,
             unique: needed.unique,
             created,
+            present: present || (!created && !dry_run),
             purpose: needed.purpose,
         });
     }
