@@ -16,7 +16,8 @@ pub(crate) use values::Filter;
 use values::{check_digit, encoding, filter_fields, layout, scope_value, stores};
 
 use crate::failure::Failure;
-use crate::known::Given;
+use crate::known::{Given, Known};
+use crate::output::Output;
 use crate::server;
 
 /// The command line.
@@ -621,11 +622,16 @@ pub(crate) struct EnsureIndexesArgs {
 pub(crate) struct ClaimsArgs {
     /// The collection whose documents hold the IDs, as `DB.COLLECTION`.
     target: String,
-    /// The field the documents store the ID in, as stored (`_id`, `number`).
+    /// The sequence, whose record gives the ID field and the scope fields (as its record
+    /// names them: give `--scope` where the documents store them under other names).
     #[arg(long)]
-    field: String,
+    name: Option<String>,
+    /// The field the documents store the ID in, as stored (`_id`, `number`; default: the
+    /// recorded one of `--name`).
+    #[arg(long)]
+    field: Option<String>,
     /// A scope field, as stored, in the model's `scope` order (repeat for several): IDs are
-    /// unique per scope values.
+    /// unique per scope values (default: the recorded ones of `--name`).
     #[arg(long = "scope", value_name = "FIELD")]
     scope: Vec<String>,
     /// The proxy collection, in the same database (default `<COLLECTION>.claims.<FIELD>`).
@@ -637,14 +643,54 @@ pub(crate) struct ClaimsArgs {
 }
 
 impl ClaimsArgs {
-    /// The claims of the collection and proxy collection named.
-    pub(crate) fn claims(&self, client: &Client) -> Result<Claims, Failure> {
+    /// The claims of the collection and proxy collection named: the ID field and scope
+    /// fields given, else those the record of `--name` (found where `counters` says, if
+    /// given) holds.
+    pub(crate) async fn claims(
+        &self,
+        client: &Client,
+        counters: Option<&str>,
+        out: &Output,
+    ) -> Result<Claims, Failure> {
         let (db, target) = server::collection(client, &self.target)?;
-        let claims = match &self.proxy {
-            Some(proxy) => Claims::new(&target, &self.field, &db.collection(proxy)),
-            None => Claims::with_default_proxy(&target, &self.field),
+        let record = match &self.name {
+            Some(name) => {
+                let given = Given {
+                    counters,
+                    ..Given::default()
+                };
+                let known = Known::find(&db, name, given, out).await?;
+                known.exists(false)?;
+                known.record
+            }
+            None => None,
         };
-        Ok(claims.scope(self.scope.iter().cloned()))
+        let field =
+            match (&self.field, &record) {
+                (Some(field), Some(record)) if *field != record.id_field => {
+                    return Err(Failure::usage(format!(
+                    "`--field {field}` contradicts the record of sequence `{}` (recorded: `{}`); \
+                     nothing was done",
+                    record.name, record.id_field
+                ))
+                    .hint("leave the flag out: the record says where the documents store the ID"))
+                }
+                (Some(field), _) => field.clone(),
+                (None, Some(record)) => record.id_field.clone(),
+                (None, None) => return Err(Failure::usage(
+                    "give the ID field with `--field`, or the sequence with `--name` (its record \
+                     says where the documents store the ID)",
+                )),
+            };
+        let scope = match (self.scope.is_empty(), &record) {
+            (true, Some(record)) => record.scope.clone(),
+            _ => self.scope.clone(),
+        };
+        let claims = match &self.proxy {
+            Some(proxy) => Claims::new(&target, &field, &db.collection(proxy)),
+            None => Claims::with_default_proxy(&target, &field),
+        };
+        Ok(claims.scope(scope))
     }
 }
 

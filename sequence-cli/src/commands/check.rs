@@ -7,8 +7,13 @@ use crate::failure::{Failure, PROBLEMS_FOUND};
 use crate::output::{check_text, Output};
 
 /// Checks the claims `args` names; exit status [`PROBLEMS_FOUND`] when it finds problems.
-pub(crate) async fn run(client: &Client, args: &ClaimsArgs, out: &Output) -> Result<(), Failure> {
-    let claims = args.claims(client)?;
+pub(crate) async fn run(
+    client: &Client,
+    counters: Option<&str>,
+    args: &ClaimsArgs,
+    out: &Output,
+) -> Result<(), Failure> {
+    let claims = args.claims(client, counters, out).await?;
     let report = claims.check().limit(args.limit).await?;
     let json = serde_json::to_value(&report).map_err(|e| Failure::error(e.to_string()))?;
     out.print(json, || check_text(&report, args.limit));

@@ -77,12 +77,12 @@ pub(crate) async fn run(cli: Cli) -> Result<(), Failure> {
         }
         Command::Sync(args) => sync::run(&client, counters, &args, &out).await,
         Command::EnsureIndexes(args) => ensure_indexes::run(&client, counters, &args, &out).await,
-        Command::Check(args) => check::run(&client, &args, &out).await,
+        Command::Check(args) => check::run(&client, counters, &args, &out).await,
         Command::Repair {
             claims,
             prune,
             dry_run,
-        } => repair::run(&client, &claims, prune, dry_run, &out).await,
+        } => repair::run(&client, counters, &claims, prune, dry_run, &out).await,
         Command::PurgeBefore(args) => purge_before::run(&client, counters, &args, &out).await,
     };
     // The client's pools and monitors end here, before the runtime does: a connection request

@@ -10,12 +10,13 @@ use crate::output::{repair_text, Output};
 /// Repairs the claims `args` names: prunes them with `prune`, writes nothing with `dry_run`.
 pub(crate) async fn run(
     client: &Client,
+    counters: Option<&str>,
     args: &ClaimsArgs,
     prune: bool,
     dry_run: bool,
     out: &Output,
 ) -> Result<(), Failure> {
-    let claims = args.claims(client)?;
+    let claims = args.claims(client, counters, out).await?;
     let report = claims
         .repair()
         .prune(prune)

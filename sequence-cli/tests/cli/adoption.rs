@@ -141,3 +141,43 @@ async fn a_typegoose_service_is_found_and_never_duplicated() {
     );
     assert_eq!(all(&counters).await.len(), 1, "still one counter");
 }
+
+/// `check` and `repair` take the ID field and the scope fields from the record of `--name`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_takes_the_id_field_from_the_record() {
+    let (db, database) = fresh_database("cli_check_record").await;
+    let options = SequenceOptions::builder("slip").id_field("number").build();
+    let number = Sequence::new(&database, options)
+        .unwrap()
+        .next()
+        .await
+        .unwrap();
+    let doc_id = ObjectId::new();
+    database
+        .collection::<Document>("slips")
+        .insert_one(doc! { "_id": doc_id, "number": number })
+        .await
+        .unwrap();
+    database
+        .collection::<Document>("slips.claims.number")
+        .insert_one(doc! { "_id": number, "doc": doc_id })
+        .await
+        .unwrap();
+    let target = format!("{db}.slips");
+    let clean = cli(&["check", &target, "--name", "slip"]);
+    assert!(clean.status.success(), "{}", stderr(&clean));
+    assert!(
+        stdout(&clean).contains(&format!("against `{db}.slips.claims.number`: 0 documents")),
+        "{}",
+        stdout(&clean)
+    );
+    let other = cli(&["check", &target, "--name", "slip", "--field", "_id"]);
+    assert_eq!(
+        stderr(&other),
+        "error: `--field _id` contradicts the record of sequence `slip` (recorded: `number`); \
+         nothing was done\nhint: leave the flag out: the record says where the documents store \
+         the ID\n"
+    );
+    let neither = cli(&["check", &target]);
+    assert_eq!(neither.status.code(), Some(2), "{}", stderr(&neither));
+}
