@@ -643,6 +643,11 @@ pub(crate) struct ClaimsArgs {
 }
 
 impl ClaimsArgs {
+    /// The collection checked, as `DB.COLLECTION`.
+    pub(crate) fn target(&self) -> &str {
+        &self.target
+    }
+
     /// The claims of the collection and proxy collection named: the ID field and scope
     /// fields given, else those the record of `--name` (found where `counters` says, if
     /// given) holds.

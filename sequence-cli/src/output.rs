@@ -1,7 +1,10 @@
 //! What the commands print: JSON with `--json`, else text and tables; the tables of counters,
 //! of a sync and of the claims checked and repaired; the warnings on stderr.
 
+use std::time::{Duration, Instant};
+
 use comfy_table::{presets, Table};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use mongodb::bson::{Bson, Document};
 use sequence_runtime::action::IndexReport;
 use sequence_runtime::claims::{ClaimsReport, RepairReport};
@@ -30,6 +33,63 @@ impl Output {
     pub(crate) fn warn(&self, warning: &str) {
         if !self.json {
             eprintln!("warning: {warning}");
+        }
+    }
+}
+
+/// A spinner on stderr while a long command works, saying what it does, how many documents it
+/// reads (the collection's estimated count) and the time so far; its last line gives the count
+/// and the rate. Drawn on a terminal only, never with `--json`: piped, nothing extra is
+/// printed.
+pub(crate) struct Working {
+    bar: ProgressBar,
+    started: Instant,
+    /// What it did, for the last line (`checked`, `read`).
+    done: &'static str,
+    /// The documents it reads (an estimate), if known.
+    total: Option<u64>,
+}
+
+impl Working {
+    /// Starts the spinner: `doing` (`checking `shop.orders``), of about `total` documents.
+    pub(crate) fn start(out: &Output, doing: &str, done: &'static str, total: Option<u64>) -> Self {
+        let target = if out.json {
+            ProgressDrawTarget::hidden()
+        } else {
+            ProgressDrawTarget::stderr()
+        };
+        let style =
+            ProgressStyle::with_template("{spinner} {msg} ({elapsed})").expect("a valid template");
+        let bar = ProgressBar::with_draw_target(None, target).with_style(style);
+        bar.set_message(match total {
+            Some(n) => format!("{doing}: about {}", plural(n, "document")),
+            None => doing.to_owned(),
+        });
+        bar.enable_steady_tick(Duration::from_millis(100));
+        Working {
+            bar,
+            started: Instant::now(),
+            done,
+            total,
+        }
+    }
+
+    /// Clears the spinner and, where it was drawn, says how many documents were read how fast.
+    pub(crate) fn finish(self) {
+        let drawn = !self.bar.is_hidden();
+        self.bar.finish_and_clear();
+        if !drawn {
+            return;
+        }
+        let seconds = self.started.elapsed().as_secs_f64();
+        match self.total {
+            Some(n) if seconds > 0.0 => eprintln!(
+                "{} about {} in {seconds:.1} s ({:.0} documents/s)",
+                self.done,
+                plural(n, "document"),
+                n as f64 / seconds
+            ),
+            _ => eprintln!("{} in {seconds:.1} s", self.done),
         }
     }
 }

@@ -19,6 +19,12 @@ pub(crate) async fn connect(uri: Option<&str>) -> Result<Client, Failure> {
         .map_err(|e| Failure::usage(format!("`--uri` is not a usable connection string: {e}")))
 }
 
+/// About how many documents `coll` holds (the server's estimate, from its metadata), for a
+/// progress display; `None` where it cannot say.
+pub(crate) async fn estimated_count(coll: &Collection<Document>) -> Option<u64> {
+    coll.estimated_document_count().await.ok()
+}
+
 /// The database and the collection `target`, given as `DB.COLLECTION`, names.
 pub(crate) fn collection(
     client: &Client,

@@ -13,6 +13,8 @@ use serde_json::Value;
 mod adoption;
 #[path = "cli/injection.rs"]
 mod injection;
+#[path = "cli/progress.rs"]
+mod progress;
 
 fn uri() -> String {
     TestServer::shared_or_panic().uri().to_owned()

@@ -64,7 +64,9 @@ fn primitive_kind(ty: &Type) -> Option<IdKind> {
         .collect();
     let name = match segments.as_slice() {
         [name] if path.qself.is_none() => name,
-        [root, primitive, name] if (root == "std" || root == "core") && primitive == "primitive" => {
+        [root, primitive, name]
+            if (root == "std" || root == "core") && primitive == "primitive" =>
+        {
             name
         }
         _ => return None,

@@ -4,7 +4,8 @@ use mongodb::Client;
 
 use crate::args::ClaimsArgs;
 use crate::failure::{Failure, PROBLEMS_FOUND};
-use crate::output::{check_text, Output};
+use crate::output::{check_text, Output, Working};
+use crate::server;
 
 /// Checks the claims `args` names; exit status [`PROBLEMS_FOUND`] when it finds problems.
 pub(crate) async fn run(
@@ -14,7 +15,17 @@ pub(crate) async fn run(
     out: &Output,
 ) -> Result<(), Failure> {
     let claims = args.claims(client, counters, out).await?;
-    let report = claims.check().limit(args.limit).await?;
+    let (_, target) = server::collection(client, args.target())?;
+    let total = server::estimated_count(&target).await;
+    let working = Working::start(
+        out,
+        &format!("checking `{}`", args.target()),
+        "checked",
+        total,
+    );
+    let report = claims.check().limit(args.limit).await;
+    working.finish();
+    let report = report?;
     let json = serde_json::to_value(&report).map_err(|e| Failure::error(e.to_string()))?;
     out.print(json, || check_text(&report, args.limit));
     if report.is_clean() {

@@ -10,7 +10,7 @@ use serde_json::json;
 use crate::args::PurgeBeforeArgs;
 use crate::failure::Failure;
 use crate::known::{Given, Known};
-use crate::output::{plural, Output};
+use crate::output::{plural, Output, Working};
 
 /// Deletes the counters of the periods `args` names, of the sequence where it is found in its
 /// database (`counters`: the counters collection given, if any).
@@ -59,11 +59,15 @@ pub(crate) async fn run(
     }
     // A store without a record: the record is the application's.
     let seq = Sequence::with_store(Arc::new(MongoStore::new(&db, &options)?), options)?;
+    let doing = format!("deleting the counters of `{name}` before {date}");
+    let working = Working::start(out, &doing, "done", None);
     let n = if *dry_run {
-        seq.count_periods_before(*date).await?
+        seq.count_periods_before(*date).await
     } else {
-        seq.purge_periods_before(*date).await?
+        seq.purge_periods_before(*date).await
     };
+    working.finish();
+    let n = n?;
     let verb = if *dry_run { "would delete" } else { "deleted" };
     out.print(
         json!({ "name": name, "before": date.to_string(), "counters": n, "dry_run": dry_run }),

@@ -5,7 +5,8 @@ use mongodb::Client;
 
 use crate::args::ClaimsArgs;
 use crate::failure::Failure;
-use crate::output::{repair_text, Output};
+use crate::output::{repair_text, Output, Working};
+use crate::server;
 
 /// Repairs the claims `args` names: prunes them with `prune`, writes nothing with `dry_run`.
 pub(crate) async fn run(
@@ -17,12 +18,18 @@ pub(crate) async fn run(
     out: &Output,
 ) -> Result<(), Failure> {
     let claims = args.claims(client, counters, out).await?;
+    let (_, target) = server::collection(client, args.target())?;
+    let total = server::estimated_count(&target).await;
+    let doing = format!("repairing the claims of `{}`", args.target());
+    let working = Working::start(out, &doing, "read", total);
     let report = claims
         .repair()
         .prune(prune)
         .dry_run(dry_run)
         .limit(args.limit)
-        .await?;
+        .await;
+    working.finish();
+    let report = report?;
     let json = serde_json::to_value(&report).map_err(|e| Failure::error(e.to_string()))?;
     out.print(json, || repair_text(&report, args.limit));
     Ok(())

@@ -9,7 +9,7 @@ use sequence_runtime::Sequence;
 use crate::args::SyncArgs;
 use crate::failure::Failure;
 use crate::known::{Given, Known};
-use crate::output::{sync_json, sync_text, Output};
+use crate::output::{sync_json, sync_text, Output, Working};
 use crate::server;
 
 /// Moves the counters of the sequence `args` names, where it is found (`counters`: the
@@ -45,11 +45,16 @@ pub(crate) async fn run(
     let options = options.id_field(&field).build();
     // A store without a record: the record is the application's.
     let seq = Sequence::with_store(Arc::new(MongoStore::new(&db, &options)?), options)?;
+    let total = server::estimated_count(&target).await;
+    let doing = format!("reading the IDs of `{}`", args.target);
+    let working = Working::start(out, &doing, "read", total);
     let report = seq
         .sync_counters(&target, &field)
         .text(args.text)
         .dry_run(args.dry_run)
-        .await?;
+        .await;
+    working.finish();
+    let report = report?;
     out.print(sync_json(&report), || sync_text(&report));
     Ok(())
 }
