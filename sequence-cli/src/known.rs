@@ -6,13 +6,14 @@
 //! an operator types a command.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use mongodb::bson::{doc, Bson, Document};
 use mongodb::error::ErrorKind;
 use mongodb::Database;
 use sequence_runtime::options::{filter, FilterValue, Layout, SequenceOptionsBuilder};
-use sequence_runtime::store::{SequenceRecord, StoredCounter};
-use sequence_runtime::{Error, SequenceOptions};
+use sequence_runtime::store::{MongoStore, SequenceRecord, StoredCounter};
+use sequence_runtime::{Error, Sequence, SequenceOptions};
 
 use crate::args::{SequenceArgs, Shape};
 use crate::counters::find;
@@ -306,6 +307,37 @@ impl Known {
             .hint(format!("name one: {}", flags.join(", "))),
         )
     }
+}
+
+/// What a command on the documents of a collection (`sync`, `ensure-indexes`) needs of the
+/// sequence `name` of `db`, found as `given` says: a handle on its counters, with the scope
+/// fields `scope` where given, and the field the documents store the ID in (given, else
+/// recorded, else `_id`). Refuses a sequence found nowhere unless `create`, and a write outside
+/// `counters` that does not name its collection unless `dry_run`.
+pub(crate) async fn for_documents(
+    db: &Database,
+    name: &str,
+    given: Given<'_>,
+    scope: &[String],
+    (create, dry_run): (bool, bool),
+    out: &Output,
+) -> Result<(Sequence, String), Failure> {
+    let known = Known::find(db, name, given, out).await?;
+    known.exists(create)?;
+    known.confirm_write(given.counters, dry_run)?;
+    let mut options = known.options(given)?;
+    if !scope.is_empty() {
+        options = options.scope(scope.iter().cloned());
+    }
+    let field = given
+        .id_field
+        .map(str::to_owned)
+        .or_else(|| known.record.as_ref().map(|r| r.id_field.clone()))
+        .unwrap_or_else(|| "_id".to_owned());
+    let options = options.id_field(&field).build();
+    // A store without a record: the record is the application's.
+    let store = MongoStore::new(db, &options)?;
+    Ok((Sequence::with_store(Arc::new(store), options)?, field))
 }
 
 /// The refusal of `--counters counters` for a sequence whose counters are in `place`.

@@ -1,14 +1,10 @@
 //! `sync`: moves the counters of a sequence up to the highest ID stored in a collection.
 
-use std::sync::Arc;
-
 use mongodb::Client;
-use sequence_runtime::store::MongoStore;
-use sequence_runtime::Sequence;
 
 use crate::args::SyncArgs;
 use crate::failure::Failure;
-use crate::known::{Given, Known};
+use crate::known::{for_documents, Given};
 use crate::output::{sync_json, sync_text, Output, Working};
 use crate::server;
 
@@ -30,21 +26,8 @@ pub(crate) async fn run(
         prefix: None,
         sequence: Some(&args.sequence),
     };
-    let known = Known::find(&db, &args.name, given, out).await?;
-    known.exists(args.create)?;
-    known.confirm_write(counters, args.dry_run)?;
-    let mut options = known.options(given)?;
-    if !args.scope.is_empty() {
-        options = options.scope(args.scope.iter().cloned());
-    }
-    let field = args
-        .field
-        .clone()
-        .or_else(|| known.record.as_ref().map(|r| r.id_field.clone()))
-        .unwrap_or_else(|| "_id".to_owned());
-    let options = options.id_field(&field).build();
-    // A store without a record: the record is the application's.
-    let seq = Sequence::with_store(Arc::new(MongoStore::new(&db, &options)?), options)?;
+    let flags = (args.create, args.dry_run);
+    let (seq, field) = for_documents(&db, &args.name, given, &args.scope, flags, out).await?;
     let total = server::estimated_count(&target).await;
     let doing = format!("reading the IDs of `{}`", args.target);
     let working = Working::start(out, &doing, "read", total);

@@ -77,7 +77,11 @@ async fn long_commands_show_their_progress_on_a_terminal_only() {
         "the spinner: {terminal:?}"
     );
     // The spinner's line is redrawn in place (`\r`, erase line); the last line follows it.
-    let last = terminal.rsplit("\u{1b}[2K").next().unwrap_or_default().trim_end();
+    let last = terminal
+        .rsplit("\u{1b}[2K")
+        .next()
+        .unwrap_or_default()
+        .trim_end();
     assert!(
         last.starts_with("checked about 20000 documents in ") && last.ends_with(" documents/s)"),
         "the last line: {terminal:?}"
