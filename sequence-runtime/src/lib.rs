@@ -44,6 +44,8 @@ mod model;
 pub mod observability;
 pub mod options;
 mod process;
+#[cfg(test)]
+mod property_cases;
 mod sequence;
 pub mod store;
 mod strategy;

@@ -202,17 +202,8 @@ fn apply(text: &str, edits: &[Edit]) -> String {
     chars.into_iter().collect()
 }
 
-/// 2000 cases, or as many as `PROPTEST_CASES` says (a longer search: `PROPTEST_CASES=200000`).
-fn config() -> ProptestConfig {
-    let mut config = ProptestConfig::default();
-    if std::env::var_os("PROPTEST_CASES").is_none() {
-        config.cases = 2000;
-    }
-    config
-}
-
 proptest! {
-    #![proptest_config(config())]
+    #![proptest_config(crate::property_cases::config(2000))]
 
     /// Every value's text reads back as the value and its period.
     #[test]

@@ -256,17 +256,8 @@ fn refused(layout: &str, value: &Bson) -> bool {
     }
 }
 
-/// 3000 cases, or as many as `PROPTEST_CASES` says (a longer search: `PROPTEST_CASES=200000`).
-fn config() -> ProptestConfig {
-    let mut config = ProptestConfig::default();
-    if std::env::var_os("PROPTEST_CASES").is_none() {
-        config.cases = 3000;
-    }
-    config
-}
-
 proptest! {
-    #![proptest_config(config())]
+    #![proptest_config(crate::property_cases::config(3000))]
 
     /// A value's filter finds the counter of every value it is one counter with, and no other.
     #[test]
