@@ -3,8 +3,7 @@
 
 use clap::{Args, Parser, Subcommand};
 use mongodb::bson::{Bson, Document};
-use mongodb::Client;
-use sequence_runtime::claims::{self, Claims};
+use sequence_runtime::claims;
 use sequence_runtime::jiff::civil::Date;
 use sequence_runtime::options::{CheckDigit, Encoding, Layout, SequenceOptionsBuilder, Stores};
 use sequence_runtime::store::{SequenceRecord, StoredCounter};
@@ -16,9 +15,6 @@ pub(crate) use values::Filter;
 use values::{check_digit, encoding, filter_fields, layout, scope_value, stores};
 
 use crate::failure::Failure;
-use crate::known::{Given, Known};
-use crate::output::Output;
-use crate::server;
 
 /// The command line.
 #[derive(Parser)]
@@ -44,6 +40,26 @@ pub(crate) struct Cli {
     /// The command to run.
     #[command(subcommand)]
     pub(crate) command: Command,
+}
+
+/// The flags of a command that say where a sequence's counters are and how they look, as
+/// given (`None`: not given).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Given<'a> {
+    /// `--counters`.
+    pub(crate) counters: Option<&'a str>,
+    /// `--layout`.
+    pub(crate) layout: Option<Layout>,
+    /// The counter field, what it holds and the filter (`--field` or `--counter-field`,
+    /// `--stores`, `--filter`).
+    pub(crate) shape: Option<&'a Shape>,
+    /// The name the documents store the ID under (`--id-field`, or `sync`'s `--field`).
+    pub(crate) id_field: Option<&'a str>,
+    /// The period prefix pattern of a command that takes no other option of the IDs
+    /// (`--prefix` of `show`, `set-next`, `delete`, `purge-before`).
+    pub(crate) prefix: Option<&'a str>,
+    /// The options of the IDs (`--prefix`, `--format`, `--width`, …).
+    pub(crate) sequence: Option<&'a SequenceArgs>,
 }
 
 /// The commands.
@@ -621,82 +637,25 @@ pub(crate) struct EnsureIndexesArgs {
 #[derive(Args)]
 pub(crate) struct ClaimsArgs {
     /// The collection whose documents hold the IDs, as `DB.COLLECTION`.
-    target: String,
+    pub(crate) target: String,
     /// The sequence, whose record gives the ID field and the scope fields (as its record
     /// names them: give `--scope` where the documents store them under other names).
     #[arg(long)]
-    name: Option<String>,
+    pub(crate) name: Option<String>,
     /// The field the documents store the ID in, as stored (`_id`, `number`; default: the
     /// recorded one of `--name`).
     #[arg(long)]
-    field: Option<String>,
+    pub(crate) field: Option<String>,
     /// A scope field, as stored, in the model's `scope` order (repeat for several): IDs are
     /// unique per scope values (default: the recorded ones of `--name`).
     #[arg(long = "scope", value_name = "FIELD")]
-    scope: Vec<String>,
+    pub(crate) scope: Vec<String>,
     /// The proxy collection, in the same database (default `<COLLECTION>.claims.<FIELD>`).
     #[arg(long, value_name = "NAME")]
-    proxy: Option<String>,
+    pub(crate) proxy: Option<String>,
     /// The most items of each kind listed (all are counted).
     #[arg(long, default_value_t = claims::DEFAULT_LIMIT)]
     pub(crate) limit: usize,
-}
-
-impl ClaimsArgs {
-    /// The collection checked, as `DB.COLLECTION`.
-    pub(crate) fn target(&self) -> &str {
-        &self.target
-    }
-
-    /// The claims of the collection and proxy collection named: the ID field and scope
-    /// fields given, else those the record of `--name` (found where `counters` says, if
-    /// given) holds.
-    pub(crate) async fn claims(
-        &self,
-        client: &Client,
-        counters: Option<&str>,
-        out: &Output,
-    ) -> Result<Claims, Failure> {
-        let (db, target) = server::collection(client, &self.target)?;
-        let record = match &self.name {
-            Some(name) => {
-                let given = Given {
-                    counters,
-                    ..Given::default()
-                };
-                let known = Known::find(&db, name, given, out).await?;
-                known.exists(false)?;
-                known.record
-            }
-            None => None,
-        };
-        let field =
-            match (&self.field, &record) {
-                (Some(field), Some(record)) if *field != record.id_field => {
-                    return Err(Failure::usage(format!(
-                    "`--field {field}` contradicts the record of sequence `{}` (recorded: `{}`); \
-                     nothing was done",
-                    record.name, record.id_field
-                ))
-                    .hint("leave the flag out: the record says where the documents store the ID"))
-                }
-                (Some(field), _) => field.clone(),
-                (None, Some(record)) => record.id_field.clone(),
-                (None, None) => return Err(Failure::usage(
-                    "give the ID field with `--field`, or the sequence with `--name` (its record \
-                     says where the documents store the ID)",
-                )),
-            };
-        let scope = match (self.scope.is_empty(), &record) {
-            (true, Some(record)) => record.scope.clone(),
-            _ => self.scope.clone(),
-        };
-        let claims = match &self.proxy {
-            Some(proxy) => Claims::new(&target, &field, &db.collection(proxy)),
-            None => Claims::with_default_proxy(&target, &field),
-        };
-        Ok(claims.scope(scope))
-    }
 }
 
 /// The arguments of `purge-before`.

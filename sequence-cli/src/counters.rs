@@ -1,17 +1,13 @@
-//! The counter documents of a counters collection: the key and store of the counter the
-//! arguments name, finding and decoding the documents, and the values they hold.
+//! The counter documents of a counters collection: the scope and shard the arguments name,
+//! finding and decoding the documents, and the values they hold.
 
 use futures_util::TryStreamExt;
-use mongodb::bson::{doc, Bson, Document};
-use mongodb::options::WriteConcern;
-use mongodb::{Collection, Database};
-use sequence_runtime::{
-    id::Bounds, id::CounterKey, store::MongoStore, store::StoredCounter, Scope,
-};
+use mongodb::bson::{Bson, Document};
+use mongodb::Collection;
+use sequence_runtime::{id::Bounds, store::StoredCounter, Scope};
 
 use crate::args::{CounterArgs, Shape};
 use crate::failure::Failure;
-use crate::known::Known;
 
 /// Refuses a shard given with a period or scope values: a shard's counter has neither.
 pub(crate) fn shard_alone(args: &CounterArgs) -> Result<(), Failure> {
@@ -33,30 +29,6 @@ pub(crate) fn scope(args: &CounterArgs) -> Result<Option<Scope>, Failure> {
     Ok(Some(scope))
 }
 
-/// The key of the counter `args` names, and the store of the counters collection where
-/// `known` found its sequence (its options from its record, else the flags `args` gave).
-pub(crate) fn key(
-    db: &Database,
-    known: &Known,
-    args: &CounterArgs,
-    counters: Option<&str>,
-) -> Result<(CounterKey, MongoStore), Failure> {
-    shard_alone(args)?;
-    let key = match args.shard {
-        Some(shard) => CounterKey::composite(doc! { "seq": &args.name, "shard": shard as i32 }),
-        None => CounterKey::of(
-            args.name.clone(),
-            args.period.as_deref(),
-            scope(args)?.as_ref(),
-        ),
-    };
-    let options = known
-        .options(args.given(counters))?
-        .write_concern(Some(WriteConcern::majority()))
-        .build();
-    Ok((key, MongoStore::new(db, &options)?))
-}
-
 /// The counter documents `filter` selects, decoded, in the order of name, period and shard.
 pub(crate) async fn find(
     coll: &Collection<Document>,
@@ -72,30 +44,6 @@ pub(crate) async fn find(
         (&a.name, &a.period, a.shard).cmp(&(&b.name, &b.period, b.shard))
     });
     Ok(found)
-}
-
-/// The counter document of `key`, or the error that it does not exist.
-pub(crate) async fn find_counter(
-    db: &Database,
-    known: &Known,
-    key: &CounterKey,
-    store: &MongoStore,
-) -> Result<Document, Failure> {
-    let found = db
-        .collection::<Document>(&known.counters)
-        .find_one(store.filter(key)?)
-        .await?;
-    found.ok_or_else(|| {
-        Failure::error(format!(
-            "counter `{key}` does not exist in `{}`",
-            known.place()
-        ))
-        .hint(format!(
-            "`mongo-sequence list {} --counters {}` shows the counters there",
-            db.name(),
-            known.counters
-        ))
-    })
 }
 
 /// The integer a BSON number holds exactly.

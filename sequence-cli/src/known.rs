@@ -10,15 +10,19 @@ use std::sync::Arc;
 
 use mongodb::bson::{doc, Bson, Document};
 use mongodb::error::ErrorKind;
-use mongodb::Database;
+use mongodb::options::WriteConcern;
+use mongodb::{Client, Database};
+use sequence_runtime::claims::Claims;
+use sequence_runtime::id::CounterKey;
 use sequence_runtime::options::{filter, FilterValue, Layout, SequenceOptionsBuilder};
 use sequence_runtime::store::{MongoStore, SequenceRecord, StoredCounter};
 use sequence_runtime::{Error, Sequence, SequenceOptions};
 
-use crate::args::{SequenceArgs, Shape};
-use crate::counters::find;
+use crate::args::{ClaimsArgs, CounterArgs, Given, Shape};
+use crate::counters::{find, scope, shard_alone};
 use crate::failure::Failure;
 use crate::output::Output;
+use crate::server;
 
 /// The server's code of a command refused for a missing privilege.
 const UNAUTHORIZED: i32 = 13;
@@ -31,26 +35,6 @@ const LISTED: usize = 8;
 /// MongoEngine's.
 pub(crate) const KNOWN_COUNTERS: [&str; 3] =
     ["counters", "identitycounters", "mongoengine.counters"];
-
-/// The flags of a command that say where a sequence's counters are and how they look, as
-/// given (`None`: not given).
-#[derive(Clone, Copy, Default)]
-pub(crate) struct Given<'a> {
-    /// `--counters`.
-    pub(crate) counters: Option<&'a str>,
-    /// `--layout`.
-    pub(crate) layout: Option<Layout>,
-    /// The counter field, what it holds and the filter (`--field` or `--counter-field`,
-    /// `--stores`, `--filter`).
-    pub(crate) shape: Option<&'a Shape>,
-    /// The name the documents store the ID under (`--id-field`, or `sync`'s `--field`).
-    pub(crate) id_field: Option<&'a str>,
-    /// The period prefix pattern of a command that takes no other option of the IDs
-    /// (`--prefix` of `show`, `set-next`, `delete`, `purge-before`).
-    pub(crate) prefix: Option<&'a str>,
-    /// The options of the IDs (`--prefix`, `--format`, `--width`, …).
-    pub(crate) sequence: Option<&'a SequenceArgs>,
-}
 
 /// A sequence as the deployment knows it.
 pub(crate) struct Known {
@@ -268,6 +252,54 @@ impl Known {
         .hint(format!("give `--counters {}`", self.counters)))
     }
 
+    /// The key of the counter `args` names, and the store of the counters collection where
+    /// `known` found its sequence (its options from its record, else the flags `args` gave).
+    pub(crate) fn key(
+        &self,
+        db: &Database,
+        args: &CounterArgs,
+        counters: Option<&str>,
+    ) -> Result<(CounterKey, MongoStore), Failure> {
+        shard_alone(args)?;
+        let key = match args.shard {
+            Some(shard) => CounterKey::composite(doc! { "seq": &args.name, "shard": shard as i32 }),
+            None => CounterKey::of(
+                args.name.clone(),
+                args.period.as_deref(),
+                scope(args)?.as_ref(),
+            ),
+        };
+        let options = self
+            .options(args.given(counters))?
+            .write_concern(Some(WriteConcern::majority()))
+            .build();
+        Ok((key, MongoStore::new(db, &options)?))
+    }
+
+    /// The counter document of `key`, or the error that it does not exist.
+    pub(crate) async fn find_counter(
+        &self,
+        db: &Database,
+        key: &CounterKey,
+        store: &MongoStore,
+    ) -> Result<Document, Failure> {
+        let found = db
+            .collection::<Document>(&self.counters)
+            .find_one(store.filter(key)?)
+            .await?;
+        found.ok_or_else(|| {
+            Failure::error(format!(
+                "counter `{key}` does not exist in `{}`",
+                self.place()
+            ))
+            .hint(format!(
+                "`mongo-sequence list {} --counters {}` shows the counters there",
+                db.name(),
+                self.counters
+            ))
+        })
+    }
+
     /// Whether one of the sequence's counters is its plain one: no period, scope or shard.
     pub(crate) fn has_plain_counter(&self) -> bool {
         self.found
@@ -338,6 +370,57 @@ pub(crate) async fn for_documents(
     // A store without a record: the record is the application's.
     let store = MongoStore::new(db, &options)?;
     Ok((Sequence::with_store(Arc::new(store), options)?, field))
+}
+
+/// The claims of the collection and proxy collection `args` names: the ID field and scope
+/// fields given, else those the record of `--name` (found where `counters` says, if
+/// given) holds.
+pub(crate) async fn claims_of(
+    client: &Client,
+    args: &ClaimsArgs,
+    counters: Option<&str>,
+    out: &Output,
+) -> Result<Claims, Failure> {
+    let (db, target) = server::collection(client, &args.target)?;
+    let record = match &args.name {
+        Some(name) => {
+            let given = Given {
+                counters,
+                ..Given::default()
+            };
+            let known = Known::find(&db, name, given, out).await?;
+            known.exists(false)?;
+            known.record
+        }
+        None => None,
+    };
+    let field = match (&args.field, &record) {
+        (Some(field), Some(record)) if *field != record.id_field => {
+            return Err(Failure::usage(format!(
+                "`--field {field}` contradicts the record of sequence `{}` (recorded: `{}`); \
+                 nothing was done",
+                record.name, record.id_field
+            ))
+            .hint("leave the flag out: the record says where the documents store the ID"))
+        }
+        (Some(field), _) => field.clone(),
+        (None, Some(record)) => record.id_field.clone(),
+        (None, None) => {
+            return Err(Failure::usage(
+                "give the ID field with `--field`, or the sequence with `--name` (its record \
+                 says where the documents store the ID)",
+            ))
+        }
+    };
+    let scope = match (args.scope.is_empty(), &record) {
+        (true, Some(record)) => record.scope.clone(),
+        _ => args.scope.clone(),
+    };
+    let claims = match &args.proxy {
+        Some(proxy) => Claims::new(&target, &field, &db.collection(proxy)),
+        None => Claims::with_default_proxy(&target, &field),
+    };
+    Ok(claims.scope(scope))
 }
 
 /// The refusal of `--counters counters` for a sequence whose counters are in `place`.

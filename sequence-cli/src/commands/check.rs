@@ -4,6 +4,7 @@ use mongodb::Client;
 
 use crate::args::ClaimsArgs;
 use crate::failure::{Failure, PROBLEMS_FOUND};
+use crate::known::claims_of;
 use crate::output::{check_text, Output, Working};
 use crate::server;
 
@@ -14,12 +15,12 @@ pub(crate) async fn run(
     args: &ClaimsArgs,
     out: &Output,
 ) -> Result<(), Failure> {
-    let claims = args.claims(client, counters, out).await?;
-    let (_, target) = server::collection(client, args.target())?;
+    let claims = claims_of(client, args, counters, out).await?;
+    let (_, target) = server::collection(client, &args.target)?;
     let total = server::estimated_count(&target).await;
     let working = Working::start(
         out,
-        &format!("checking `{}`", args.target()),
+        &format!("checking `{}`", args.target),
         "checked",
         total,
     );

@@ -8,7 +8,7 @@ use sequence_runtime::store::literal::exactly;
 use serde_json::json;
 
 use crate::args::{Change, CounterArgs, Limits};
-use crate::counters::{find, key, scope, shard_alone};
+use crate::counters::{find, scope, shard_alone};
 use crate::failure::Failure;
 use crate::known::Known;
 use crate::output::{plural, ranges_held_warning, rows, Output, Row};
@@ -29,7 +29,7 @@ fn filter(
     {
         // A layout of one counter per model and field (and group), or a filter of one's own:
         // the one counter named.
-        let (key, store) = key(db, known, args, counters)?;
+        let (key, store) = known.key(db, args, counters)?;
         return Ok(store.filter(&key)?);
     }
     if layout == Layout::MongooseSequence {

@@ -4,8 +4,9 @@ use mongodb::Client;
 use serde_json::json;
 
 use crate::args::EnsureIndexesArgs;
+use crate::args::Given;
 use crate::failure::Failure;
-use crate::known::{for_documents, Given};
+use crate::known::for_documents;
 use crate::output::{index_report, Output};
 use crate::server;
 

@@ -7,9 +7,10 @@ use sequence_runtime::store::MongoStore;
 use sequence_runtime::Sequence;
 use serde_json::json;
 
+use crate::args::Given;
 use crate::args::PurgeBeforeArgs;
 use crate::failure::Failure;
-use crate::known::{Given, Known};
+use crate::known::Known;
 use crate::output::{plural, Output, Working};
 
 /// Deletes the counters of the periods `args` names, of the sequence where it is found in its

@@ -5,6 +5,7 @@ use mongodb::Client;
 
 use crate::args::ClaimsArgs;
 use crate::failure::Failure;
+use crate::known::claims_of;
 use crate::output::{repair_text, Output, Working};
 use crate::server;
 
@@ -17,10 +18,10 @@ pub(crate) async fn run(
     dry_run: bool,
     out: &Output,
 ) -> Result<(), Failure> {
-    let claims = args.claims(client, counters, out).await?;
-    let (_, target) = server::collection(client, args.target())?;
+    let claims = claims_of(client, args, counters, out).await?;
+    let (_, target) = server::collection(client, &args.target)?;
     let total = server::estimated_count(&target).await;
-    let doing = format!("repairing the claims of `{}`", args.target());
+    let doing = format!("repairing the claims of `{}`", args.target);
     let working = Working::start(out, &doing, "read", total);
     let report = claims
         .repair()

@@ -6,7 +6,7 @@ use sequence_runtime::{id::Bounds, store::CounterStore};
 use serde_json::json;
 
 use crate::args::{Change, CounterArgs, Limits};
-use crate::counters::{find_counter, key, slice_of};
+use crate::counters::slice_of;
 use crate::failure::Failure;
 use crate::known::Known;
 use crate::output::{ranges_held_warning, Output};
@@ -25,7 +25,7 @@ pub(crate) async fn run(
     let known = Known::find(db, &args.name, args.given(counters), out).await?;
     known.exists(change.create)?;
     known.confirm_write(counters, change.dry_run)?;
-    let (mut key, store) = key(db, &known, args, counters)?;
+    let (mut key, store) = known.key(db, args, counters)?;
     let mut bounds = match limits.bounds(&args.name, known.record.as_ref())? {
         Some(bounds) => bounds,
         None => Bounds::new(1, i64::MAX)?,
@@ -33,7 +33,7 @@ pub(crate) async fn run(
     let mut what = "start..=max";
     if args.shard.is_some() {
         // The shard's slice is what its document holds: the ranges strategy checks it.
-        let doc = find_counter(db, &known, &key, &store).await?;
+        let doc = known.find_counter(db, &key, &store).await?;
         bounds = slice_of(&doc).ok_or_else(|| {
             Failure::error(format!(
                 "the counter document of `{key}` holds no slice `lo..=hi`: {doc}"

@@ -4,7 +4,6 @@ use mongodb::Database;
 use sequence_runtime::Sequence;
 
 use crate::args::{CounterArgs, Limits};
-use crate::counters::{find_counter, key};
 use crate::failure::Failure;
 use crate::known::Known;
 use crate::output::{counters_table, row, Output, Row};
@@ -21,8 +20,8 @@ pub(crate) async fn run(
     let known = Known::find(db, &args.name, args.given(counters), out).await?;
     known.exists(false)?;
     let bounds = limits.bounds(&args.name, known.record.as_ref())?;
-    let (key, store) = key(db, &known, args, counters)?;
-    let doc = match find_counter(db, &known, &key, &store).await {
+    let (key, store) = known.key(db, args, counters)?;
+    let doc = match known.find_counter(db, &key, &store).await {
         Ok(doc) => doc,
         Err(failure) => return Err(known.elsewhere(&key.to_string()).unwrap_or(failure)),
     };

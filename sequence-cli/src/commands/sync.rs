@@ -2,9 +2,10 @@
 
 use mongodb::Client;
 
+use crate::args::Given;
 use crate::args::SyncArgs;
 use crate::failure::Failure;
-use crate::known::{for_documents, Given};
+use crate::known::for_documents;
 use crate::output::{sync_json, sync_text, Output, Working};
 use crate::server;
 

@@ -18,8 +18,6 @@ mod generated;
 mod period;
 mod range;
 mod render;
-#[cfg(test)]
-mod round_trip;
 mod scope;
 mod spelling;
 mod sqids_encoder;

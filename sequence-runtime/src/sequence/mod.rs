@@ -4,6 +4,8 @@
 
 mod admin;
 mod issue;
+#[cfg(test)]
+mod round_trip;
 
 use std::sync::Arc;
 
@@ -15,9 +17,8 @@ use crate::id::{Bounds, CounterKey, Format, Scope, Slot};
 use crate::observability::{self, Home, Labels, Stats};
 use crate::options::{SequenceConfig, SequenceOptions};
 use crate::process::{self, CounterAt, ProcessState};
-use crate::store::{
-    CounterLayout, CounterStore, Deployment, MemoryStore, MongoStore, SequenceRecord,
-};
+use crate::store::layout::CounterLayout;
+use crate::store::{CounterStore, Deployment, MemoryStore, MongoStore, SequenceRecord};
 use crate::strategy::Maker;
 
 /// A handle on one sequence: cheap to clone, safe to share between tasks and threads.

@@ -23,7 +23,7 @@ mod deployment;
 #[cfg(test)]
 mod filter_properties;
 mod guarded_update;
-mod layout;
+pub(crate) mod layout;
 pub mod literal;
 mod memory;
 mod mongo;
@@ -31,7 +31,6 @@ mod sequence_record;
 
 pub use counter_store::{BoxFuture, CounterStore, Reservation};
 pub(crate) use deployment::Deployment;
-pub(crate) use layout::CounterLayout;
 pub use layout::StoredCounter;
 pub use memory::MemoryStore;
 pub use mongo::MongoStore;

@@ -23,7 +23,8 @@ use crate::error::driver::Access;
 use crate::error::{Error, Result};
 use crate::id::{Bounds, CounterKey, Format, Scope};
 use crate::options::SequenceOptions;
-use crate::store::{CounterLayout, CounterStore};
+use crate::store::layout::CounterLayout;
+use crate::store::CounterStore;
 use crate::strategy::Shards;
 
 /// Where a sequence's IDs are stored, and how they look.

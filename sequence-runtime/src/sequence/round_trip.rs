@@ -5,8 +5,8 @@
 
 use proptest::prelude::*;
 
-use crate::options::{CheckDigit, Encoding};
-use crate::{Sequence, SequenceOptions};
+use super::Sequence;
+use crate::options::{CheckDigit, Encoding, SequenceOptions};
 
 /// A configuration of an ID's shape, as a test case builds it.
 #[derive(Clone, Debug)]
