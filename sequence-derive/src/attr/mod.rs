@@ -136,9 +136,19 @@ impl StructAttrs {
     }
 }
 
-/// Collects errors so that all of them are reported together.
+/// Collects errors so that all of them are reported together. The errors cannot be lost: an
+/// `Errors` dropped without [`finish`](Self::finish) while it holds any panics (as serde's
+/// `Ctxt` does), which the derive's tests would show.
 #[derive(Default)]
 pub struct Errors(Option<syn::Error>);
+
+impl Drop for Errors {
+    fn drop(&mut self) {
+        if self.0.is_some() && !std::thread::panicking() {
+            panic!("`Errors` dropped with errors unreported: call `finish`");
+        }
+    }
+}
 
 impl Errors {
     pub fn push(&mut self, err: syn::Error) {
@@ -157,8 +167,9 @@ impl Errors {
         self.0.is_none()
     }
 
-    pub fn finish(self) -> Result<(), syn::Error> {
-        self.0.map_or(Ok(()), Err)
+    /// The errors collected, combined into one; no error is `Ok`.
+    pub fn finish(mut self) -> Result<(), syn::Error> {
+        self.0.take().map_or(Ok(()), Err)
     }
 }
 
@@ -312,4 +323,33 @@ pub fn serde_has_with(attrs: &[Attribute]) -> bool {
         });
     }
     with
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[should_panic(expected = "dropped with errors unreported")]
+    fn errors_cannot_be_dropped_unreported() {
+        let mut errors = Errors::default();
+        errors.at(Span::call_site(), "unknown `seq` key `bach`");
+        drop(errors);
+    }
+
+    #[test]
+    fn every_error_is_reported_together() {
+        let mut errors = Errors::default();
+        assert!(errors.is_empty());
+        errors.at(Span::call_site(), "first");
+        errors.at(Span::call_site(), "second");
+        let all: Vec<String> = errors
+            .finish()
+            .unwrap_err()
+            .into_iter()
+            .map(|e| e.to_string())
+            .collect();
+        assert_eq!(all, ["first", "second"]);
+        assert!(Errors::default().finish().is_ok());
+    }
 }

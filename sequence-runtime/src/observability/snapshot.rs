@@ -291,6 +291,26 @@ mod tests {
     /// The snapshot holds no state: a sequence whose handles are dropped leaves it, even while
     /// a snapshot taken before is held, and the list of sequences on stores of their own
     /// stays bounded by those alive.
+    /// Every ID a scoped sequence hands out counts, those of its scope values' caches included,
+    /// in the snapshot as in `Sequence::stats`.
+    #[tokio::test]
+    async fn the_snapshot_counts_the_ids_of_scope_caches() {
+        use crate::Scope;
+        let seq = Sequence::in_memory(
+            SequenceOptions::builder("snap-scoped")
+                .scope(["shop"])
+                .batch(25)
+                .build(),
+        )
+        .unwrap();
+        for shop in ["a", "b", "c"] {
+            let scoped = seq.in_scope(Scope::new().with("shop", shop)).unwrap();
+            take(&scoped, 40).await;
+        }
+        assert_eq!(seq.stats().issued, 120);
+        assert_eq!(entry("snap-scoped").stats.issued, 120);
+    }
+
     #[tokio::test]
     async fn dropped_sequences_leave_the_snapshot_and_the_registry() {
         let seq =

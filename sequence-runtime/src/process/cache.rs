@@ -331,9 +331,16 @@ impl ProcessState {
     }
 
     /// What the sequence did in this process: the shared statistics with the IDs handed out
-    /// from the cache.
+    /// from the cache and from the caches of its scope values.
     pub(crate) fn snapshot(&self) -> Stats {
         let issued = self.lock().issued;
+        self.stats_with(issued)
+    }
+
+    /// The shared statistics with `issued`, the IDs this cache handed out (read under its
+    /// lock), and those the caches of its scope values handed out. The one count of issued IDs
+    /// that [`snapshot`](Self::snapshot) and the process's snapshot share.
+    fn stats_with(&self, issued: u64) -> Stats {
         let mut stats = self.stats.snapshot();
         stats.issued += issued;
         for cache in self.scopes.caches() {
@@ -349,20 +356,22 @@ impl Reported for ProcessState {
     }
 
     fn report(&self) -> (Stats, CacheSnapshot) {
-        let st = self.lock();
-        let mut stats = self.stats.snapshot();
-        stats.issued += st.issued;
-        let values_left = st.current.map_or(0, |r| r.len());
-        let cache = CacheSnapshot {
-            counter: st.slot.as_ref().map(|s| s.key.to_string()),
-            current: st.current,
-            values_left,
-            next: st.standby,
-            refilling: st.refill.is_some(),
-            cached: values_left.saturating_add(st.standby.map_or(0, |r| r.len())),
-            batch: st.batch.map(|batch| refill_size(&st, batch)),
+        let (issued, cache) = {
+            let st = self.lock();
+            let values_left = st.current.map_or(0, |r| r.len());
+            let cache = CacheSnapshot {
+                counter: st.slot.as_ref().map(|s| s.key.to_string()),
+                current: st.current,
+                values_left,
+                next: st.standby,
+                refilling: st.refill.is_some(),
+                cached: values_left.saturating_add(st.standby.map_or(0, |r| r.len())),
+                batch: st.batch.map(|batch| refill_size(&st, batch)),
+            };
+            (st.issued, cache)
         };
-        (stats, cache)
+        // The caches of the scope values are read after this one's lock is released.
+        (self.stats_with(issued), cache)
     }
 }
 
