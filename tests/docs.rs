@@ -320,3 +320,57 @@ fn the_checks_find_what_they_look_for() {
         "errortransactiontimeout"
     );
 }
+
+/// Every file of the repository, as a path relative to its root with `/` separators (build
+/// output, dependencies and version control left out).
+fn repository_files() -> Vec<String> {
+    fn walk(dir: &Path, root: &Path, out: &mut Vec<String>) {
+        for entry in fs::read_dir(dir).unwrap().flatten() {
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if ["target", ".git", "node_modules"].contains(&name.as_str()) {
+                continue;
+            }
+            if path.is_dir() {
+                walk(&path, root, out);
+            } else if let Ok(relative) = path.strip_prefix(root) {
+                out.push(relative.to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(&root(), &root(), &mut files);
+    files
+}
+
+/// The source files ARCHITECTURE.md names in backticks (`store/literal.rs`,
+/// `model/first_values.rs`): each is a path, or the end of one, that exists.
+#[test]
+fn every_file_the_architecture_names_exists() {
+    let files = repository_files();
+    let text = read(&root().join("ARCHITECTURE.md"));
+    let mut named = BTreeSet::new();
+    for (i, part) in text.split('`').enumerate() {
+        let is_path = part.ends_with(".rs")
+            && !part.contains(' ')
+            && part
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_./-".contains(c));
+        if i % 2 == 1 && is_path {
+            named.insert(part.to_owned());
+        }
+    }
+    assert!(named.len() >= 60, "{} paths named: {named:?}", named.len());
+    let missing: Vec<&String> = named
+        .iter()
+        .filter(|path| {
+            !files
+                .iter()
+                .any(|f| f == *path || f.ends_with(&format!("/{path}")))
+        })
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "ARCHITECTURE.md names files that do not exist: {missing:?}"
+    );
+}
