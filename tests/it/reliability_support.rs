@@ -57,13 +57,17 @@ pub fn tally(kinds: &[String]) -> String {
 
 /// Counter updates whose outcome the client did not see confirmed (failed, or answered with a
 /// write concern error), per counter: each may have consumed the values it reserved without
-/// handing them out. Counts those values, and every command the client sent, by name (each
-/// one a chance for a fail point on it to fire).
+/// handing them out. Counts those values, every command the client sent, by name (each one a
+/// chance for a fail point that fails it before it runs to fire), and the commands answered
+/// `ok` (each one a chance for a fail point that adds a write concern error: the server
+/// evaluates that point only after the command ran, so not for a command that failed, such as
+/// a counter update that met a write conflict).
 #[derive(Clone, Default)]
 pub struct Unconfirmed {
     started: Arc<StdMutex<HashMap<i32, (String, i64)>>>,
     counts: Arc<StdMutex<HashMap<String, i64>>>,
     sent: Arc<StdMutex<HashMap<String, i64>>>,
+    answered: Arc<StdMutex<HashMap<String, i64>>>,
 }
 
 /// How many values a counter update reserves: the `n` of its `{ $add: [v, n] }`.
@@ -94,10 +98,24 @@ impl Unconfirmed {
         commands.iter().filter_map(|c| sent.get(*c)).sum()
     }
 
+    /// How many of `commands` the server answered `ok` (retries included).
+    pub fn answered(&self, commands: &[&str]) -> i64 {
+        let answered = self.answered.lock().unwrap();
+        commands.iter().filter_map(|c| answered.get(*c)).sum()
+    }
+
     pub fn observe(&self, event: CommandEvent) {
         if let CommandEvent::Started(e) = &event {
             *self
                 .sent
+                .lock()
+                .unwrap()
+                .entry(e.command_name.clone())
+                .or_default() += 1;
+        }
+        if let CommandEvent::Succeeded(e) = &event {
+            *self
+                .answered
                 .lock()
                 .unwrap()
                 .entry(e.command_name.clone())
