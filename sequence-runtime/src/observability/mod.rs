@@ -143,7 +143,7 @@ mod tests;
 
 pub(crate) use metrics::{Labels, Timer};
 pub use snapshot::{snapshot, CacheSnapshot, SequenceSnapshot, Snapshot};
-pub(crate) use snapshot::{watch, Home, Reported};
+pub(crate) use snapshot::{watch, Place, Reported};
 pub(crate) use span::{near_end, reserving, Mode, Reserved};
 pub use stats::Stats;
 pub(crate) use stats::StatsCell;

@@ -45,18 +45,47 @@ pub(crate) trait Reported: Send + Sync {
     fn report(&self) -> (Stats, CacheSnapshot);
 }
 
-/// Where a watched state's counters are: the deployment's identity (`None` for a store of its
-/// own) and `database.collection` or the store's location.
-#[derive(Clone, Debug)]
-pub(crate) struct Home {
-    pub(crate) deployment: Option<String>,
-    pub(crate) location: String,
+/// Where a sequence's counters are kept: the deployment's identity (`None` for a store of its
+/// own) and `database.collection`, or the store's location. It names a sequence's entry in the
+/// snapshot, and with the counter's id it keys the process's state of the sequence.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Place {
+    deployment: Option<String>,
+    location: String,
+}
+
+impl Place {
+    /// The counters collection `counters` of the database `db` of `deployment`.
+    pub(crate) fn collection(deployment: impl std::fmt::Display, db: &str, counters: &str) -> Self {
+        Place {
+            deployment: Some(deployment.to_string()),
+            location: format!("{db}.{counters}"),
+        }
+    }
+
+    /// A store of its own, at `location`.
+    pub(crate) fn store(location: String) -> Self {
+        Place {
+            deployment: None,
+            location,
+        }
+    }
+
+    /// Whether the place is the database or the counters collection `name`.
+    pub(crate) fn is_in(&self, name: &str) -> bool {
+        // A database's name has no dot: the first one ends it.
+        self.deployment.is_some()
+            && self
+                .location
+                .split_once('.')
+                .is_some_and(|(db, counters)| db == name || counters == name)
+    }
 }
 
 /// The states watched for the snapshot, held weakly, and how many were kept at the last prune.
 #[derive(Default)]
 struct Watched {
-    states: Vec<(Home, Weak<dyn Reported>)>,
+    states: Vec<(Place, Weak<dyn Reported>)>,
     kept: usize,
 }
 
@@ -65,17 +94,17 @@ const PRUNE_FROM: usize = 32;
 
 static WATCHED: LazyLock<Mutex<Watched>> = LazyLock::new(Mutex::default);
 
-/// Lists `state`, kept at `home`, in the snapshots of this process, without keeping it alive.
+/// Lists `state`, kept at `place`, in the snapshots of this process, without keeping it alive.
 /// Entries whose state is gone are removed each time the list doubles since the last removal:
 /// the list holds at most about twice the states alive, and the cost per call stays constant.
-pub(crate) fn watch(home: Home, state: &Arc<impl Reported + 'static>) {
+pub(crate) fn watch(place: Place, state: &Arc<impl Reported + 'static>) {
     let mut watched = WATCHED.lock().unwrap_or_else(PoisonError::into_inner);
     if watched.states.len() >= (2 * watched.kept).max(PRUNE_FROM) {
         watched.states.retain(|(_, state)| state.strong_count() > 0);
         watched.kept = watched.states.len();
     }
     let state: Arc<dyn Reported> = state.clone();
-    watched.states.push((home, Arc::downgrade(&state)));
+    watched.states.push((place, Arc::downgrade(&state)));
 }
 
 /// How many entries the list of watched states holds, alive or not.
@@ -155,21 +184,21 @@ pub struct SequenceSnapshot {
 pub fn snapshot() -> Snapshot {
     // The states are upgraded under the list's lock and read after it is released, so that
     // reading them never blocks a sequence being made.
-    let alive: Vec<(Home, Arc<dyn Reported>)> = WATCHED
+    let alive: Vec<(Place, Arc<dyn Reported>)> = WATCHED
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .states
         .iter()
-        .filter_map(|(home, state)| Some((home.clone(), state.upgrade()?)))
+        .filter_map(|(place, state)| Some((place.clone(), state.upgrade()?)))
         .collect();
     let mut sequences: Vec<SequenceSnapshot> = alive
         .into_iter()
-        .map(|(home, state)| {
+        .map(|(place, state)| {
             let (stats, cache) = state.report();
             let labels = state.labels();
             SequenceSnapshot {
-                deployment: home.deployment,
-                location: home.location,
+                deployment: place.deployment,
+                location: place.location,
                 sequence: labels.sequence.to_string(),
                 strategy: labels.strategy,
                 stats,

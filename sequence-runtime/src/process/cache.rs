@@ -28,24 +28,23 @@ use super::coalesce::Coalescer;
 use super::scope_caches::ScopeCaches;
 use crate::clock::{Clock, SystemClock};
 use crate::error::{Error, Result};
-use crate::id::{Bounds, Format, IdRange, Scope, Slot};
+use crate::id::{Format, IdRange, Scope, Slot};
 use crate::observability::{
     CacheSnapshot, Labels, Reported, Stats, StatsCell, Timer, CACHE, PERIOD,
 };
 use crate::options::Batch;
-use crate::store::{CounterStore, Reservation};
-use crate::strategy::Shards;
+use crate::store::Reservation;
+use crate::strategy::Counters;
 use refill::{Refill, RefillGuard};
 
 /// What one call of the cache needs to know about its sequence.
 pub(crate) struct Request<'a> {
-    pub(crate) store: &'a Arc<dyn CounterStore>,
     pub(crate) format: &'a Format,
-    pub(crate) bounds: Bounds,
     pub(crate) batch: Batch,
     pub(crate) prefetch_at: f64,
-    /// For a ranges sequence: its shards, which ranges then come from instead of `key`.
-    pub(crate) shards: Option<&'a Arc<Shards>>,
+    /// Where the cache's ranges come from: the counter of its slot, or a ranges sequence's
+    /// shards.
+    pub(crate) counters: &'a Counters,
 }
 
 /// What the handles of one sequence share in this process: its cache of reserved values, the
@@ -207,7 +206,7 @@ impl ProcessState {
                 Step::Refill(job) => {
                     job.log_started(false);
                     let guard = RefillGuard::new(self, job.ticket);
-                    let result = self.refill(req.store, &job, req.shards, req.bounds).await;
+                    let result = self.refill(req.counters, &job).await;
                     guard.finish(job.epoch, result, req.batch)?;
                 }
                 Step::Wait(ticket, refilled) => {
@@ -500,9 +499,10 @@ mod tests {
 
     use super::*;
     use crate::clock::ManualClock;
+    use crate::id::Bounds;
     use crate::id::CounterKey;
     use crate::options::{AdaptiveBatch, SequenceOptions};
-    use crate::store::{BoxFuture, MemoryStore};
+    use crate::store::{BoxFuture, CounterStore, MemoryStore};
     use crate::Sequence;
 
     /// What the scopes guide states of the memory held: a scope value's cache takes under

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use mongodb::Collection;
 
 use super::cache::ProcessState;
-use super::registry::{place, shared};
-use crate::observability::Labels;
+use super::registry::shared;
+use crate::observability::{Labels, Place};
 use crate::store::Deployment;
 
 /// How many (model, collection handle) pairs each thread remembers.
@@ -67,7 +67,7 @@ thread_local! {
 }
 
 /// Calls `f` with the shared cache of the counter of a model used with `coll`: the same cache
-/// as [`shared`]`(place(deployment, db, counters), key())` for the deployment and database of
+/// as [`shared`]`(Place::collection(deployment, db, counters), key())` for the deployment and database of
 /// `coll`, remembered per thread under the model's type, whose configuration fixes `counters`
 /// and `key` (and `labels`, which name the sequence).
 pub(crate) fn with_model_shared<T: Send + Sync + 'static, R>(
@@ -83,7 +83,7 @@ pub(crate) fn with_model_shared<T: Send + Sync + 'static, R>(
         let cache = recent.get(model, coll, || {
             let deployment = Deployment::of_collection(coll);
             shared(
-                &place(deployment, &coll.namespace().db, counters),
+                &Place::collection(deployment, &coll.namespace().db, counters),
                 &key(),
                 labels,
             )
@@ -118,7 +118,11 @@ mod tests {
         for _ in 0..2 {
             for (coll, db) in &handles {
                 for (model, key) in [(a, "s:a"), (b, "s:b")] {
-                    let expected = shared(&place(deployment, db, "counters"), key, Labels::default);
+                    let expected = shared(
+                        &Place::collection(deployment, db, "counters"),
+                        key,
+                        Labels::default,
+                    );
                     let same = with_model_shared(
                         model,
                         &coll.clone(),

@@ -21,5 +21,5 @@ mod scope_caches;
 pub(crate) use cache::{ProcessState, Request};
 pub(crate) use memo::{with_model_shared, HandleMemo};
 pub(crate) use registry::{
-    entries, full_shards, group, place, remove_group, shared, CounterAt, GroupOf,
+    entries, full_shards, group, remove_group, shared, watched, CounterAt, GroupOf,
 };

@@ -6,27 +6,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, PoisonError, RwLock};
 
 use super::cache::ProcessState;
-use crate::observability::Labels;
-use crate::observability::{self, Home};
+use crate::observability::{self, Labels, Place};
 use crate::store::Deployment;
 use crate::strategy::FullShards;
-
-/// Where counters are kept: the deployment, the database and the counters collection.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub(crate) struct Place {
-    deployment: Deployment,
-    db: String,
-    counters: String,
-}
-
-/// Where counters are kept (see [`Place`]).
-pub(crate) fn place(deployment: Deployment, db: &str, counters: &str) -> Place {
-    Place {
-        deployment,
-        db: db.to_owned(),
-        counters: counters.to_owned(),
-    }
-}
 
 /// A sequence's counter (by the id `Maker::cache_id` makes) at a place.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -94,23 +76,16 @@ pub(crate) fn shared(
     entry(
         |r| &mut r.sequences,
         &key,
-        || {
-            let state = Arc::new(ProcessState::new(labels()));
-            let home = Home {
-                deployment: Some(place.deployment.to_string()),
-                location: place.location(),
-            };
-            observability::watch(home, &state);
-            state
-        },
+        || watched(place.clone(), labels()),
     )
 }
 
-impl Place {
-    /// Where the counters are: `database.collection`.
-    pub(crate) fn location(&self) -> String {
-        format!("{}.{}", self.db, self.counters)
-    }
+/// A new state of the sequence `labels` name, whose counters are at `place`, listed in the
+/// snapshots of this process while it lives.
+pub(crate) fn watched(place: Place, labels: Labels) -> Arc<ProcessState> {
+    let state = Arc::new(ProcessState::new(labels));
+    observability::watch(place, &state);
+    state
 }
 
 /// Which shards of the ranges sequence `key` are full, shared by its handles.
@@ -146,7 +121,7 @@ pub(crate) fn remove_group<T: Any + Send + Sync>(group: &GroupOf, queue: &Arc<T>
 /// process keeps of the sequences it uses there.
 pub(crate) fn entries(needle: &str) -> usize {
     let registry = REGISTRY.read().unwrap_or_else(PoisonError::into_inner);
-    let at = |k: &CounterAt| k.place.db == needle || k.place.counters == needle;
+    let at = |k: &CounterAt| k.place.is_in(needle);
     registry.sequences.keys().filter(|k| at(k)).count()
         + registry.full_shards.keys().filter(|k| at(k)).count()
         + registry

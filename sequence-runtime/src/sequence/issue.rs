@@ -57,12 +57,10 @@ impl Sequence {
         }
         let counters = engine.maker.counters("next")?;
         let req = Request {
-            store: &engine.store,
             format: &engine.format,
-            bounds: engine.bounds,
             batch: options.batch,
             prefetch_at: options.prefetch_at,
-            shards: counters.shards(),
+            counters,
         };
         let cache = match &self.state.scope {
             _ if options.batch == Batch::Fixed(1) => None,

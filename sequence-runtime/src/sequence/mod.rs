@@ -14,7 +14,7 @@ use mongodb::{Collection, Database};
 use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::id::{Bounds, CounterKey, Format, Scope, Slot};
-use crate::observability::{self, Home, Labels, Stats};
+use crate::observability::{Labels, Place, Stats};
 use crate::options::{SequenceConfig, SequenceOptions};
 use crate::process::{self, CounterAt, ProcessState};
 use crate::store::layout::CounterLayout;
@@ -145,7 +145,7 @@ impl Sequence {
         };
         let store: Arc<dyn CounterStore> = Arc::new(store);
         let key = CounterKey::named(options.name.clone());
-        let place = process::place(deployment, db.name(), &options.counters);
+        let place = Place::collection(deployment, db.name(), &options.counters);
         let maker = Maker::new(&options, &store, bounds, |shards| {
             let at = CounterAt {
                 place: place.clone(),
@@ -170,12 +170,7 @@ impl Sequence {
         let key = CounterKey::named(options.name.clone());
         let maker = Maker::new(&options, &store, bounds, |_| None);
         let labels = Labels::new(&options.name, options.strategy.name());
-        let shared = Arc::new(ProcessState::new(labels));
-        let home = Home {
-            deployment: None,
-            location: store.location(),
-        };
-        observability::watch(home, &shared);
+        let shared = process::watched(Place::store(store.location()), labels);
         Ok(Self::assemble(
             options, key, store, shared, bounds, format, maker,
         ))

@@ -15,6 +15,7 @@ mod maker;
 mod ranges;
 mod reservation_origin;
 
+pub(crate) use counters::Counters;
 pub(crate) use maker::{counter_cache_id, Maker};
 pub(crate) use ranges::{FullShards, Shards};
 pub(crate) use reservation_origin::Origin;

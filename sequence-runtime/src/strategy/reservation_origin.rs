@@ -16,11 +16,22 @@ use crate::store::{CounterStore, Reservation};
 /// Where a reservation takes its values from.
 #[derive(Clone, Debug)]
 pub(crate) struct Origin {
-    counters: Counters,
-    /// The counter's slot (of a ranges sequence, the shards pick their own).
-    slot: Option<Arc<Slot>>,
+    source: Source,
     /// Equal for the origins whose callers may share a reservation.
     id: String,
+}
+
+/// The counter, or the shards, an [`Origin`] reserves from.
+#[derive(Clone, Debug)]
+enum Source {
+    /// The counter of `slot` in `store`, whose values are in `bounds`.
+    Counter {
+        store: Arc<dyn CounterStore>,
+        bounds: Bounds,
+        slot: Arc<Slot>,
+    },
+    /// The shards of a ranges sequence, which pick their own counter.
+    Ranges(Arc<Shards>),
 }
 
 impl Origin {
@@ -28,11 +39,11 @@ impl Origin {
     pub(crate) fn counter(store: &Arc<dyn CounterStore>, slot: &Arc<Slot>, bounds: Bounds) -> Self {
         Origin {
             id: format!("{}\0{}", store.identity(), slot.key.canonical()),
-            counters: Counters::One {
+            source: Source::Counter {
                 store: store.clone(),
                 bounds,
+                slot: slot.clone(),
             },
-            slot: Some(slot.clone()),
         }
     }
 
@@ -40,8 +51,15 @@ impl Origin {
     pub(crate) fn ranges(shards: &Arc<Shards>) -> Self {
         Origin {
             id: shards.identity_in_store(),
-            counters: Counters::Ranges(shards.clone()),
-            slot: None,
+            source: Source::Ranges(shards.clone()),
+        }
+    }
+
+    /// The counter's key, of an origin that is one counter.
+    fn key(&self) -> Option<&CounterKey> {
+        match &self.source {
+            Source::Counter { slot, .. } => Some(&slot.key),
+            Source::Ranges(_) => None,
         }
     }
 
@@ -59,14 +77,13 @@ impl Origin {
         mode: Mode,
         n: u64,
     ) -> Result<Reservation> {
-        match (&self.counters, &self.slot) {
-            (Counters::One { bounds, .. }, Some(slot)) => {
+        match &self.source {
+            Source::Counter { bounds, slot, .. } => {
                 reserving(stats, &slot.key, n, mode, Some(*bounds), self.up_to(n)).await
             }
-            (Counters::Ranges(shards), _) => {
+            Source::Ranges(shards) => {
                 reserving(stats, &shards.name(), n, mode, None, self.up_to(n)).await
             }
-            (Counters::One { .. }, None) => unreachable!("a counter's origin has its slot"),
         }
     }
 
@@ -95,7 +112,7 @@ impl Origin {
         };
         let keys: Vec<(CounterKey, u64)> = wanted
             .iter()
-            .filter_map(|(origin, n)| Some((origin.slot.as_ref()?.key.clone(), *n)))
+            .filter_map(|(origin, n)| Some((origin.key()?.clone(), *n)))
             .collect();
         let values: u64 = keys.iter().map(|(_, n)| n).sum();
         let span = tracing::debug_span!(
@@ -120,8 +137,8 @@ impl Origin {
             .map(|((origin, n), r)| async move {
                 match r {
                     Ok(r) => {
-                        if let Some(slot) = &origin.slot {
-                            near_end(stats, &slot.key, r.range.last(), bounds);
+                        if let Some(key) = origin.key() {
+                            near_end(stats, key, r.range.last(), bounds);
                         }
                         Ok(r)
                     }
@@ -135,18 +152,19 @@ impl Origin {
     /// Reserves `n` contiguous values, or all that are left if fewer than `n` but at least
     /// one are (of a ranges sequence: from one shard, which may give fewer).
     async fn up_to(&self, n: u64) -> Result<Reservation> {
-        match (&self.counters, &self.slot) {
-            (Counters::One { store, bounds }, Some(slot)) => {
-                match store.reserve(&slot.key, n, *bounds, None).await {
-                    Err(Error::Exhausted { last, max, .. }) if n > 1 && last < max => {
-                        let left = max.abs_diff(last).min(n);
-                        store.reserve(&slot.key, left, *bounds, None).await
-                    }
-                    other => other,
+        match &self.source {
+            Source::Counter {
+                store,
+                bounds,
+                slot,
+            } => match store.reserve(&slot.key, n, *bounds, None).await {
+                Err(Error::Exhausted { last, max, .. }) if n > 1 && last < max => {
+                    let left = max.abs_diff(last).min(n);
+                    store.reserve(&slot.key, left, *bounds, None).await
                 }
-            }
-            (Counters::Ranges(shards), _) => shards.reserve(n, true).await,
-            (Counters::One { .. }, None) => unreachable!("a counter's origin has its slot"),
+                other => other,
+            },
+            Source::Ranges(shards) => shards.reserve(n, true).await,
         }
     }
 }
@@ -164,15 +182,16 @@ impl Counters {
 /// The store and bounds every origin of `wanted` takes its counter from, if they share them.
 fn one_store(wanted: &[(Origin, u64)]) -> Option<(Arc<dyn CounterStore>, Bounds)> {
     let (first, _) = wanted.first()?;
-    let Counters::One { store, bounds } = &first.counters else {
+    let Source::Counter { store, bounds, .. } = &first.source else {
         return None;
     };
-    let shared = wanted.iter().all(|(origin, _)| match &origin.counters {
-        Counters::One {
+    let shared = wanted.iter().all(|(origin, _)| match &origin.source {
+        Source::Counter {
             store: s,
             bounds: b,
-        } => Arc::ptr_eq(s, store) && b == bounds && origin.slot.is_some(),
-        Counters::Ranges(_) => false,
+            ..
+        } => Arc::ptr_eq(s, store) && b == bounds,
+        Source::Ranges(_) => false,
     });
     shared.then(|| (store.clone(), *bounds))
 }

@@ -8,11 +8,11 @@ use std::time::Instant;
 use super::super::cache_state::{keep, refill_size, trim, CacheState};
 use super::{ProcessState, Request};
 use crate::error::Result;
-use crate::id::{Bounds, Slot};
+use crate::id::Slot;
 use crate::observability::{Mode, CACHE};
 use crate::options::Batch;
-use crate::store::{CounterStore, Reservation};
-use crate::strategy::{Origin, Shards};
+use crate::store::Reservation;
+use crate::strategy::Counters;
 
 /// A refill to start once the lock is released.
 pub(super) struct Refill {
@@ -64,13 +64,12 @@ impl ProcessState {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return false; // dropping the guard ends the refill; the next caller refills inline
         };
-        let store = req.store.clone();
-        let shards = req.shards.cloned();
-        let (bounds, batch) = (req.bounds, req.batch);
+        let counters = req.counters.clone();
+        let batch = req.batch;
         job.log_started(true);
         runtime.spawn(async move {
             let shared = &guard.shared;
-            let result = shared.refill(&store, &job, shards.as_ref(), bounds).await;
+            let result = shared.refill(&counters, &job).await;
             if let Err(e) = &result {
                 tracing::warn!(target: CACHE, counter = %job.slot.key, error = %e, "Prefetch failed");
             }
@@ -83,17 +82,8 @@ impl ProcessState {
 impl ProcessState {
     /// The next range of the cache, its reservation counted: from the counter (a scope value's
     /// cache in a round with the sequence's other callers), or from one of the shards.
-    pub(super) async fn refill(
-        &self,
-        store: &Arc<dyn CounterStore>,
-        job: &Refill,
-        shards: Option<&Arc<Shards>>,
-        bounds: Bounds,
-    ) -> Result<Reservation> {
-        let origin = match shards {
-            Some(shards) => Origin::ranges(shards),
-            None => Origin::counter(store, &job.slot, bounds),
-        };
+    pub(super) async fn refill(&self, counters: &Counters, job: &Refill) -> Result<Reservation> {
+        let origin = counters.origin(&job.slot);
         if self.scope.is_some() {
             return self.coalescer.range(origin, job.size).await;
         }
