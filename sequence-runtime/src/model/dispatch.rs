@@ -11,7 +11,7 @@ use super::{
 };
 use crate::action::{InsertManyWithIds, InsertWithId, NextId, NextIdFuture, UpsertWithId};
 use crate::error::{Error, Result};
-use crate::id::{Generated, IdValue};
+
 use crate::store::BoxFuture;
 use sequence_rules::{Strategy, Unique};
 
@@ -53,15 +53,16 @@ impl<'a, T: SequentialId> IntoFuture for InsertWithId<'a, T> {
             if config.unique == Unique::Proxy {
                 return proxy_group::insert_one(doc, coll, options).await;
             }
-            match config.strategy {
-                Strategy::Random => random_ids::insert_one(doc, coll, None, options).await,
-                s if s.uses_counters() => counter_ids::insert_one(doc, coll, options).await,
-                _ => {
-                    let id = T::Id::from_generated(generated_ids::value(config.strategy)?)?;
-                    doc.set_id(id.clone());
-                    super::insert::insert_one(coll, &*doc, options).await?;
-                    Ok(id)
-                }
+            if let Some(id) = generated_ids::fresh::<T>() {
+                let id = id?;
+                doc.set_id(id.clone());
+                super::insert::insert_one(coll, &*doc, options).await?;
+                return Ok(id);
+            }
+            if config.strategy == Strategy::Random {
+                random_ids::insert_one(doc, coll, None, options).await
+            } else {
+                counter_ids::insert_one(doc, coll, options).await
             }
         })
     }
@@ -179,8 +180,8 @@ impl<'a, T: SequentialId> IntoFuture for NextId<'a, T> {
                     return seq.issue_id_in::<T::Id>(session).await.map(|(id, _)| id);
                 }
             }
-            if let Some(value) = Generated::new(T::SEQUENCE.strategy) {
-                return T::Id::from_generated(value);
+            if let Some(id) = generated_ids::fresh::<T>() {
+                return id;
             }
             seq.next_id::<T::Id>().await
         }))

@@ -443,29 +443,23 @@ impl<T: SequentialId> Claimed<'_, '_, T> {
             let id = T::Id::render(issued.value, &issued.slot.rendering).map_err(Failure::Fatal)?;
             return Ok((id, Some(issued)));
         }
-        let taken = match T::SEQUENCE.strategy {
-            s if s.uses_counters() => {
-                let seq = document_scope::for_document(self.seq.clone(), &*self.doc)
-                    .map_err(Failure::Fatal)?;
-                let (id, issued) = if T::SEQUENCE.gapless {
-                    seq.issue_id_in::<T::Id>(session)
-                        .await
-                        .map_err(transaction::counter_failure)?
-                } else {
-                    seq.issue_id::<T::Id>().await.map_err(Failure::Fatal)?
-                };
-                (id, Some(issued))
-            }
-            Strategy::Random => {
-                let value = self.seq.next().await.map_err(Failure::Fatal)?;
-                (T::Id::from_counter(value).map_err(Failure::Fatal)?, None)
-            }
-            s => {
-                let value = generated_ids::value(s).and_then(T::Id::from_generated);
-                (value.map_err(Failure::Fatal)?, None)
-            }
+        if let Some(id) = generated_ids::fresh::<T>() {
+            return Ok((id.map_err(Failure::Fatal)?, None));
+        }
+        if T::SEQUENCE.strategy == Strategy::Random {
+            let value = self.seq.next().await.map_err(Failure::Fatal)?;
+            return Ok((T::Id::from_counter(value).map_err(Failure::Fatal)?, None));
+        }
+        let seq =
+            document_scope::for_document(self.seq.clone(), &*self.doc).map_err(Failure::Fatal)?;
+        let (id, issued) = if T::SEQUENCE.gapless {
+            seq.issue_id_in::<T::Id>(session)
+                .await
+                .map_err(transaction::counter_failure)?
+        } else {
+            seq.issue_id::<T::Id>().await.map_err(Failure::Fatal)?
         };
-        Ok(taken)
+        Ok((id, Some(issued)))
     }
 
     /// What a run whose ID met a claim (`claimed`: the document it was claimed for) or a

@@ -3,6 +3,7 @@
 
 use std::collections::HashSet;
 
+use mongodb::action::Action;
 use mongodb::options::{InsertManyOptions, InsertOneOptions};
 use mongodb::{ClientSession, Collection};
 
@@ -42,11 +43,11 @@ pub(crate) async fn insert_one<T: SequentialId>(
     for _ in 0..attempts {
         let id = T::Id::from_counter(seq.next().await?)?;
         doc.set_id(id.clone());
-        let insert = coll.insert_one(&*doc).with_options(options.cloned());
-        let result = match session.as_deref_mut() {
-            Some(session) => insert.session(session).await,
-            None => insert.await,
-        };
+        let result = coll
+            .insert_one(&*doc)
+            .with_options(options.cloned())
+            .optional(session.as_deref_mut(), |a, s| a.session(s))
+            .await;
         match result {
             Ok(_) => return Ok(id),
             Err(e) if collided_on_id(&e) => {
@@ -102,13 +103,11 @@ pub(crate) async fn insert_many<T: SequentialId>(
             docs[i].set_id(id.clone());
             ids[i] = Some(id);
         }
-        let insert = coll
+        let result = coll
             .insert_many(pending.iter().map(|&i| &docs[i]))
-            .with_options(options.clone());
-        let result = match session.as_deref_mut() {
-            Some(session) => insert.session(session).await,
-            None => insert.await,
-        };
+            .with_options(options.clone())
+            .optional(session.as_deref_mut(), |a, s| a.session(s))
+            .await;
         match result {
             Ok(_) => {
                 return Ok(ids

@@ -15,6 +15,7 @@ use sequence_rules::Unique;
 
 use super::cached_id;
 use super::document_scope;
+use super::generated_ids;
 use super::insert;
 use super::proxy;
 use super::sequential_id::SequentialId;
@@ -23,7 +24,7 @@ use super::transaction::{self, Done, Failure, TransactionBody};
 use super::upsert_parts::{stored_form, Upsert};
 use crate::error::driver::{collided_on_id, outcome_unknown, statement_transient};
 use crate::error::{Error, Result};
-use crate::id::{Generated, IdValue};
+use crate::id::IdValue;
 use crate::sequence::{Issued, Sequence};
 use crate::store::BoxFuture;
 
@@ -39,8 +40,8 @@ async fn number<T: SequentialId>(
     session: Option<&mut ClientSession>,
 ) -> Result<(T::Id, Option<(Sequence, Issued)>)> {
     let strategy = T::SEQUENCE.strategy;
-    if let Some(value) = Generated::new(strategy) {
-        return Ok((T::Id::from_generated(value)?, None));
+    if let Some(id) = generated_ids::fresh::<T>() {
+        return Ok((id?, None));
     }
     let seq = document_scope::for_document(T::sequence(coll), doc)?;
     if !strategy.uses_counters() {

@@ -1,6 +1,7 @@
 //! The parts of an upsert of one document (`upsert_with_id`): its filter, the fields every
 //! write sets and those only an insert sets, and the two writes made of them.
 
+use mongodb::action::Action;
 use mongodb::bson::oid::ObjectId;
 use mongodb::bson::{doc, Bson, Document};
 use mongodb::options::{FindOneAndUpdateOptions, FindOneOptions, ReturnDocument};
@@ -83,27 +84,21 @@ impl<'a, T: SequentialId> Upsert<'a, T> {
         let field = T::SEQUENCE.id_field;
         let projection = doc! { field: 1 };
         let found = if self.set.is_empty() {
-            let action = self
-                .docs
+            self.docs
                 .find_one(self.filter.clone())
                 .with_options(self.read_options())
-                .projection(projection);
-            match session {
-                Some(s) => action.session(s).await,
-                None => action.await,
-            }
+                .projection(projection)
+                .optional(session, |a, s| a.session(s))
+                .await
         } else {
-            let action = self
-                .docs
+            self.docs
                 .find_one_and_update(self.filter.clone(), doc! { "$set": self.set.clone() })
                 .with_options(self.options.clone())
                 .upsert(false)
                 .return_document(ReturnDocument::After)
-                .projection(projection);
-            match session {
-                Some(s) => action.session(s).await,
-                None => action.await,
-            }
+                .projection(projection)
+                .optional(session, |a, s| a.session(s))
+                .await
         };
         Ok(found
             .map_err(|e| self.error(e))?
@@ -123,17 +118,15 @@ impl<'a, T: SequentialId> Upsert<'a, T> {
         if !self.set.is_empty() {
             update.insert("$set", self.set.clone());
         }
-        let action = self
+        let found = self
             .docs
             .find_one_and_update(self.filter.clone(), update)
             .with_options(self.options.clone())
             .upsert(true)
             .return_document(ReturnDocument::After)
-            .projection(doc! { field: 1 });
-        let found = match session {
-            Some(s) => action.session(s).await?,
-            None => action.await?,
-        };
+            .projection(doc! { field: 1 })
+            .optional(session, |a, s| a.session(s))
+            .await?;
         Ok(found
             .and_then(|mut d| d.remove(field))
             .unwrap_or(Bson::Null))

@@ -353,15 +353,13 @@ impl MongoStore {
         let (filter, update) = reservation(&self.layout, key, step, bounds, highest_last)?;
         let mut attempt = 0;
         loop {
-            let action = self
+            let outcome = self
                 .collection
                 .find_one_and_update(filter.clone(), update.clone())
                 .upsert(true)
-                .return_document(returned.clone());
-            let outcome = match session.as_deref_mut() {
-                Some(s) => action.session(s).await,
-                None => action.await,
-            };
+                .return_document(returned.clone())
+                .optional(session.as_deref_mut(), |a, s| a.session(s))
+                .await;
             match outcome {
                 Ok(doc) => return Ok((doc, attempt)),
                 Err(e) if is_duplicate_key(&e) => {
