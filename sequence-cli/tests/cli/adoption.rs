@@ -6,7 +6,7 @@ use mongodb::bson::{doc, oid::ObjectId, Document};
 use sequence_runtime::options::Layout;
 use sequence_runtime::{Sequence, SequenceOptions};
 
-use super::{all, cli, fresh_database, json, stderr, stdout};
+use crate::support::{all, cli, fresh_database, json, stderr, stdout};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_typegoose_service_is_found_and_never_duplicated() {

@@ -10,7 +10,7 @@ use mongodb::bson::{doc, oid::ObjectId, Bson, Document};
 use sequence_runtime::options::{filter, Layout};
 use sequence_runtime::{Scope, Sequence, SequenceOptions};
 
-use super::{all, cli, fresh_database, stderr, stdout};
+use crate::support::{all, cli, fresh_database, stderr, stdout};
 
 /// The values an attacker sends, as the JSON of `--scope shop=<JSON>`.
 const VALUES: [&str; 15] = [

@@ -5,11 +5,11 @@
 use std::fs::File;
 use std::io::Read;
 use std::os::fd::{FromRawFd, OwnedFd};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 use mongodb::bson::{doc, Document};
 
-use super::{fresh_database, stderr, uri};
+use crate::support::{cli, command, fresh_database, stderr};
 
 /// Runs the command line with `args`, its stderr on a pseudo-terminal: its output, and what
 /// the terminal received.
@@ -28,10 +28,7 @@ fn on_terminal(args: &[&str]) -> (Output, String) {
     assert_eq!(opened, 0, "a pseudo-terminal opens");
     // SAFETY: both descriptors were just opened and are owned by nothing else.
     let (master, slave) = unsafe { (File::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
-    let child = Command::new(env!("CARGO_BIN_EXE_mongo-sequence"))
-        .env_remove("MONGODB_URI")
-        .arg("--uri")
-        .arg(uri())
+    let child = command()
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::from(slave))
@@ -87,7 +84,7 @@ async fn long_commands_show_their_progress_on_a_terminal_only() {
         "the last line: {terminal:?}"
     );
     // Piped, and with `--json` on a terminal, nothing of it.
-    let piped = super::cli(&args);
+    let piped = cli(&args);
     assert_eq!(stderr(&piped), "", "piped: {}", stderr(&piped));
     let (_, json) = on_terminal(&[&args[..], &["--json"]].concat());
     assert!(!json.contains("checked about"), "with --json: {json:?}");
