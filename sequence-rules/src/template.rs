@@ -191,6 +191,60 @@ impl Template {
     }
 }
 
+impl Template {
+    /// Whether `template` holds a date field (`{YYYY}`, `{YY}`, `{MM}`, `{DD}`, `{HH}`), read as
+    /// [`parse`](Self::parse) reads it (`{{` and `}}` are text): then its counters are per
+    /// period. A `const fn`, so that a model's configuration says at compile time whether its
+    /// counter is one. For a template `parse` refuses, it may say either.
+    pub const fn has_date_field(template: &str) -> bool {
+        let b = template.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            let doubled = i + 1 < b.len() && b[i + 1] == b[i];
+            if (b[i] == b'{' || b[i] == b'}') && doubled {
+                i += 2;
+            } else if b[i] == b'{' {
+                // The field runs to the next `}`; its name to a `:` before it.
+                let mut end = i + 1;
+                while end < b.len() && b[end] != b'}' {
+                    end += 1;
+                }
+                let mut name_end = i + 1;
+                while name_end < end && b[name_end] != b':' {
+                    name_end += 1;
+                }
+                if is_date_name(b, i + 1, name_end) {
+                    return true;
+                }
+                i = end + 1;
+            } else {
+                i += 1;
+            }
+        }
+        false
+    }
+}
+
+/// Whether `b[start..end]` is the name of a date field.
+const fn is_date_name(b: &[u8], start: usize, end: usize) -> bool {
+    const NAMES: [&[u8]; 5] = [b"YYYY", b"YY", b"MM", b"DD", b"HH"];
+    let mut n = 0;
+    while n < NAMES.len() {
+        let name = NAMES[n];
+        if name.len() == end - start {
+            let mut k = 0;
+            while k < name.len() && name[k] == b[start + k] {
+                k += 1;
+            }
+            if k == name.len() {
+                return true;
+            }
+        }
+        n += 1;
+    }
+    false
+}
+
 /// The width of `{n:08}` (or `{n:8}`): a count of digits, checked by the rules of `width`.
 fn width(spec: &str) -> Result<u8, String> {
     let digits = spec.strip_prefix('0').unwrap_or(spec);
@@ -234,6 +288,49 @@ mod tests {
         // Letters are text in a template: no quoting needed.
         let t = Template::parse("MY-DAY-{n}").unwrap();
         assert_eq!(t.prefix.unwrap().resolution(), None);
+    }
+
+    /// Every template of up to four tokens (about 100,000): for each one `parse` accepts,
+    /// `has_date_field` says what the parsed template says.
+    #[test]
+    fn date_fields_are_found_as_parse_finds_them() {
+        const TOKENS: [&str; 17] = [
+            "{", "}", "{{", "}}", "{n}", "{n:08}", "{check}", "{YYYY}", "{YY}", "{MM}", "{DD}",
+            "{HH}", "{YY:2}", "YY", "-", ":", "{x}",
+        ];
+        let mut checked = 0;
+        let mut template = String::new();
+        let mut stack = vec![0usize; 0];
+        loop {
+            template.clear();
+            for &t in &stack {
+                template.push_str(TOKENS[t]);
+            }
+            let found = Template::has_date_field(&template);
+            if let Ok(parsed) = Template::parse(&template) {
+                let dated = parsed.prefix.is_some_and(|p| p.resolution().is_some());
+                assert_eq!(found, dated, "{template:?}");
+                checked += 1;
+            }
+            // The next sequence of tokens, shortest first.
+            let mut i = stack.len();
+            loop {
+                if i == 0 {
+                    if stack.len() == 4 {
+                        assert!(checked > 1_000, "{checked} templates parsed");
+                        return;
+                    }
+                    stack = vec![0; stack.len() + 1];
+                    break;
+                }
+                i -= 1;
+                stack[i] += 1;
+                if stack[i] < TOKENS.len() {
+                    break;
+                }
+                stack[i] = 0;
+            }
+        }
     }
 
     #[test]

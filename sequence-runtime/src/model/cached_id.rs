@@ -23,7 +23,8 @@ use crate::strategy::counter_cache_id;
 /// decides which have one). The cache is found under the same registry id a `Sequence` uses.
 pub(crate) fn cached_id<M: SequentialId>(coll: &Collection<M>) -> Option<Cached> {
     let config = &M::SEQUENCE;
-    let (batch, rendered) = config.cached_batch()?;
+    // Decided once per model, at compile time.
+    let (batch, rendered) = const { M::SEQUENCE.cached_batch() }?;
     process::with_model_shared(
         TypeId::of::<M>(),
         coll,

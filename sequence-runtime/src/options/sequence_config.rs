@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use sequence_rules::encoding::{CheckDigit, Encoding};
+use sequence_rules::template::Template;
 use sequence_rules::{
     self as rules, defaults, Batch, FilterField, Layout, Stores, Strategy, Unique,
 };
@@ -416,27 +417,26 @@ impl SequenceConfig {
     /// take such values straight from the process's cache of the counter. `rendered` says
     /// whether the IDs are more than the value (padding, check digits, an encoding, a template
     /// without date fields), which [`SequentialId`](crate::SequentialId)'s inserts then render.
-    pub(crate) fn cached_batch(&self) -> Option<(rules::Batch, bool)> {
-        let one_counter = self.strategy == rules::Strategy::Counter
+    pub(crate) const fn cached_batch(&self) -> Option<(rules::Batch, bool)> {
+        let dated = match self.format {
+            Some(template) => Template::has_date_field(template),
+            None => false,
+        };
+        let one_counter = matches!(self.strategy, rules::Strategy::Counter)
             && self.scope.is_empty()
             && self.prefix.is_none()
-            && self.format.is_none_or(|f| !has_date_field(f))
+            && !dated
             && !self.gapless;
         let rendered = self.width.is_some()
             || self.format.is_some()
             || self.check_digit.is_some()
-            || self.encoding != Encoding::Decimal;
-        (one_counter && self.batch.is_cached()).then_some((self.batch, rendered))
+            || !matches!(self.encoding, Encoding::Decimal);
+        if one_counter && self.batch.is_cached() {
+            Some((self.batch, rendered))
+        } else {
+            None
+        }
     }
-}
-
-/// Whether a `format` template may hold a date field (`{YYYY}`, `{YY}`, `{MM}`, `{DD}`, `{HH}`):
-/// then its counters are per period. An escaped `{{YY}}` counts too, which only sends it the
-/// longer way.
-fn has_date_field(template: &str) -> bool {
-    ["{YY", "{MM}", "{DD}", "{HH}"]
-        .iter()
-        .any(|field| template.contains(field))
 }
 
 /// Whether two texts are equal, in a `const fn`.
