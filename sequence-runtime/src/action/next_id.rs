@@ -37,20 +37,24 @@ impl<'a, T: Send + Sync> NextId<'a, T> {
     );
 }
 
-/// The future of a [`NextId`]: a value from this process's cache is ready at once, without an
-/// allocation (and rendered as the ID only when polled); anything else goes to the counter.
+/// The future of a [`NextId`]: an ID from this process's cache is ready at once, without an
+/// allocation; anything else goes to the counter.
 #[must_use = "a future does nothing until it is polled"]
 pub struct NextIdFuture<'a, I>(State<'a, I>);
 
+// Nothing of it is ever pinned in place: the pending future is pinned in its box, and a ready
+// ID is moved out.
+impl<I> Unpin for NextIdFuture<'_, I> {}
+
 enum State<'a, I> {
-    Cached(Option<i64>),
+    Ready(Option<Result<I>>),
     Pending(BoxFuture<'a, Result<I>>),
 }
 
 impl<'a, I> NextIdFuture<'a, I> {
-    /// The future of a value taken from the cache.
-    pub(crate) fn cached(value: i64) -> Self {
-        NextIdFuture(State::Cached(Some(value)))
+    /// The future of an ID taken from the cache.
+    pub(crate) fn ready(id: Result<I>) -> Self {
+        NextIdFuture(State::Ready(Some(id)))
     }
 
     /// The future of a value that takes a round trip, or more work than the cache.
@@ -64,12 +68,10 @@ impl<I: IdValue> Future for NextIdFuture<'_, I> {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<I>> {
         match &mut self.0 {
-            State::Cached(value) => {
-                let value = value
-                    .take()
-                    .expect("a `NextIdFuture` polled after it was ready");
-                Poll::Ready(I::from_counter(value))
-            }
+            State::Ready(id) => Poll::Ready(
+                id.take()
+                    .expect("a `NextIdFuture` polled after it was ready"),
+            ),
             State::Pending(future) => future.as_mut().poll(cx),
         }
     }

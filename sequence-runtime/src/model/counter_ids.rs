@@ -23,7 +23,7 @@ pub(crate) async fn insert_one<T: SequentialId>(
     options: Option<&InsertOneOptions>,
 ) -> Result<T::Id> {
     let (id, taken) = match cached_id::cached_id(coll) {
-        Some(cached) => (cached.id::<T>()?, Taken::Cached(cached.value)),
+        Some(cached) => (cached.id?, Taken::Cached(cached.value)),
         None => {
             let seq = document_scope::for_document(T::sequence(coll), doc)?;
             let (id, issued) = match first_values::insert_one(doc, coll, &seq, options).await? {

@@ -161,11 +161,7 @@ impl<'a, T: SequentialId> IntoFuture for NextId<'a, T> {
     fn into_future(self) -> Self::IntoFuture {
         if self.session.is_none() {
             if let Some(cached) = cached_id::cached_id(self.coll) {
-                if cached.rendered {
-                    let id = cached.id::<T>();
-                    return NextIdFuture::pending(Box::pin(async move { id }));
-                }
-                return NextIdFuture::cached(cached.value);
+                return NextIdFuture::ready(cached.id);
             }
         }
         NextIdFuture::pending(Box::pin(async move {

@@ -13,6 +13,7 @@ use crate::process::HandleMemo;
 use crate::sequence::Sequence;
 
 thread_local! {
+    /// The one per-thread memo of models' sequences, by model type and collection handle.
     static SEQUENCES: RefCell<HandleMemo<Sequence>> = const { RefCell::new(HandleMemo::new()) };
 }
 
@@ -23,9 +24,20 @@ pub(crate) fn sequence<T: Send + Sync + 'static>(
     coll: &Collection<T>,
     config: &SequenceConfig,
 ) -> Sequence {
+    with_sequence(model, coll, config, Sequence::clone)
+}
+
+/// Calls `f` with the sequence [`sequence`] returns, without cloning it (the hot path of
+/// cached IDs touches no reference count). `f` must not use this memo.
+pub(crate) fn with_sequence<T: Send + Sync + 'static, R>(
+    model: TypeId,
+    coll: &Collection<T>,
+    config: &SequenceConfig,
+    f: impl FnOnce(&Sequence) -> R,
+) -> R {
     SEQUENCES.with(|memo| {
-        memo.borrow_mut()
-            .get(model, coll, || config.sequence_for(coll))
-            .clone()
+        f(memo
+            .borrow_mut()
+            .get(model, coll, || config.sequence_for(coll)))
     })
 }

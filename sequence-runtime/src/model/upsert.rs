@@ -50,7 +50,7 @@ async fn number<T: SequentialId>(
     if session.is_none() {
         if let Some(cached) = cached_id::cached_id(coll) {
             let issued = seq.issued(cached.value)?;
-            return Ok((cached.id::<T>()?, Some((seq, issued))));
+            return Ok((cached.id?, Some((seq, issued))));
         }
     }
     let (id, issued) = match session {

@@ -1,16 +1,11 @@
-//! Per-thread memos of what a model's calls need, by model type and collection handle: the
-//! shared state of a model's counter (the hot path of cached IDs), and a model's `Sequence`.
-//! A collection handle is kept alive while remembered, so that its address stays its own.
+//! A per-thread memo of what a model's calls need (its `Sequence`), by model type and collection
+//! handle. A collection handle is kept alive while remembered, so that its address stays its
+//! own.
 
 use std::any::{Any, TypeId};
-use std::cell::RefCell;
-use std::sync::Arc;
 
 use mongodb::Collection;
 
-use super::cache::ProcessState;
-use super::registry::shared;
-use crate::observability::{Labels, Place};
 use crate::store::Deployment;
 
 /// How many (model, collection handle) pairs each thread remembers.
@@ -61,38 +56,6 @@ impl<V> HandleMemo<V> {
     }
 }
 
-thread_local! {
-    /// The caches this thread used last, by model and collection handle.
-    static RECENT: RefCell<HandleMemo<Arc<ProcessState>>> = const { RefCell::new(HandleMemo::new()) };
-}
-
-/// Calls `f` with the shared cache of the counter of a model used with `coll`: the same cache
-/// as [`shared`]`(Place::collection(deployment, db, counters), key())` for the deployment and database of
-/// `coll`, remembered per thread under the model's type, whose configuration fixes `counters`
-/// and `key` (and `labels`, which name the sequence).
-pub(crate) fn with_model_shared<T: Send + Sync + 'static, R>(
-    model: TypeId,
-    coll: &Collection<T>,
-    counters: &str,
-    key: impl FnOnce() -> String,
-    labels: impl FnOnce() -> Labels,
-    f: impl FnOnce(&ProcessState) -> R,
-) -> R {
-    RECENT.with(|recent| {
-        let mut recent = recent.borrow_mut();
-        let cache = recent.get(model, coll, || {
-            let deployment = Deployment::of_collection(coll);
-            shared(
-                &Place::collection(deployment, &coll.namespace().db, counters),
-                &key(),
-                labels,
-            )
-        });
-        // `f` gets a reference: no reference count is touched on the way.
-        f(cache)
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -101,39 +64,42 @@ mod tests {
     struct ModelB;
 
     #[tokio::test]
-    async fn model_lookups_find_the_registry_entry() {
+    async fn hits_and_misses_give_the_value_of_the_model_and_handle() {
         let a = TypeId::of::<ModelA>();
         let b = TypeId::of::<ModelB>();
         let uri = "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=10";
-        let client = mongodb::Client::with_uri_str(uri).await.unwrap();
-        let deployment = Deployment::of_database(&client.database("x"));
-        // More handles than a thread remembers, twice over: hits and misses alike must give the
-        // registry's cache of the counter of the handle's database.
+        let clients = [
+            mongodb::Client::with_uri_str(uri).await.unwrap(),
+            mongodb::Client::with_uri_str(uri).await.unwrap(),
+        ];
+        // More handles than a thread remembers, twice over: every lookup, hit or miss, must
+        // give the value made for its own model and handle, and a hit must not make one.
         let handles: Vec<_> = (0..RECENT_CAPACITY + 4)
             .map(|i| {
-                let db = format!("registry_test_{i}");
-                (client.database(&db).collection::<()>("c"), db)
+                let coll = clients[i % 2].database("memo_test").collection::<()>("c");
+                (coll, i)
             })
             .collect();
-        for _ in 0..2 {
-            for (coll, db) in &handles {
-                for (model, key) in [(a, "s:a"), (b, "s:b")] {
-                    let expected = shared(
-                        &Place::collection(deployment, db, "counters"),
-                        key,
-                        Labels::default,
-                    );
-                    let same = with_model_shared(
-                        model,
-                        &coll.clone(),
-                        "counters",
-                        || key.to_owned(),
-                        Labels::default,
-                        |s| std::ptr::eq(s, &*expected),
-                    );
-                    assert!(same, "model {key} in {db}");
+        let mut memo = HandleMemo::new();
+        let mut made = 0;
+        for round in 0..2 {
+            for (coll, i) in &handles {
+                for (model, name) in [(a, "a"), (b, "b")] {
+                    let value = memo.get(model, coll, || {
+                        made += 1;
+                        format!("{name}{i}")
+                    });
+                    assert_eq!(*value, format!("{name}{i}"), "round {round}");
                 }
+                // The pair just used is remembered: asking again makes nothing.
+                let before = made;
+                memo.get(a, coll, || unreachable!("a remembered pair is made again"));
+                assert_eq!(made, before);
             }
         }
+        assert!(
+            made > 2 * handles.len(),
+            "the oldest pairs were forgotten: {made}"
+        );
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! - `registry.rs`: the process-wide maps of what the handles of one sequence share (its
 //!   state, the full shards of a ranges sequence, the queues of gapless groups);
-//! - `memo.rs`: per-thread memos of the handles of models, by collection handle;
+//! - `memo.rs`: the per-thread memo of models' values (their `Sequence`), by model type and
+//!   collection handle;
 //! - `cache.rs`: a sequence's shared state ([`ProcessState`]) and its cache of reserved
 //!   ranges, with its refills in `cache/refill.rs`;
 //! - `cache_state.rs`: what a cache holds under its lock, and the arithmetic of its ranges;
@@ -19,7 +20,7 @@ mod registry;
 mod scope_caches;
 
 pub(crate) use cache::{ProcessState, Request};
-pub(crate) use memo::{with_model_shared, HandleMemo};
+pub(crate) use memo::HandleMemo;
 pub(crate) use registry::{
     entries, full_shards, group, remove_group, shared, watched, CounterAt, GroupOf,
 };

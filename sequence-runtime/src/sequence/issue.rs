@@ -286,6 +286,23 @@ impl Sequence {
             .collect()
     }
 
+    /// The state this handle shares with the other handles of its sequence in the process,
+    /// whose cache serves a handle without scope; `None` if the options are invalid.
+    pub(crate) fn process_state(&self) -> Option<&ProcessState> {
+        Some(&self.engine().ok()?.shared)
+    }
+
+    /// `value` as an ID of type `I`, rendered for the one counter of a sequence without
+    /// periods or scope.
+    pub(crate) fn constant_id<I: IdValue>(&self, value: i64) -> Result<I> {
+        let engine = self.engine()?;
+        let slot = engine
+            .format
+            .constant()
+            .expect("a sequence whose cache serves models has no periods");
+        I::render(value, &slot.rendering)
+    }
+
     /// `value` as issued by the counter this handle takes values from now.
     pub(crate) fn issued(&self, value: i64) -> Result<Issued> {
         Ok(Issued {

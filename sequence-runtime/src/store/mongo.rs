@@ -2,6 +2,7 @@
 
 use std::collections::HashSet;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use mongodb::action::Action;
@@ -69,6 +70,9 @@ pub struct MongoStore {
     deployment: Deployment,
     /// The record of the sequence to write beside the counters before the first write.
     record: Option<Arc<SequenceRecord>>,
+    /// Whether this store (or a clone) has seen its record handled in this process: its
+    /// writes then skip the process-wide list of recorded sequences.
+    recorded: Arc<AtomicBool>,
     /// Which counters exist, as far as rounds of several counters know.
     known: Arc<KnownCounters>,
 }
@@ -116,6 +120,7 @@ impl MongoStore {
             layout,
             deployment,
             record: None,
+            recorded: Arc::default(),
             known: Arc::default(),
         })
     }
@@ -124,6 +129,7 @@ impl MongoStore {
     /// first write to a counter (a write that fails records nothing).
     pub(crate) fn recording(mut self, record: SequenceRecord) -> Self {
         self.record = Some(Arc::new(record));
+        self.recorded = Arc::default();
         self
     }
 
@@ -134,6 +140,9 @@ impl MongoStore {
         let Some(record) = &self.record else {
             return;
         };
+        if self.recorded.swap(true, Ordering::Relaxed) {
+            return;
+        }
         static DONE: LazyLock<Mutex<HashSet<String>>> = LazyLock::new(Default::default);
         let id = format!("{}\0{}", self.identity(), record.name);
         if !DONE

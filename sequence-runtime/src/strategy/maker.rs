@@ -103,7 +103,7 @@ impl Maker {
     /// The id, in the registry, of the cache and statistics of the sequence with `key`.
     pub(crate) fn cache_id(&self, key: &CounterKey) -> String {
         match self {
-            Maker::Counters(Counters::One { .. }) => counter_cache_id(key),
+            Maker::Counters(Counters::One { .. }) => key.canonical().to_owned(),
             Maker::Counters(Counters::Ranges(s)) => {
                 format!("{}\0{}", key.canonical(), s.configuration())
             }
@@ -111,9 +111,4 @@ impl Maker {
             Maker::Generated(s) => format!("{}\0{}", key.canonical(), s.name()),
         }
     }
-}
-
-/// The id, in the registry, of the cache and statistics of the `counter` sequence with `key`.
-pub(crate) fn counter_cache_id(key: &CounterKey) -> String {
-    key.canonical().to_owned()
 }

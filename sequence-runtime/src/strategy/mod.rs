@@ -16,6 +16,6 @@ mod ranges;
 mod reservation_origin;
 
 pub(crate) use counters::Counters;
-pub(crate) use maker::{counter_cache_id, Maker};
+pub(crate) use maker::Maker;
 pub(crate) use ranges::{FullShards, Shards};
 pub(crate) use reservation_origin::Origin;
