@@ -23,15 +23,21 @@ pub(crate) async fn insert_one<T: SequentialId>(
     options: Option<&InsertOneOptions>,
 ) -> Result<T::Id> {
     let (id, taken) = match cached_id::cached_id(coll) {
-        Some(cached) => (cached.id?, Taken::Cached(cached.value)),
+        Some(cached) => (cached.id?, NumberFrom::Cached(cached.value)),
+        // Decided at compile time: a model without scope never enters the code of scopes.
+        None if T::SEQUENCE.scope.is_empty() => {
+            let seq = T::sequence(coll);
+            let (id, issued) = seq.issue_id::<T::Id>().await?;
+            (id, NumberFrom::Issued(seq, issued))
+        }
         None => {
             let seq = document_scope::for_document(T::sequence(coll), doc)?;
             let (id, issued) = match first_values::insert_one(doc, coll, &seq, options).await? {
                 First::Inserted(id) => return Ok(id),
                 First::Alone => seq.issue_ids::<T::Id>(1, None).await?.remove(0),
-                First::Usual => seq.issue_id::<T::Id>().await?,
+                First::FromSequence => seq.issue_id::<T::Id>().await?,
             };
-            (id, Taken::Issued(seq, issued))
+            (id, NumberFrom::Issued(seq, issued))
         }
     };
     doc.set_id(id.clone());
@@ -39,9 +45,10 @@ pub(crate) async fn insert_one<T: SequentialId>(
         Ok(()) => Ok(id),
         Err(e) if skip_ahead::on_id_field::<T>(&e) => {
             let (seq, issued) = match taken {
-                Taken::Issued(seq, issued) => (seq, issued),
-                Taken::Cached(value) => {
-                    let seq = document_scope::for_document(T::sequence(coll), doc)?;
+                NumberFrom::Issued(seq, issued) => (seq, issued),
+                // A model with a cache of its counter has no scope.
+                NumberFrom::Cached(value) => {
+                    let seq = T::sequence(coll);
                     let issued = seq.issued(value)?;
                     (seq, issued)
                 }
@@ -53,7 +60,7 @@ pub(crate) async fn insert_one<T: SequentialId>(
 }
 
 /// How the number of an insert was taken.
-enum Taken {
+enum NumberFrom {
     /// From this process's cache of the model's counter, without building a `Sequence`.
     Cached(i64),
     /// From `Sequence` (in the document's scope), with the counter it came from.

@@ -28,7 +28,7 @@ use serde::ser::Error as _;
 
 use super::gapless_group::{self, OwnRounds, Round};
 use super::insert::{self, Stored, INSERT_ATTEMPTS};
-use super::round_member::{self, Member, Shape};
+use super::round_member::{self, Member, StoredAs};
 use super::sequential_id::SequentialId;
 use super::skip_ahead;
 use crate::error::driver::{insert_many_failed_at, is_duplicate_key, outcome_unknown, Access};
@@ -62,8 +62,9 @@ pub(super) enum First<I> {
     /// document, its counter gave out near its end, or the model stores its ID field in a way
     /// a round cannot write.
     Alone,
-    /// Not a first value: the scope value's cache (or the model's usual path) gives it.
-    Usual,
+    /// Not in a round: the scope value's sequence gives its number (from its cache, or a
+    /// reservation of its own).
+    FromSequence,
 }
 
 /// Inserts `doc` with the first value of its scope value (`scoped`) in a round, with the first
@@ -81,13 +82,13 @@ pub(super) async fn insert_one<T: SequentialId>(
         && config.unique != Unique::Proxy
         && scoped.scope().is_some();
     if !eligible {
-        return Ok(First::Usual);
+        return Ok(First::FromSequence);
     }
     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-        return Ok(First::Usual);
+        return Ok(First::FromSequence);
     };
     if !scoped.takes_first_value()? {
-        return Ok(First::Usual); // its scope value's cache gives it, serialized but once
+        return Ok(First::FromSequence); // its scope value's cache gives it, serialized but once
     }
     let Some((member, rx, shape)) = round_member::prepare(doc, scoped)? else {
         return Ok(First::Alone); // an ID field a round cannot write
@@ -174,7 +175,7 @@ fn numbered<T: SequentialId>(
     mut member: Member<T::Id>,
     value: i64,
     slot: &Arc<Slot>,
-    shape: Shape,
+    shape: StoredAs,
 ) -> Option<Sent<T::Id>> {
     let rendered = T::Id::render(value, &slot.rendering).and_then(|id| {
         let stored = shape.bson(value, &slot.rendering, T::Id::TYPE_NAME)?;

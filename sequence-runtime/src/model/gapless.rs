@@ -16,7 +16,9 @@ use super::insert::{document, fixed_document};
 use super::proxy;
 use super::sequential_id::SequentialId;
 use super::skip_ahead;
-use super::transaction::{counter_failure, in_transactions, taken, Done, Failure, TransactionBody};
+use super::transaction::{
+    counter_failure, in_transactions, taken, AttemptFailure, Done, TransactionBody,
+};
 use crate::error::driver::{statement_transient, Access};
 use crate::error::{Error, Result};
 use crate::sequence::{Issued, Sequence};
@@ -83,7 +85,7 @@ impl<T: SequentialId> TransactionBody<Vec<T::Id>> for Inserts<'_, '_, T> {
     fn run<'s>(
         &'s mut self,
         session: &'s mut ClientSession,
-    ) -> BoxFuture<'s, std::result::Result<Done<Vec<T::Id>>, Failure>> {
+    ) -> BoxFuture<'s, std::result::Result<Done<Vec<T::Id>>, AttemptFailure>> {
         Box::pin(async move {
             attempt(self.docs, self.coll, self.seq, session, &mut self.claimed)
                 .await
@@ -109,7 +111,7 @@ async fn attempt<T: SequentialId>(
     seq: &Sequence,
     session: &mut ClientSession,
     claimed: &mut Vec<Document>,
-) -> std::result::Result<Vec<T::Id>, Failure> {
+) -> std::result::Result<Vec<T::Id>, AttemptFailure> {
     let issued = match docs {
         Docs::One(doc, _) => match document_scope::for_document(seq.clone(), &**doc) {
             Ok(seq) => seq.issue_ids::<T::Id>(1, Some(session)).await,
@@ -123,8 +125,8 @@ async fn attempt<T: SequentialId>(
         Docs::Many(many, _) => {
             let mut issued = Vec::with_capacity(many.len());
             for doc in many.iter() {
-                let scoped =
-                    document_scope::for_document(seq.clone(), doc).map_err(Failure::Fatal)?;
+                let scoped = document_scope::for_document(seq.clone(), doc)
+                    .map_err(AttemptFailure::Fatal)?;
                 match scoped.issue_ids::<T::Id>(1, Some(&mut *session)).await {
                     Ok(mut one) => issued.append(&mut one),
                     Err(e) => return Err(counter_failure(e)),
@@ -171,8 +173,10 @@ async fn attempt<T: SequentialId>(
                 (e, Some(at)) if skip_ahead::on_id_field::<T>(&e) => {
                     Err(taken(docs.get(at), coll, seq, issued[at].clone(), e).await)
                 }
-                (Error::Mongo(e), _) if statement_transient(&e) => Err(Failure::Transient(e)),
-                (e, _) => Err(Failure::Fatal(e)),
+                (Error::Mongo(e), _) if statement_transient(&e) => {
+                    Err(AttemptFailure::Transient(e))
+                }
+                (e, _) => Err(AttemptFailure::Fatal(e)),
             }
         }
     }
@@ -189,14 +193,14 @@ async fn claimed_inserts<T: SequentialId>(
     seq: &Sequence,
     session: &mut ClientSession,
     claimed: &mut Vec<Document>,
-) -> std::result::Result<Vec<T::Id>, Failure> {
+) -> std::result::Result<Vec<T::Id>, AttemptFailure> {
     let mut documents = Vec::with_capacity(ids.len());
     for (i, id) in ids.iter().enumerate() {
         match docs {
             Docs::One(doc, _) => doc.set_id(id.clone()),
             Docs::Many(many, _) => many[i].set_id(id.clone()),
         }
-        documents.push(fixed_document(docs.get(i)).map_err(Failure::Fatal)?);
+        documents.push(fixed_document(docs.get(i)).map_err(AttemptFailure::Fatal)?);
     }
     *claimed = documents.clone();
     proxy::claim_all(coll, seq, &documents, |at| &issued[at], session).await?;
@@ -223,8 +227,8 @@ async fn claimed_inserts<T: SequentialId>(
         Ok(()) => Ok(ids.to_vec()),
         Err(e) => Err(
             match Error::from_driver_on(e, coll.namespace(), Access::Insert) {
-                Error::Mongo(e) if statement_transient(&e) => Failure::Transient(e),
-                e => Failure::Fatal(e),
+                Error::Mongo(e) if statement_transient(&e) => AttemptFailure::Transient(e),
+                e => AttemptFailure::Fatal(e),
             },
         ),
     }

@@ -27,9 +27,9 @@ use mongodb::{ClientSession, Collection};
 use sequence_rules::Unique;
 
 use super::gapless::{self, Docs};
-use super::round_member::{prepare, Member, Shape};
+use super::round_member::{prepare, Member, StoredAs};
 use super::sequential_id::SequentialId;
-use super::transaction::{self, counter_failure, Done, Failure, TransactionBody};
+use super::transaction::{self, counter_failure, AttemptFailure, Done, TransactionBody};
 use super::{proxy, skip_ahead};
 use crate::error::driver::{insert_many_failed_at, statement_transient, Access};
 use crate::error::{Error, Result};
@@ -61,7 +61,7 @@ pub(crate) const MAX_BYTES: usize = 4 << 20;
 /// The inserts of one group (a model's counter, collection and scope) waiting for a round.
 /// It is registered under `id` while the group is in use, and removed from the registry when
 /// the group goes idle, so that a process keeps no queue per scope value it has seen.
-struct Queue<I> {
+struct GroupQueue<I> {
     id: GroupOf,
     state: Mutex<GroupState<I>>,
 }
@@ -78,9 +78,9 @@ struct GroupState<I> {
     waiting: VecDeque<Member<I>>,
 }
 
-impl<I: Send + 'static> Queue<I> {
+impl<I: Send + 'static> GroupQueue<I> {
     fn new(id: GroupOf, limit: usize) -> Self {
-        Queue {
+        GroupQueue {
             id,
             state: Mutex::new(GroupState {
                 in_flight: 0,
@@ -167,7 +167,7 @@ pub(super) fn join<T: SequentialId>(
     member: Member<T::Id>,
     round: Round<T>,
     runtime: tokio::runtime::Handle,
-) -> Option<NextRound<T>> {
+) -> Option<GroupHandOff<T>> {
     let id = GroupOf {
         model: TypeId::of::<T>(),
         deployment: Deployment::of_collection(&round.coll),
@@ -182,7 +182,7 @@ pub(super) fn join<T: SequentialId>(
         Some(own) => (own.in_flight, false),
         None => (1, true),
     };
-    let queue = process::group(&id, || Queue::<T::Id>::new(id.clone(), limit));
+    let queue = process::group(&id, || GroupQueue::<T::Id>::new(id.clone(), limit));
     {
         let mut state = queue.lock();
         if state.in_flight > 0 || !leads {
@@ -198,7 +198,7 @@ pub(super) fn join<T: SequentialId>(
         }
         state.in_flight = 1;
     }
-    Some(NextRound {
+    Some(GroupHandOff {
         queue,
         round: Some(round),
         runtime,
@@ -224,7 +224,7 @@ pub(super) struct Round<T: SequentialId> {
     pub(super) seq: Sequence,
     pub(super) scope: Document,
     /// How the round writes the numbers it takes; `None` when its members took theirs.
-    pub(super) shape: Option<Shape>,
+    pub(super) shape: Option<StoredAs>,
     /// `None`: the members are inserts of one counter, committed in its transactions.
     pub(super) own: Option<OwnRounds<T>>,
 }
@@ -243,14 +243,14 @@ pub(super) struct OwnRounds<T: SequentialId> {
 
 /// Ends the insert of the caller that went alone, however it ends: the inserts that queued
 /// meanwhile get a round task, or the group goes idle if none did.
-pub(super) struct NextRound<T: SequentialId> {
-    queue: Arc<Queue<T::Id>>,
+pub(super) struct GroupHandOff<T: SequentialId> {
+    queue: Arc<GroupQueue<T::Id>>,
     /// Taken by the round task, if one is needed.
     round: Option<Round<T>>,
     runtime: tokio::runtime::Handle,
 }
 
-impl<T: SequentialId> Drop for NextRound<T> {
+impl<T: SequentialId> Drop for GroupHandOff<T> {
     fn drop(&mut self) {
         if self.queue.go_idle_if_empty(self.queue.lock()) {
             return;
@@ -262,7 +262,7 @@ impl<T: SequentialId> Drop for NextRound<T> {
 }
 
 /// Commits the queued inserts round after round, until none is left.
-async fn rounds<T: SequentialId>(queue: Arc<Queue<T::Id>>, round: Round<T>) {
+async fn rounds<T: SequentialId>(queue: Arc<GroupQueue<T::Id>>, round: Round<T>) {
     loop {
         let members = {
             let mut state = queue.lock();
@@ -322,8 +322,8 @@ impl<T: SequentialId> Round<T> {
     async fn commit_all(
         &self,
         mut members: Vec<Member<T::Id>>,
-        queue: &Queue<T::Id>,
-    ) -> Option<Met> {
+        queue: &GroupQueue<T::Id>,
+    ) -> Option<HolderMet> {
         if let Some(own) = &self.own {
             (own.commit)(self, members).await;
             return None;
@@ -361,7 +361,7 @@ impl<T: SequentialId> Round<T> {
         &self,
         members: &mut Vec<Member<T::Id>>,
         session: &mut ClientSession,
-    ) -> std::result::Result<(Vec<T::Id>, Vec<Document>), Failure> {
+    ) -> std::result::Result<(Vec<T::Id>, Vec<Document>), AttemptFailure> {
         let Some(shape) = self.shape else {
             return attempt_taken(self, members, session).await;
         };
@@ -375,7 +375,7 @@ impl<T: SequentialId> Round<T> {
         for (member, (_, issued)) in members.iter().zip(&issued) {
             let stored = shape
                 .bson(issued.value, &issued.slot.rendering, T::Id::TYPE_NAME)
-                .map_err(Failure::Fatal)?;
+                .map_err(AttemptFailure::Fatal)?;
             let mut doc = member.doc.clone();
             doc.insert(field, stored);
             docs.push(doc);
@@ -400,16 +400,16 @@ impl<T: SequentialId> Round<T> {
                     &issued,
                 )
                 .await
-                .map_err(Failure::Fatal)?;
-                Err(Failure::Taken(issued, floor, e))
+                .map_err(AttemptFailure::Fatal)?;
+                Err(AttemptFailure::IdTaken(issued, floor, e))
             }
-            (Error::Mongo(e), _) if statement_transient(&e) => Err(Failure::Transient(e)),
+            (Error::Mongo(e), _) if statement_transient(&e) => Err(AttemptFailure::Transient(e)),
             (e, Some(at)) => {
                 // This document's own error: its caller gets it, the others go on without it.
                 let _ = members.remove(at).reply.send(Err(e));
-                Err(Failure::Dropped)
+                Err(AttemptFailure::Dropped)
             }
-            (e, None) => Err(Failure::Fatal(e)),
+            (e, None) => Err(AttemptFailure::Fatal(e)),
         }
     }
 }
@@ -423,7 +423,7 @@ async fn attempt_taken<T: SequentialId>(
     round: &Round<T>,
     members: &mut Vec<Member<T::Id>>,
     session: &mut ClientSession,
-) -> std::result::Result<(Vec<T::Id>, Vec<Document>), Failure> {
+) -> std::result::Result<(Vec<T::Id>, Vec<Document>), AttemptFailure> {
     let taken: Vec<(T::Id, Issued)> = members
         .iter()
         .map(|m| {
@@ -434,7 +434,7 @@ async fn attempt_taken<T: SequentialId>(
         .collect();
     let docs: Vec<Document> = members.iter().map(|m| m.doc.clone()).collect();
     match proxy::claim_all(&round.coll, &round.seq, &docs, |at| &taken[at].1, session).await {
-        Err(Failure::Taken(issued, _, _)) => return Err(alone(members, &issued)),
+        Err(AttemptFailure::IdTaken(issued, _, _)) => return Err(alone(members, &issued)),
         claimed => claimed?,
     }
     let docs_coll = round.coll.clone_with_type::<Document>();
@@ -450,18 +450,18 @@ async fn attempt_taken<T: SequentialId>(
         (e, Some(at)) if duplicate_id == Some(at) && skip_ahead::on_id_field::<T>(&e) => {
             Err(alone(members, &taken[at].1))
         }
-        (Error::Mongo(e), _) if statement_transient(&e) => Err(Failure::Transient(e)),
+        (Error::Mongo(e), _) if statement_transient(&e) => Err(AttemptFailure::Transient(e)),
         (e, Some(at)) => {
             let _ = members.remove(at).reply.send(Err(e));
-            Err(Failure::Dropped)
+            Err(AttemptFailure::Dropped)
         }
-        (e, None) => Err(Failure::Fatal(e)),
+        (e, None) => Err(AttemptFailure::Fatal(e)),
     }
 }
 
 /// Sends the member whose number `issued` met a claim or a stored document to insert alone;
 /// the round goes on without it.
-fn alone<I>(members: &mut Vec<Member<I>>, issued: &Issued) -> Failure {
+fn alone<I>(members: &mut Vec<Member<I>>, issued: &Issued) -> AttemptFailure {
     let at = members.iter().position(|m| {
         m.taken
             .as_ref()
@@ -470,9 +470,9 @@ fn alone<I>(members: &mut Vec<Member<I>>, issued: &Issued) -> Failure {
     match at {
         Some(at) => {
             let _ = members.remove(at).reply.send(Ok(None));
-            Failure::Dropped
+            AttemptFailure::Dropped
         }
-        None => Failure::Fatal(Error::InvalidArgument {
+        None => AttemptFailure::Fatal(Error::InvalidArgument {
             argument: "document",
             reason: "a number met a claim that no member of the group took".into(),
         }),
@@ -484,22 +484,22 @@ fn alone<I>(members: &mut Vec<Member<I>>, issued: &Issued) -> Failure {
 struct Group<'r, T: SequentialId> {
     round: &'r Round<T>,
     /// The group's queue, whose waiting inserts join a round that met the counter held.
-    queue: &'r Queue<T::Id>,
+    queue: &'r GroupQueue<T::Id>,
     members: &'r mut Vec<Member<T::Id>>,
     sent: Vec<Document>,
     /// When its attempts met another group's transaction on the counter, if they did.
-    met: Option<Met>,
+    met: Option<HolderMet>,
 }
 
 /// When the attempts of a round met the counter held by another group's transaction: the
 /// first and the last of them.
 #[derive(Clone, Copy)]
-struct Met {
+struct HolderMet {
     first: Instant,
     last: Instant,
 }
 
-impl Met {
+impl HolderMet {
     /// How long the round waited for the counter: from its first attempt that met the holder
     /// to its last.
     fn waited(self) -> Duration {
@@ -511,7 +511,7 @@ impl<T: SequentialId> TransactionBody<Vec<T::Id>> for Group<'_, T> {
     fn run<'s>(
         &'s mut self,
         session: &'s mut ClientSession,
-    ) -> BoxFuture<'s, std::result::Result<Done<Vec<T::Id>>, Failure>> {
+    ) -> BoxFuture<'s, std::result::Result<Done<Vec<T::Id>>, AttemptFailure>> {
         Box::pin(async move {
             if self.members.is_empty() {
                 // Every member failed on its own: nothing is left to commit.
@@ -530,7 +530,7 @@ impl<T: SequentialId> TransactionBody<Vec<T::Id>> for Group<'_, T> {
     fn waited(&mut self) {
         let last = Instant::now();
         let first = self.met.map_or(last, |met| met.first);
-        self.met = Some(Met { first, last });
+        self.met = Some(HolderMet { first, last });
         // The attempt ended at its counter update, before it wrote anything: the inserts that
         // queued meanwhile join the next one, behind the round's own.
         let bytes = self.members.iter().map(|m| m.bytes).sum();

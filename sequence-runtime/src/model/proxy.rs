@@ -25,7 +25,7 @@ use sequence_rules::Strategy;
 use tokio::sync::OnceCell;
 
 use super::sequential_id::SequentialId;
-use super::transaction::{self, Done, Failure, TransactionBody};
+use super::transaction::{self, AttemptFailure, Done, TransactionBody};
 use super::upsert_parts::{self, Upsert};
 use super::{document_scope, generated_ids, insert, skip_ahead};
 use crate::error::driver::{insert_many_duplicate, is_duplicate_key, statement_transient, Access};
@@ -91,12 +91,12 @@ pub(crate) async fn claim_all<'i, T: SequentialId>(
     documents: &[Document],
     issued: impl Fn(usize) -> &'i Issued,
     session: &mut ClientSession,
-) -> std::result::Result<(), Failure> {
+) -> std::result::Result<(), AttemptFailure> {
     let claims: Vec<Document> = documents
         .iter()
         .map(claim::<T>)
         .collect::<Result<_>>()
-        .map_err(Failure::Fatal)?;
+        .map_err(AttemptFailure::Fatal)?;
     let proxy = collection(coll);
     let Err(e) = proxy
         .insert_many(claims)
@@ -114,12 +114,12 @@ pub(crate) async fn claim_all<'i, T: SequentialId>(
         (e @ Error::DuplicateKey { .. }, Some(at)) => {
             let issued = issued(at);
             match claimed_floor::<T>(&proxy, &documents[at], seq, issued).await {
-                Ok(floor) => Err(Failure::Taken(issued.clone(), floor, e)),
-                Err(e) => Err(Failure::Fatal(e)),
+                Ok(floor) => Err(AttemptFailure::IdTaken(issued.clone(), floor, e)),
+                Err(e) => Err(AttemptFailure::Fatal(e)),
             }
         }
-        (Error::Mongo(e), _) if statement_transient(&e) => Err(Failure::Transient(e)),
-        (e, _) => Err(Failure::Fatal(e)),
+        (Error::Mongo(e), _) if statement_transient(&e) => Err(AttemptFailure::Transient(e)),
+        (e, _) => Err(AttemptFailure::Fatal(e)),
     }
 }
 
@@ -355,7 +355,7 @@ impl<T: SequentialId> TransactionBody<T::Id> for Claimed<'_, '_, T> {
     fn run<'s>(
         &'s mut self,
         session: &'s mut ClientSession,
-    ) -> BoxFuture<'s, std::result::Result<Done<T::Id>, Failure>> {
+    ) -> BoxFuture<'s, std::result::Result<Done<T::Id>, AttemptFailure>> {
         Box::pin(async move { self.attempt(session).await })
     }
 
@@ -369,7 +369,7 @@ impl<T: SequentialId> Claimed<'_, '_, T> {
     async fn attempt(
         &mut self,
         session: &mut ClientSession,
-    ) -> std::result::Result<Done<T::Id>, Failure> {
+    ) -> std::result::Result<Done<T::Id>, AttemptFailure> {
         let (id, issued) = self.take(session).await?;
         self.doc.set_id(id.clone());
         let document = match self.write {
@@ -378,9 +378,9 @@ impl<T: SequentialId> Claimed<'_, '_, T> {
                 upsert_parts::stored_form(self.doc, &id).and_then(|stored| upsert.inserted(stored))
             }
         }
-        .map_err(Failure::Fatal)?;
+        .map_err(AttemptFailure::Fatal)?;
         self.sent = Some(document.clone());
-        let claim = claim::<T>(&document).map_err(Failure::Fatal)?;
+        let claim = claim::<T>(&document).map_err(AttemptFailure::Fatal)?;
         if let Err(e) = self.proxy.insert_one(claim).session(&mut *session).await {
             return Err(if is_duplicate_key(&e) {
                 let e = Error::from_driver_on(e, self.proxy.namespace(), Access::Insert);
@@ -414,7 +414,7 @@ impl<T: SequentialId> Claimed<'_, '_, T> {
             Ok(Some(stored)) => {
                 // A concurrent insert of the same key won: its ID stands, and aborting drops
                 // the claim (and, gapless, gives the number back).
-                let id = T::Id::from_stored(stored).map_err(Failure::Fatal)?;
+                let id = T::Id::from_stored(stored).map_err(AttemptFailure::Fatal)?;
                 self.doc.set_id(id.clone());
                 Ok(Done::Abort(id))
             }
@@ -425,8 +425,8 @@ impl<T: SequentialId> Claimed<'_, '_, T> {
                     Err(self.collided(issued, e, None).await)
                 } else {
                     Err(match e {
-                        Error::Mongo(e) if statement_transient(&e) => Failure::Transient(e),
-                        e => Failure::Fatal(e),
+                        Error::Mongo(e) if statement_transient(&e) => AttemptFailure::Transient(e),
+                        e => AttemptFailure::Fatal(e),
                     })
                 }
             }
@@ -438,26 +438,32 @@ impl<T: SequentialId> Claimed<'_, '_, T> {
     async fn take(
         &mut self,
         session: &mut ClientSession,
-    ) -> std::result::Result<(T::Id, Option<Issued>), Failure> {
+    ) -> std::result::Result<(T::Id, Option<Issued>), AttemptFailure> {
         if let Some(issued) = self.next.take() {
-            let id = T::Id::render(issued.value, &issued.slot.rendering).map_err(Failure::Fatal)?;
+            let id = T::Id::render(issued.value, &issued.slot.rendering)
+                .map_err(AttemptFailure::Fatal)?;
             return Ok((id, Some(issued)));
         }
         if let Some(id) = generated_ids::fresh::<T>() {
-            return Ok((id.map_err(Failure::Fatal)?, None));
+            return Ok((id.map_err(AttemptFailure::Fatal)?, None));
         }
         if T::SEQUENCE.strategy == Strategy::Random {
-            let value = self.seq.next().await.map_err(Failure::Fatal)?;
-            return Ok((T::Id::from_counter(value).map_err(Failure::Fatal)?, None));
+            let value = self.seq.next().await.map_err(AttemptFailure::Fatal)?;
+            return Ok((
+                T::Id::from_counter(value).map_err(AttemptFailure::Fatal)?,
+                None,
+            ));
         }
-        let seq =
-            document_scope::for_document(self.seq.clone(), &*self.doc).map_err(Failure::Fatal)?;
+        let seq = document_scope::for_document(self.seq.clone(), &*self.doc)
+            .map_err(AttemptFailure::Fatal)?;
         let (id, issued) = if T::SEQUENCE.gapless {
             seq.issue_id_in::<T::Id>(session)
                 .await
                 .map_err(transaction::counter_failure)?
         } else {
-            seq.issue_id::<T::Id>().await.map_err(Failure::Fatal)?
+            seq.issue_id::<T::Id>()
+                .await
+                .map_err(AttemptFailure::Fatal)?
         };
         Ok((id, Some(issued)))
     }
@@ -470,31 +476,31 @@ impl<T: SequentialId> Claimed<'_, '_, T> {
         issued: Option<Issued>,
         e: Error,
         claimed: Option<&Document>,
-    ) -> Failure {
+    ) -> AttemptFailure {
         match issued {
             // A gapless number was taken in the aborted transaction: the counter moves up to
             // the highest claimed (or stored) value and the next run takes the one after it.
             Some(issued) if T::SEQUENCE.gapless => match self.floor(&issued, claimed).await {
-                Ok(floor) => Failure::Taken(issued, floor, e),
-                Err(e) => Failure::Fatal(e),
+                Ok(floor) => AttemptFailure::IdTaken(issued, floor, e),
+                Err(e) => AttemptFailure::Fatal(e),
             },
             Some(issued) => match self.skip_ahead(&issued, claimed).await {
                 Ok(next) if self.skipped < skip_ahead::ROUNDS => {
                     self.skipped += 1;
                     self.next = Some(next);
-                    Failure::Collided
+                    AttemptFailure::Collided
                 }
                 Ok(_) => match T::Id::render(issued.value, &issued.slot.rendering) {
-                    Ok(id) => Failure::Fatal(skip_ahead::taken(
+                    Ok(id) => AttemptFailure::Fatal(skip_ahead::taken(
                         self.coll,
                         &id,
                         &issued,
                         e,
                         skip_ahead::AFTER_ROUNDS,
                     )),
-                    Err(e) => Failure::Fatal(e),
+                    Err(e) => AttemptFailure::Fatal(e),
                 },
-                Err(e) => Failure::Fatal(e),
+                Err(e) => AttemptFailure::Fatal(e),
             },
             None => {
                 self.draws += 1;
@@ -511,9 +517,11 @@ impl<T: SequentialId> Claimed<'_, '_, T> {
                     _ => GENERATED_DRAWS,
                 };
                 if self.draws < attempts {
-                    Failure::Collided
+                    AttemptFailure::Collided
                 } else {
-                    Failure::Fatal(super::random_ids::exhausted(self.coll, self.seq, attempts))
+                    AttemptFailure::Fatal(super::random_ids::exhausted(
+                        self.coll, self.seq, attempts,
+                    ))
                 }
             }
         }

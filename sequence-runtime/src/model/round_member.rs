@@ -66,20 +66,20 @@ pub(super) type Reply<I> = Result<Option<I>>;
 
 /// How the ID field stores a counter value, as the model's serializer writes it.
 #[derive(Clone, Copy)]
-pub(super) enum Shape {
+pub(super) enum StoredAs {
     Int32,
     Int64,
     Text,
 }
 
-impl Shape {
+impl StoredAs {
     /// The shape of `stored`, the ID field of a document serialized with the ID of counter
     /// value `value` rendered with `rendering`, if that is how this module would store it.
     pub(super) fn of(stored: &Bson, value: i64, rendering: &Rendering) -> Option<Self> {
         let shape = match stored {
-            Bson::Int32(_) => Shape::Int32,
-            Bson::Int64(_) => Shape::Int64,
-            Bson::String(_) => Shape::Text,
+            Bson::Int32(_) => StoredAs::Int32,
+            Bson::Int64(_) => StoredAs::Int64,
+            Bson::String(_) => StoredAs::Text,
             _ => return None,
         };
         (shape.bson(value, rendering, "a placeholder").ok()? == *stored).then_some(shape)
@@ -93,9 +93,9 @@ impl Shape {
         target: &'static str,
     ) -> Result<Bson> {
         Ok(match self {
-            Shape::Text => Bson::String(rendering.text(value)?),
-            Shape::Int64 => Bson::Int64(rendering.number(value, target)?),
-            Shape::Int32 => {
+            StoredAs::Text => Bson::String(rendering.text(value)?),
+            StoredAs::Int64 => Bson::Int64(rendering.number(value, target)?),
+            StoredAs::Int32 => {
                 let n = rendering.number(value, target)?;
                 Bson::Int32(i32::try_from(n).map_err(|_| Error::IdOutOfRange { value: n, target })?)
             }
@@ -109,7 +109,7 @@ impl Shape {
 pub(super) fn prepare<T: SequentialId>(
     doc: &mut T,
     seq: &Sequence,
-) -> Result<Option<(Member<T::Id>, oneshot::Receiver<Reply<T::Id>>, Shape)>> {
+) -> Result<Option<(Member<T::Id>, oneshot::Receiver<Reply<T::Id>>, StoredAs)>> {
     let start = seq.start()?;
     let rendering = seq.issued(start)?.slot.rendering.clone();
     doc.set_id(T::Id::render(start, &rendering)?);
@@ -118,7 +118,7 @@ pub(super) fn prepare<T: SequentialId>(
     let Some(shape) = member
         .doc
         .get(field)
-        .and_then(|stored| Shape::of(stored, start, &rendering))
+        .and_then(|stored| StoredAs::of(stored, start, &rendering))
     else {
         return Ok(None);
     };
@@ -138,26 +138,26 @@ mod tests {
     fn shapes_store_a_counter_value_as_the_id_type_does() {
         let dated = Rendering::new("251122", Some(6));
         assert_eq!(
-            Shape::Int64.bson(7, &dated, "i64").unwrap(),
+            StoredAs::Int64.bson(7, &dated, "i64").unwrap(),
             Bson::Int64(251_122_000_007)
         );
         assert_eq!(
-            Shape::Text.bson(7, &dated, "String").unwrap(),
+            StoredAs::Text.bson(7, &dated, "String").unwrap(),
             Bson::String("251122000007".into())
         );
         assert!(matches!(
-            Shape::Int32.bson(7, &dated, "i32"),
+            StoredAs::Int32.bson(7, &dated, "i32"),
             Err(Error::IdOutOfRange {
                 value: 251_122_000_007,
                 target: "i32"
             })
         ));
         assert_eq!(
-            Shape::Int32.bson(7, &Rendering::plain(), "i32").unwrap(),
+            StoredAs::Int32.bson(7, &Rendering::plain(), "i32").unwrap(),
             Bson::Int32(7)
         );
         assert!(matches!(
-            Shape::Int64.bson(7, &Rendering::new("T-", Some(4)), "i64"),
+            StoredAs::Int64.bson(7, &Rendering::new("T-", Some(4)), "i64"),
             Err(Error::InvalidConfig { key: "prefix", .. })
         ));
     }
@@ -166,21 +166,21 @@ mod tests {
     fn a_shape_is_found_only_for_a_placeholder_stored_as_this_module_would_store_it() {
         let plain = Rendering::plain();
         assert!(matches!(
-            Shape::of(&Bson::Int32(1), 1, &plain),
-            Some(Shape::Int32)
+            StoredAs::of(&Bson::Int32(1), 1, &plain),
+            Some(StoredAs::Int32)
         ));
         assert!(matches!(
-            Shape::of(&Bson::Int64(1), 1, &plain),
-            Some(Shape::Int64)
+            StoredAs::of(&Bson::Int64(1), 1, &plain),
+            Some(StoredAs::Int64)
         ));
         let padded = Rendering::new("T-", Some(4));
         assert!(matches!(
-            Shape::of(&Bson::String("T-0001".into()), 1, &padded),
-            Some(Shape::Text)
+            StoredAs::of(&Bson::String("T-0001".into()), 1, &padded),
+            Some(StoredAs::Text)
         ));
-        assert!(Shape::of(&Bson::String("T-1".into()), 1, &padded).is_none());
-        assert!(Shape::of(&Bson::Int64(1001), 1, &plain).is_none());
-        assert!(Shape::of(&Bson::Double(1.0), 1, &plain).is_none());
+        assert!(StoredAs::of(&Bson::String("T-1".into()), 1, &padded).is_none());
+        assert!(StoredAs::of(&Bson::Int64(1001), 1, &plain).is_none());
+        assert!(StoredAs::of(&Bson::Double(1.0), 1, &plain).is_none());
     }
 
     /// Numbered in `_id`.
@@ -256,7 +256,7 @@ mod tests {
     }
 
     /// `doc` prepared as a member of a group of its model's sequence (in memory).
-    fn prepared<T: SequentialId>(doc: &mut T) -> Option<(Member<T::Id>, Shape)> {
+    fn prepared<T: SequentialId>(doc: &mut T) -> Option<(Member<T::Id>, StoredAs)> {
         let seq = Sequence::in_memory(T::SEQUENCE.options()).unwrap();
         prepare(doc, &seq)
             .unwrap()
@@ -266,7 +266,7 @@ mod tests {
     #[test]
     fn a_member_holds_its_document_with_the_first_value_as_placeholder() {
         let (member, shape) = prepared(&mut Invoice { number: 0 }).unwrap();
-        assert!(matches!(shape, Shape::Int32));
+        assert!(matches!(shape, StoredAs::Int32));
         assert_eq!(member.doc.get("number"), Some(&Bson::Int32(100)));
         assert!(
             matches!(member.doc.get("_id"), Some(Bson::ObjectId(_))),
@@ -281,7 +281,7 @@ mod tests {
     #[test]
     fn an_id_in_id_is_the_placeholder_itself() {
         let (member, shape) = prepared(&mut Order { id: 0, item: "tea" }).unwrap();
-        assert!(matches!(shape, Shape::Int64));
+        assert!(matches!(shape, StoredAs::Int64));
         assert_eq!(member.doc, doc! { "_id": 1_i64, "item": "tea" });
     }
 
@@ -291,7 +291,7 @@ mod tests {
             code: String::new(),
         })
         .unwrap();
-        assert!(matches!(shape, Shape::Text));
+        assert!(matches!(shape, StoredAs::Text));
         assert_eq!(member.doc.get_str("code"), Ok("T-0001"));
     }
 

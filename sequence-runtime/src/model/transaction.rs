@@ -37,7 +37,7 @@ const MAX_BACKOFF: Duration = Duration::from_millis(100);
 const AT_ONCE_FOR: Duration = Duration::from_millis(50);
 
 /// Why one attempt failed.
-pub(crate) enum Failure {
+pub(crate) enum AttemptFailure {
     /// Retry the whole transaction.
     Transient(mongodb::error::Error),
     /// The counter update met the counter held by another transaction (of another process,
@@ -46,7 +46,7 @@ pub(crate) enum Failure {
     Contended(mongodb::error::Error),
     /// A document met a stored document with the ID that `Issued` gave: move that counter up to
     /// the highest stored value, then retry the whole transaction.
-    Taken(Issued, i64, Error),
+    IdTaken(Issued, i64, Error),
     /// Give up: the error goes to the caller.
     Fatal(Error),
     /// One document of a group failed on its own and its caller got the error: retry the
@@ -72,11 +72,11 @@ pub(crate) fn classify(
     e: mongodb::error::Error,
     namespace: &Namespace,
     transient: fn(&mongodb::error::Error) -> bool,
-) -> Failure {
+) -> AttemptFailure {
     if transient(&e) {
-        Failure::Transient(e)
+        AttemptFailure::Transient(e)
     } else {
-        Failure::Fatal(Error::from_driver_on(e, namespace, Access::Insert))
+        AttemptFailure::Fatal(Error::from_driver_on(e, namespace, Access::Insert))
     }
 }
 
@@ -86,7 +86,7 @@ pub(crate) trait TransactionBody<R> {
     fn run<'s>(
         &'s mut self,
         session: &'s mut ClientSession,
-    ) -> BoxFuture<'s, std::result::Result<Done<R>, Failure>>;
+    ) -> BoxFuture<'s, std::result::Result<Done<R>, AttemptFailure>>;
 
     /// The documents the last run inserted, as sent: a commit whose outcome stayed unknown
     /// succeeded if they are stored (see [`stored_as_sent`]). `None`: not known.
@@ -116,7 +116,7 @@ pub(crate) async fn in_transactions<T: SequentialId, R>(
     let namespace = coll.namespace();
     let mapped = |e| Error::from_driver_on(e, &namespace, Access::Insert);
     let mut session = coll.client().start_session().await.map_err(mapped)?;
-    let mut spare = Spare::default();
+    let mut spare = AbortingSession::default();
     let started = Instant::now();
     let mut attempts = 0_u32;
     let mut taken_rounds = 0;
@@ -131,7 +131,7 @@ pub(crate) async fn in_transactions<T: SequentialId, R>(
             Ok(Done::Commit(result)) => {
                 match commit(&mut session, &namespace, started, timeout).await {
                     Ok(()) => return Ok(result),
-                    Err(Failure::Fatal(e)) => {
+                    Err(AttemptFailure::Fatal(e)) => {
                         // The commit's outcome may still be unknown: read the documents back.
                         let stored = match body.sent() {
                             Some(sent) => stored_as_sent(coll, &sent).await,
@@ -149,7 +149,7 @@ pub(crate) async fn in_transactions<T: SequentialId, R>(
                 let _ = session.abort_transaction().await;
                 return Ok(result);
             }
-            Err(e @ Failure::Contended(_)) if started.elapsed() < AT_ONCE_FOR => {
+            Err(e @ AttemptFailure::Contended(_)) if started.elapsed() < AT_ONCE_FOR => {
                 // The server ended the transaction at its counter update: the next attempt
                 // goes at once in the other session, this one's abort meanwhile.
                 session = spare.swap(session, coll.client()).await.map_err(mapped)?;
@@ -161,13 +161,13 @@ pub(crate) async fn in_transactions<T: SequentialId, R>(
                 e
             }
         };
-        let contended = matches!(failure, Failure::Contended(_));
+        let contended = matches!(failure, AttemptFailure::Contended(_));
         match failure {
             // A document of a group failed on its own: the others go on at once; a drawn ID
             // met a claim: a new draw goes at once.
-            Failure::Dropped | Failure::Collided => {}
-            Failure::Fatal(e) => return Err(e),
-            Failure::Taken(issued, floor, e) => {
+            AttemptFailure::Dropped | AttemptFailure::Collided => {}
+            AttemptFailure::Fatal(e) => return Err(e),
+            AttemptFailure::IdTaken(issued, floor, e) => {
                 if taken_rounds == skip_ahead::ROUNDS {
                     let id = T::Id::render(issued.value, &issued.slot.rendering)?;
                     let hint = skip_ahead::AFTER_ROUNDS;
@@ -177,7 +177,9 @@ pub(crate) async fn in_transactions<T: SequentialId, R>(
                 // Numbers go on from the highest stored ID, without a hole.
                 seq.raise(&issued, floor).await?;
             }
-            Failure::Transient(e) | Failure::Contended(e) if started.elapsed() >= timeout => {
+            AttemptFailure::Transient(e) | AttemptFailure::Contended(e)
+                if started.elapsed() >= timeout =>
+            {
                 return Err(Error::TransactionTimeout {
                     counter: seq.base_key().to_string(),
                     attempts,
@@ -185,7 +187,7 @@ pub(crate) async fn in_transactions<T: SequentialId, R>(
                     source: e,
                 })
             }
-            Failure::Contended(e) | Failure::Transient(e) => {
+            AttemptFailure::Contended(e) | AttemptFailure::Transient(e) => {
                 tracing::debug!(
                     target: GAPLESS,
                     sequence = %seq.options().name,
@@ -224,26 +226,26 @@ pub(crate) async fn taken<T: SequentialId>(
     seq: &Sequence,
     issued: Issued,
     e: Error,
-) -> Failure {
+) -> AttemptFailure {
     let floor = match document_scope::for_document(seq.clone(), doc) {
         Ok(scoped) => skip_ahead::stored_floor(doc, coll, &scoped, &issued).await,
         Err(e) => Err(e),
     };
     match floor {
-        Ok(floor) => Failure::Taken(issued, floor, e),
-        Err(e) => Failure::Fatal(e),
+        Ok(floor) => AttemptFailure::IdTaken(issued, floor, e),
+        Err(e) => AttemptFailure::Fatal(e),
     }
 }
 
 /// How a failed counter update in the transaction is handled.
-pub(crate) fn counter_failure(e: Error) -> Failure {
+pub(crate) fn counter_failure(e: Error) -> AttemptFailure {
     match e {
         // Another transaction holds the counter: wait for it rather than collide again.
-        Error::Mongo(e) if write_conflict(&e) => Failure::Contended(e),
-        Error::Mongo(e) if statement_transient(&e) => Failure::Transient(e),
+        Error::Mongo(e) if write_conflict(&e) => AttemptFailure::Contended(e),
+        Error::Mongo(e) if statement_transient(&e) => AttemptFailure::Transient(e),
         // A duplicate key from racing first upserts aborted the transaction: try again.
-        Error::DuplicateKey { source, .. } => Failure::Transient(source),
-        e => Failure::Fatal(e),
+        Error::DuplicateKey { source, .. } => AttemptFailure::Transient(source),
+        e => AttemptFailure::Fatal(e),
     }
 }
 
@@ -253,7 +255,7 @@ async fn commit(
     namespace: &Namespace,
     started: Instant,
     timeout: Duration,
-) -> std::result::Result<(), Failure> {
+) -> std::result::Result<(), AttemptFailure> {
     loop {
         match session.commit_transaction().await {
             Ok(()) => return Ok(()),
@@ -309,9 +311,9 @@ pub(crate) async fn stored_as_sent<T: Send + Sync>(
 /// wait for it. The attempts alternate between two sessions, so a transaction takes at most two
 /// connections at once.
 #[derive(Default)]
-struct Spare(Option<tokio::task::JoinHandle<ClientSession>>);
+struct AbortingSession(Option<tokio::task::JoinHandle<ClientSession>>);
 
-impl Spare {
+impl AbortingSession {
     /// Sends `ended`'s abort in the background and returns the session for the next attempt:
     /// the one aborted before (once its abort is done) or, the first time, a new one.
     async fn swap(

@@ -20,7 +20,7 @@ use super::insert;
 use super::proxy;
 use super::sequential_id::SequentialId;
 use super::skip_ahead;
-use super::transaction::{self, Done, Failure, TransactionBody};
+use super::transaction::{self, AttemptFailure, Done, TransactionBody};
 use super::upsert_parts::{stored_form, Upsert};
 use crate::error::driver::{collided_on_id, outcome_unknown, statement_transient};
 use crate::error::{Error, Result};
@@ -195,32 +195,32 @@ impl<T: SequentialId> TransactionBody<T::Id> for GaplessUpsert<'_, '_, T> {
     fn run<'s>(
         &'s mut self,
         session: &'s mut ClientSession,
-    ) -> BoxFuture<'s, std::result::Result<Done<T::Id>, Failure>> {
+    ) -> BoxFuture<'s, std::result::Result<Done<T::Id>, AttemptFailure>> {
         Box::pin(async move {
             let scoped = document_scope::for_document(self.seq.clone(), &*self.doc)
-                .map_err(Failure::Fatal)?;
+                .map_err(AttemptFailure::Fatal)?;
             let (id, issued) = scoped
                 .issue_id_in::<T::Id>(&mut *session)
                 .await
                 .map_err(transaction::counter_failure)?;
-            let ours = stored_form(self.doc, &id).map_err(Failure::Fatal)?;
+            let ours = stored_form(self.doc, &id).map_err(AttemptFailure::Fatal)?;
             match self.upsert.with_id(ours.clone(), Some(session)).await {
                 Ok(stored) if stored == ours => Ok(Done::Commit(id)),
                 Ok(stored) => {
                     // A concurrent insert of the same key won: its ID stands, and aborting
                     // gives the number back.
-                    let id = T::Id::from_stored(stored).map_err(Failure::Fatal)?;
+                    let id = T::Id::from_stored(stored).map_err(AttemptFailure::Fatal)?;
                     self.doc.set_id(id.clone());
                     Ok(Done::Abort(id))
                 }
-                Err(e) if statement_transient(&e) => Err(Failure::Transient(e)),
+                Err(e) if statement_transient(&e) => Err(AttemptFailure::Transient(e)),
                 Err(e) => {
                     let e = self.upsert.error(e);
                     if skip_ahead::on_id_field::<T>(&e) {
                         let coll = self.upsert.coll;
                         Err(transaction::taken(&*self.doc, coll, self.seq, issued, e).await)
                     } else {
-                        Err(Failure::Fatal(e))
+                        Err(AttemptFailure::Fatal(e))
                     }
                 }
             }

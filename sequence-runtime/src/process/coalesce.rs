@@ -43,11 +43,11 @@ struct Queues {
     /// Whether a round trip is in flight: callers arriving meanwhile queue for the next round.
     busy: bool,
     /// The callers waiting, per origin (a queue exists while it has callers).
-    waiting: HashMap<String, Queue>,
+    waiting: HashMap<String, OriginQueue>,
 }
 
 #[derive(Debug)]
-struct Queue {
+struct OriginQueue {
     origin: Origin,
     waiters: VecDeque<Waiter>,
 }
@@ -64,18 +64,18 @@ struct Waiter {
 /// a runtime).
 enum Turn {
     Queued(oneshot::Receiver<Result<IdRange>>),
-    Alone(Option<NextRound>),
+    Alone(Option<CoalescerHandOff>),
 }
 
 /// Ends the round trip of a caller that went alone, however it ends (done, failed, or dropped):
 /// the callers that queued meanwhile get a round task, or the coalescer is idle again if none
 /// did.
-struct NextRound {
+struct CoalescerHandOff {
     coalescer: Arc<Coalescer>,
     runtime: tokio::runtime::Handle,
 }
 
-impl Drop for NextRound {
+impl Drop for CoalescerHandOff {
     fn drop(&mut self) {
         let mut queues = self.coalescer.lock();
         if queues.waiting.is_empty() {
@@ -139,7 +139,7 @@ impl Coalescer {
         let mut queues = self.lock();
         if !queues.busy {
             queues.busy = true;
-            return Turn::Alone(Some(NextRound {
+            return Turn::Alone(Some(CoalescerHandOff {
                 coalescer: self.clone(),
                 runtime,
             }));
@@ -216,12 +216,12 @@ impl Coalescer {
 
 /// The queue of the callers of `origin`, made if it has none.
 fn queue_of<'a>(
-    waiting: &'a mut HashMap<String, Queue>,
+    waiting: &'a mut HashMap<String, OriginQueue>,
     origin: &Origin,
 ) -> &'a mut VecDeque<Waiter> {
     &mut waiting
         .entry(origin.id().to_owned())
-        .or_insert_with(|| Queue {
+        .or_insert_with(|| OriginQueue {
             origin: origin.clone(),
             waiters: VecDeque::new(),
         })
@@ -231,7 +231,7 @@ fn queue_of<'a>(
 /// The callers of the next round, per origin, asking at most [`ROUND_CAP`] values in all (at
 /// least one caller, whatever it asks); the queues emptied are removed, and callers that gave up
 /// (their future dropped) take no value.
-fn next_round(waiting: &mut HashMap<String, Queue>) -> Vec<(Origin, Vec<Waiter>)> {
+fn next_round(waiting: &mut HashMap<String, OriginQueue>) -> Vec<(Origin, Vec<Waiter>)> {
     let mut room = ROUND_CAP as u64;
     let mut round = Vec::new();
     let mut first = true;

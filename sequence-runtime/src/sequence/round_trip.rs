@@ -10,7 +10,7 @@ use crate::options::{CheckDigit, Encoding, SequenceOptions};
 
 /// A configuration of an ID's shape, as a test case builds it.
 #[derive(Clone, Debug)]
-struct Shape {
+struct IdCase {
     encoding: Encoding,
     check: Option<CheckDigit>,
     /// `prefix` (with `width`), or a `format` template.
@@ -41,7 +41,7 @@ const FORMATS: [&str; 6] = [
     "R-{YYMMDD}-{n:4}-{check}",
 ];
 
-fn shapes() -> impl Strategy<Value = Shape> {
+fn shapes() -> impl Strategy<Value = IdCase> {
     let encoding = prop_oneof![
         Just(Encoding::Decimal),
         Just(Encoding::Crockford32),
@@ -63,7 +63,7 @@ fn shapes() -> impl Strategy<Value = Shape> {
         proptest::sample::select(&FORMATS[..]).prop_map(Written::Format),
     ];
     let start = prop_oneof![Just(1_i64), Just(0), Just(1000), Just(-10)];
-    (encoding, check, written, start).prop_map(|(encoding, check, written, start)| Shape {
+    (encoding, check, written, start).prop_map(|(encoding, check, written, start)| IdCase {
         encoding,
         check,
         written,
@@ -71,7 +71,7 @@ fn shapes() -> impl Strategy<Value = Shape> {
     })
 }
 
-impl Shape {
+impl IdCase {
     /// Whether the IDs are decimal numbers that start with a period's digits.
     fn dated_number(&self) -> bool {
         self.encoding == Encoding::Decimal
@@ -129,7 +129,7 @@ fn text(seq: &Sequence, value: i64, periods: &[String]) -> Option<(String, Optio
 /// and `L` as `1`, without hyphens; the digits of a number that starts with a period, as the
 /// integer they make (an integer ID drops the zeros of a year such as `05`); other texts as
 /// they are.
-fn read_as(shape: &Shape, text: &str) -> String {
+fn read_as(shape: &IdCase, text: &str) -> String {
     if shape.dated_number() && !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
         return text.trim_start_matches('0').to_owned();
     }

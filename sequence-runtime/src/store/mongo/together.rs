@@ -127,7 +127,7 @@ impl MongoStore {
 
     /// The round of the counters of `wanted`: every counter with room for its values whose
     /// layout checks (the others are reserved alone, which says why).
-    async fn round(&self, wanted: &[(CounterKey, u64)], bounds: Bounds) -> Result<Round> {
+    async fn round(&self, wanted: &[(CounterKey, u64)], bounds: Bounds) -> Result<ReserveRound> {
         self.ensure_key_index().await?;
         let storable = self.storable(bounds);
         let checked = join_all(wanted.iter().map(|(key, _)| self.ensure_one_counter(key))).await;
@@ -140,7 +140,7 @@ impl MongoStore {
             })
             .map(|(i, _)| i)
             .collect();
-        Ok(Round {
+        Ok(ReserveRound {
             id: ObjectId::new(),
             storable,
             sent,
@@ -151,7 +151,7 @@ impl MongoStore {
     /// that exist already are to be updated.
     async fn insert_counters(
         &self,
-        round: &Round,
+        round: &ReserveRound,
         these: &[usize],
         wanted: &[(CounterKey, u64)],
     ) -> std::result::Result<Moved, String> {
@@ -194,7 +194,7 @@ impl MongoStore {
     /// `_id`) or did not move are to be inserted (their statement did not fail).
     async fn update_counters(
         &self,
-        round: &Round,
+        round: &ReserveRound,
         these: &[usize],
         wanted: &[(CounterKey, u64)],
     ) -> std::result::Result<Moved, String> {
@@ -251,7 +251,7 @@ impl MongoStore {
     /// The reservations of the counters `these` of `wanted` that `round` moved, read back.
     async fn read_marks(
         &self,
-        round: &Round,
+        round: &ReserveRound,
         these: &[usize],
         wanted: &[(CounterKey, u64)],
     ) -> std::result::Result<Vec<(usize, Result<Reservation>)>, String> {
@@ -295,7 +295,7 @@ impl MongoStore {
 
     /// The reservation of `(key, n)` in a counter the round created: it holds the values from
     /// the start, as its statement wrote them.
-    fn fresh(&self, round: &Round, (key, n): &(CounterKey, u64)) -> Result<Reservation> {
+    fn fresh(&self, round: &ReserveRound, (key, n): &(CounterKey, u64)) -> Result<Reservation> {
         let start = self.layout.stored_before_start(round.storable);
         let left = doc! { &self.layout.field: Bson::Int64(start + *n as i64) };
         self.reserved_range(key, *n, &left)
@@ -325,7 +325,7 @@ struct Moved {
 }
 
 /// One round of reservations of several counters.
-struct Round {
+struct ReserveRound {
     /// What marks the counters the round moved.
     id: ObjectId,
     /// The bounds of the values the counters store.
@@ -334,7 +334,7 @@ struct Round {
     sent: Vec<usize>,
 }
 
-impl Round {
+impl ReserveRound {
     /// The mark of the round's reservation for `wanted[i]`, which left the counter at `last`.
     fn mark(&self, i: usize, last: Bson) -> Document {
         doc! { "round": self.id, "i": i as i64, "last": last }
