@@ -60,7 +60,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[derive(Clone, Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The counter has no values left below its `max`; nothing was written. For a sharded
+    /// The counter has no values left below its `max`; nothing was written. For a `ranges`
     /// sequence, `max - last` is the most values one shard still holds (0 when all are full).
     #[error(
         "sequence `{counter}` is exhausted: {requested} more value(s) requested but the last issued \

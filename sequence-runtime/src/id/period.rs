@@ -339,7 +339,7 @@ impl Format {
     /// number (a prefix of date tokens, the padded counter and decimal check digits) and `id`
     /// is the text of such a number with fewer digits (an integer drops the zeros of a year
     /// such as `05`); `None` otherwise.
-    pub(crate) fn pad_number(&self, id: &str) -> Option<String> {
+    fn pad_number(&self, id: &str) -> Option<String> {
         let pattern = self.pattern.as_ref().filter(|p| !p.has_literal())?;
         let spelling = self.spelling.as_deref();
         if spelling.is_some_and(Spelling::is_text_only) {

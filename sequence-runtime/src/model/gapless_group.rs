@@ -52,11 +52,11 @@ const MAX_PAUSE: Duration = Duration::from_millis(10);
 const MIN_EXTRA_ROUND: usize = 8;
 
 /// The most documents one round commits.
-pub(crate) const MAX_DOCS: usize = 256;
+const MAX_DOCS: usize = 256;
 
 /// The most bytes of documents one round commits (the server takes 16 MiB per command and
 /// transactions of several commands; a round stays far inside both).
-pub(crate) const MAX_BYTES: usize = 4 << 20;
+const MAX_BYTES: usize = 4 << 20;
 
 /// The inserts of one group (a model's counter, collection and scope) waiting for a round.
 /// It is registered under `id` while the group is in use, and removed from the registry when

@@ -276,10 +276,7 @@ async fn commit(
 /// `Some(true)` if all are, `Some(false)` if none is (a document of another writer under one
 /// of their `_id`s is not one of them), `None` if that cannot be told (none sent, one without
 /// an `_id`, a failed read, some stored and some not).
-pub(crate) async fn stored_as_sent<T: Send + Sync>(
-    coll: &Collection<T>,
-    sent: &[Document],
-) -> Option<bool> {
+async fn stored_as_sent<T: Send + Sync>(coll: &Collection<T>, sent: &[Document]) -> Option<bool> {
     let ids: Vec<Bson> = (sent.iter())
         .map(|d| d.get("_id").cloned())
         .collect::<Option<_>>()?;

@@ -28,7 +28,7 @@ use crate::store::Reservation;
 use crate::strategy::Origin;
 
 /// The most values one round reserves.
-pub(crate) const ROUND_CAP: usize = 1000;
+const ROUND_CAP: usize = 1000;
 
 /// The callers waiting for the next round of one sequence in this process.
 #[derive(Debug)]

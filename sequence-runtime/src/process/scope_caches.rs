@@ -23,10 +23,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// The most scope values a sequence remembers in a process.
-pub(crate) const MAX_SCOPES: usize = 4096;
+const MAX_SCOPES: usize = 4096;
 
 /// How long a scope value stays remembered, and its cache held, without a call.
-pub(crate) const IDLE: Duration = Duration::from_secs(30);
+const IDLE: Duration = Duration::from_secs(30);
 
 /// A remembered scope value: when it was last used, and its cache once it has one.
 struct Entry<C> {

@@ -1,6 +1,6 @@
 //! The handle users hold, by concern: `mod.rs` builds it and holds its state, `issue.rs` takes
-//! values, `admin.rs` holds the operator's operations, `actions.rs` what they return; `observed.rs`
-//! tests what the engine reports of them (events, metrics).
+//! values, `admin.rs` holds the operator's operations (their actions are in `action/`);
+//! `round_trip.rs` tests that every ID it writes reads back as its value.
 
 mod admin;
 mod issue;
@@ -32,7 +32,7 @@ use crate::strategy::Maker;
 /// counter values; [`next_id`](Self::next_id) and [`reserve_ids`](Self::reserve_ids) return them
 /// rendered as IDs (prefix, zero-padding).
 ///
-/// Every [`Strategy`](crate::Strategy) that makes numbers has `next`: the counter and sharded
+/// Every [`Strategy`](crate::Strategy) that makes numbers has `next`: the `counter` and `ranges`
 /// strategies also `reserve` contiguous ranges, and the random strategy draws a value (unique
 /// only once inserted: see [`SequentialId`](crate::SequentialId)). Operations a strategy does
 /// not have fail with [`Error::Unsupported`].
@@ -129,11 +129,7 @@ impl Sequence {
     }
 
     /// The sequence of `options` in `db` of `deployment`.
-    pub(crate) fn build_in(
-        db: &Database,
-        deployment: Deployment,
-        options: SequenceOptions,
-    ) -> Self {
+    fn build_in(db: &Database, deployment: Deployment, options: SequenceOptions) -> Self {
         let checked = options.checked().and_then(|(bounds, format)| {
             let store = MongoStore::in_deployment(db, deployment, &options)?
                 .recording(SequenceRecord::new(&options, bounds));

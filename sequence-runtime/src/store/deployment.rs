@@ -51,7 +51,7 @@ thread_local! {
 impl Deployment {
     /// The identity of no deployment in particular: that of clients whose options cannot be
     /// read, and of stores outside MongoDB.
-    pub(crate) const NONE: Deployment = Deployment(0);
+    const NONE: Deployment = Deployment(0);
 
     /// The deployment of the client `db` belongs to.
     pub(crate) fn of_database(db: &Database) -> Self {
