@@ -3,12 +3,15 @@
 
 use clap::{Args, Parser, Subcommand};
 use mongodb::bson::{Bson, Document};
+use sequence_rules::Key;
 use sequence_runtime::claims;
 use sequence_runtime::jiff::civil::Date;
 use sequence_runtime::options::{CheckDigit, Encoding, Layout, SequenceOptionsBuilder, Stores};
 use sequence_runtime::store::{SequenceRecord, StoredCounter};
 use sequence_runtime::{id::Bounds, SequenceOptions};
 
+#[cfg(test)]
+mod tests;
 mod values;
 
 pub(crate) use values::Filter;
@@ -278,13 +281,19 @@ impl Shape {
 
     /// `options` with the counter field, what it holds and the filter, as given.
     pub(crate) fn apply(&self, mut options: SequenceOptionsBuilder) -> SequenceOptionsBuilder {
-        if let Some(v) = &self.field {
+        // Every flag, so that a new one is a compile error here until it is applied.
+        let Shape {
+            field,
+            stores,
+            filter,
+        } = self;
+        if let Some(v) = field {
             options = options.field(v);
         }
-        if let Some(v) = self.stores {
+        if let Some(v) = *stores {
             options = options.stores(v);
         }
-        if let Some(v) = &self.filter {
+        if let Some(v) = filter {
             options = options.filter(v.0.iter().cloned());
         }
         options
@@ -377,6 +386,46 @@ pub(crate) struct SequenceArgs {
     layout: Option<Layout>,
 }
 
+/// The flag that gives `key` to the commands that take a sequence's options, or `None` for a
+/// key no flag gives. Every key is listed, so that a new key is a compile error here until it
+/// is given a flag (then a field of [`SequenceArgs`] or [`Shape`], which `against` and `apply`
+/// destructure whole) or none.
+pub(crate) const fn flag(key: Key) -> Option<&'static str> {
+    match key {
+        Key::Prefix => Some("--prefix"),
+        Key::Tz => Some("--tz"),
+        Key::Width => Some("--width"),
+        Key::Digits => Some("--digits"),
+        Key::Format => Some("--format"),
+        Key::CheckDigit => Some("--check-digit"),
+        Key::Encoding => Some("--encoding"),
+        Key::Alphabet => Some("--alphabet"),
+        Key::MinLength => Some("--min-length"),
+        Key::Start => Some("--start"),
+        Key::Max => Some("--max"),
+        Key::Shards => Some("--shards"),
+        Key::Counters => Some("--counters"),
+        Key::Layout => Some("--layout"),
+        Key::Field => Some("--field"),
+        Key::Stores => Some("--stores"),
+        Key::Filter => Some("--filter"),
+        Key::Proxy => Some("--proxy"),
+        // The name is each command's argument (or `--name`, a name or a pattern of names);
+        // `--scope` gives a scope's values, not its
+        // fields (the record has those); the others change how IDs are taken or inserted,
+        // which no command does (`check` and `repair` read claims where `--proxy` says).
+        Key::Name
+        | Key::Batch
+        | Key::Strategy
+        | Key::Retries
+        | Key::Scope
+        | Key::Unique
+        | Key::Gapless
+        | Key::TransactionTimeout
+        | Key::Crate => None,
+    }
+}
+
 impl SequenceArgs {
     /// Each option given with the value `record` holds instead, as `(flag, given, recorded)`
     /// (for the refusal of a flag that contradicts a record).
@@ -384,71 +433,75 @@ impl SequenceArgs {
         fn text<T: ToString>(v: Option<&T>) -> String {
             v.map_or_else(|| "none".to_owned(), ToString::to_string)
         }
-        let mut found = Vec::new();
-        let mut check = |flag, given: Option<String>, recorded: String| {
-            if let Some(given) = given {
-                if given != recorded {
-                    found.push((flag, given, recorded));
-                }
-            }
-        };
-        check(
-            "--prefix",
-            self.prefix.clone(),
-            text(record.prefix.as_ref()),
-        );
-        check(
-            "--width",
-            self.width.map(|v| v.to_string()),
-            text(record.width.as_ref()),
-        );
-        check("--tz", self.tz.clone(), text(record.tz.as_ref()));
-        check(
-            "--digits",
-            self.digits.map(|v| v.to_string()),
-            text(record.digits.as_ref()),
-        );
-        check(
-            "--format",
-            self.format.clone(),
-            text(record.format.as_ref()),
-        );
-        check(
-            "--check-digit",
-            self.check_digit.map(|v| v.name().to_owned()),
-            text(record.check_digit.map(CheckDigit::name).as_ref()),
-        );
-        check(
-            "--encoding",
-            self.encoding.map(|v| v.name().to_owned()),
-            record.encoding.name().to_owned(),
-        );
-        check(
-            "--alphabet",
-            self.alphabet.clone(),
-            text(record.alphabet.as_ref()),
-        );
-        check(
-            "--min-length",
-            self.min_length.map(|v| v.to_string()),
-            record.min_length.to_string(),
-        );
-        check(
-            "--start",
-            self.start.map(|v| v.to_string()),
-            record.start.to_string(),
-        );
-        check(
-            "--max",
-            self.max.map(|v| v.to_string()),
-            record.max.to_string(),
-        );
-        check(
-            "--shards",
-            self.shards.map(|v| v.to_string()),
-            record.shards.to_string(),
-        );
-        found
+        // Every flag, so that a new one is a compile error here until it is compared.
+        let SequenceArgs {
+            prefix,
+            width,
+            tz,
+            digits,
+            format,
+            check_digit,
+            encoding,
+            alphabet,
+            min_length,
+            start,
+            max,
+            shards,
+            layout: _, // compared with the counters found, by `known`
+        } = self;
+        let given = [
+            (Key::Prefix, prefix.clone(), text(record.prefix.as_ref())),
+            (
+                Key::Width,
+                width.map(|v| v.to_string()),
+                text(record.width.as_ref()),
+            ),
+            (Key::Tz, tz.clone(), text(record.tz.as_ref())),
+            (
+                Key::Digits,
+                digits.map(|v| v.to_string()),
+                text(record.digits.as_ref()),
+            ),
+            (Key::Format, format.clone(), text(record.format.as_ref())),
+            (
+                Key::CheckDigit,
+                check_digit.map(|v| v.name().to_owned()),
+                text(record.check_digit.map(CheckDigit::name).as_ref()),
+            ),
+            (
+                Key::Encoding,
+                encoding.map(|v| v.name().to_owned()),
+                record.encoding.name().to_owned(),
+            ),
+            (
+                Key::Alphabet,
+                alphabet.clone(),
+                text(record.alphabet.as_ref()),
+            ),
+            (
+                Key::MinLength,
+                min_length.map(|v| v.to_string()),
+                record.min_length.to_string(),
+            ),
+            (
+                Key::Start,
+                start.map(|v| v.to_string()),
+                record.start.to_string(),
+            ),
+            (Key::Max, max.map(|v| v.to_string()), record.max.to_string()),
+            (
+                Key::Shards,
+                shards.map(|v| v.to_string()),
+                record.shards.to_string(),
+            ),
+        ];
+        given
+            .into_iter()
+            .filter_map(|(key, given, recorded)| {
+                let given = given.filter(|given| *given != recorded)?;
+                Some((flag(key).unwrap_or(key.name()), given, recorded))
+            })
+            .collect()
     }
 
     /// The layout given, if any.
@@ -463,43 +516,59 @@ impl SequenceArgs {
         field: Option<&str>,
         stores: Option<Stores>,
     ) -> SequenceOptionsBuilder {
-        if let Some(v) = &self.prefix {
+        // Every flag, so that a new one is a compile error here until it is applied.
+        let SequenceArgs {
+            prefix,
+            width,
+            tz,
+            digits,
+            format,
+            check_digit,
+            encoding,
+            alphabet,
+            min_length,
+            start,
+            max,
+            shards,
+            layout,
+        } = self;
+        if let Some(v) = prefix {
             options = options.prefix(v);
         }
-        if let Some(v) = self.width {
+        if let Some(v) = *width {
             options = options.width(v);
         }
-        if let Some(v) = &self.tz {
+        if let Some(v) = tz {
             options = options.tz(v);
         }
-        if let Some(v) = self.digits {
+        if let Some(v) = *digits {
             options = options.digits(v);
         }
-        if let Some(v) = &self.format {
+        if let Some(v) = format {
             options = options.format(v);
         }
-        if let Some(v) = self.check_digit {
+        if let Some(v) = *check_digit {
             options = options.check_digit(v);
         }
-        if let Some(v) = self.encoding {
+        if let Some(v) = *encoding {
             options = options.encoding(v);
         }
-        if let Some(v) = &self.alphabet {
+        if let Some(v) = alphabet {
             options = options.alphabet(v);
         }
-        if let Some(v) = self.min_length {
+        if let Some(v) = *min_length {
             options = options.min_length(v);
         }
-        if let Some(v) = self.start {
+        if let Some(v) = *start {
             options = options.start(v);
         }
-        if let Some(v) = self.max {
+        if let Some(v) = *max {
             options = options.max(v);
         }
-        if let Some(v) = self.shards {
+        if let Some(v) = *shards {
             options = options.ranges(v);
         }
-        if let Some(v) = self.layout {
+        if let Some(v) = *layout {
             options = options.layout(v);
         }
         if let Some(v) = field {

@@ -147,16 +147,7 @@ impl<'s, 'a> Checker<'s, 'a> {
             strategy,
             encoding: Encoding::Decimal,
             v: Violations(Vec::new()),
-            needs: IdNeeds {
-                strategy,
-                digits: None,
-                width_without_prefix: false,
-                literal_prefix: false,
-                prefixed_digits: None,
-                space: None,
-                check_digits: 0,
-                text: None,
-            },
+            needs: IdNeeds::new(strategy),
         }
     }
 

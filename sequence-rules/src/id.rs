@@ -111,6 +111,21 @@ pub struct IdProblems {
 }
 
 impl IdNeeds {
+    /// The needs of `strategy` alone: no `digits`, `width`, `prefix`, space of values, check
+    /// digits or text.
+    pub const fn new(strategy: Strategy) -> Self {
+        IdNeeds {
+            strategy,
+            digits: None,
+            width_without_prefix: false,
+            literal_prefix: false,
+            prefixed_digits: None,
+            space: None,
+            check_digits: 0,
+            text: None,
+        }
+    }
+
     /// The rules an ID field of `kind` breaks under these needs (the first one per place).
     pub const fn problems(&self, kind: IdKind) -> IdProblems {
         let name = kind.name();
@@ -317,19 +332,6 @@ impl std::fmt::Display for Message {
 mod tests {
     use super::*;
 
-    fn needs(strategy: Strategy) -> IdNeeds {
-        IdNeeds {
-            strategy,
-            digits: None,
-            width_without_prefix: false,
-            literal_prefix: false,
-            prefixed_digits: None,
-            space: None,
-            check_digits: 0,
-            text: None,
-        }
-    }
-
     #[test]
     fn messages_hold_text_and_numbers() {
         let m = Message::new()
@@ -348,7 +350,7 @@ mod tests {
     fn integer_types_meet_their_ranges() {
         let twelve = IdNeeds {
             digits: Some(12),
-            ..needs(Strategy::Counter)
+            ..IdNeeds::new(Strategy::Counter)
         };
         assert_eq!(
             twelve.problems(IdKind::I32).id_type.unwrap().as_str(),
@@ -357,7 +359,7 @@ mod tests {
         assert_eq!(twelve.problems(IdKind::I64).id_type, None);
         let drawn = IdNeeds {
             space: Some((-5, 10)),
-            ..needs(Strategy::Random)
+            ..IdNeeds::new(Strategy::Random)
         };
         assert!(drawn
             .problems(IdKind::U32)
@@ -370,10 +372,10 @@ mod tests {
 
     #[test]
     fn strategies_need_their_kinds() {
-        let uuid = needs(Strategy::UuidV7);
+        let uuid = IdNeeds::new(Strategy::UuidV7);
         assert!(uuid.problems(IdKind::I64).id_type.is_some());
         assert_eq!(uuid.problems(IdKind::Uuid).id_type, None);
-        let counter = needs(Strategy::Counter);
+        let counter = IdNeeds::new(Strategy::Counter);
         assert!(counter.problems(IdKind::ObjectId).id_type.is_some());
         assert_eq!(counter.problems(IdKind::String).id_type, None);
     }
@@ -384,7 +386,7 @@ mod tests {
             width_without_prefix: true,
             literal_prefix: true,
             prefixed_digits: Some(12),
-            ..needs(Strategy::Counter)
+            ..IdNeeds::new(Strategy::Counter)
         };
         let p = padded.problems(IdKind::I32);
         assert!(p.width.is_some() && p.prefix.is_some());

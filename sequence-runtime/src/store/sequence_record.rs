@@ -84,32 +84,65 @@ const SUFFIX: &str = ".sequences";
 impl SequenceRecord {
     /// The record of a sequence of `options` whose counter values are `bounds`.
     pub(crate) fn new(options: &SequenceOptions, bounds: Bounds) -> Self {
+        // Every option, so that a new one is a compile error here until it is recorded or
+        // said to be none of the record's business.
+        let SequenceOptions {
+            name,
+            batch: _, // how many values a process reserves at once
+            prefix,
+            tz,
+            width,
+            digits,
+            format,
+            check_digit,
+            encoding,
+            alphabet,
+            min_length,
+            start: _, // recorded as `bounds`, with what `width` and `digits` allow
+            max: _,
+            strategy,
+            shards,
+            retries: _, // how often a random draw is made again
+            scope,
+            counters: _, // the record is kept beside them
+            layout,
+            field,
+            stores,
+            filter,
+            unique: _, // how inserts are kept unique, not how counters are read
+            proxy: _,
+            gapless,
+            transaction_timeout: _,
+            prefetch_at: _,
+            write_concern: _,
+            id_field,
+        } = options;
         SequenceRecord {
-            name: options.name.clone(),
-            strategy: options.strategy,
-            gapless: options.gapless,
+            name: name.clone(),
+            strategy: *strategy,
+            gapless: *gapless,
             start: bounds.start,
             max: bounds.max,
-            prefix: options.prefix.clone(),
-            width: options.width,
-            digits: options.digits,
-            format: options.format.clone(),
-            check_digit: options.check_digit,
-            encoding: options.encoding,
-            alphabet: options.alphabet.clone(),
-            min_length: options.min_length,
-            tz: options.tz.clone(),
-            scope: options.scope.clone(),
-            shards: if options.strategy == Strategy::Ranges {
-                options.shards
+            prefix: prefix.clone(),
+            width: *width,
+            digits: *digits,
+            format: format.clone(),
+            check_digit: *check_digit,
+            encoding: *encoding,
+            alphabet: alphabet.clone(),
+            min_length: *min_length,
+            tz: tz.clone(),
+            scope: scope.clone(),
+            shards: if *strategy == Strategy::Ranges {
+                *shards
             } else {
                 0
             },
-            layout: options.layout,
-            field: options.field.clone(),
-            stores: options.stores,
-            filter: filter::display(&options.filter),
-            id_field: options.id_field.clone(),
+            layout: *layout,
+            field: field.clone(),
+            stores: *stores,
+            filter: filter::display(filter),
+            id_field: id_field.clone(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
             seen: None,
         }
@@ -306,42 +339,69 @@ impl SequenceRecord {
 
     /// The options the record describes, with counters in `counters`, to refine or build.
     pub fn options(&self, counters: &str) -> Result<SequenceOptionsBuilder> {
-        let mut options = SequenceOptions::builder(self.name.clone())
+        // Every field, so that a new one is a compile error here until it is read back.
+        let SequenceRecord {
+            name,
+            strategy,
+            gapless,
+            start,
+            max,
+            prefix,
+            width,
+            digits,
+            format,
+            check_digit,
+            encoding,
+            alphabet,
+            min_length,
+            tz,
+            scope,
+            shards,
+            layout,
+            field,
+            stores,
+            filter: _, // parsed by `filter_fields`
+            id_field,
+            version: _,
+            seen: _,
+        } = self;
+        let mut options = SequenceOptions::builder(name.clone())
             .counters(counters)
-            .strategy(self.strategy)
-            .gapless(self.gapless)
-            .start(self.start)
-            .max(self.max)
-            .scope(self.scope.iter().cloned())
-            .layout(self.layout)
-            .field(&self.field)
-            .stores(self.stores)
+            .strategy(*strategy)
+            .gapless(*gapless)
+            .start(*start)
+            .max(*max)
+            .scope(scope.iter().cloned())
+            .layout(*layout)
+            .field(field)
+            .stores(*stores)
             .filter(self.filter_fields()?)
-            .id_field(&self.id_field);
-        if let Some(v) = &self.prefix {
+            .id_field(id_field)
+            .encoding(*encoding)
+            .min_length(*min_length);
+        if let Some(v) = prefix {
             options = options.prefix(v);
         }
-        if let Some(v) = self.width {
+        if let Some(v) = *width {
             options = options.width(v);
         }
-        if let Some(v) = self.digits {
+        if let Some(v) = *digits {
             options = options.digits(v);
         }
-        if let Some(v) = &self.format {
+        if let Some(v) = format {
             options = options.format(v);
         }
-        if let Some(v) = self.check_digit {
+        if let Some(v) = *check_digit {
             options = options.check_digit(v);
         }
-        if let Some(v) = &self.alphabet {
+        if let Some(v) = alphabet {
             options = options.alphabet(v);
         }
-        options = options.encoding(self.encoding).min_length(self.min_length);
-        if let Some(v) = &self.tz {
+        if let Some(v) = tz {
             options = options.tz(v);
         }
-        if self.strategy == Strategy::Ranges {
-            options = options.ranges(self.shards);
+        if *strategy == Strategy::Ranges {
+            options = options.ranges(*shards);
         }
         Ok(options)
     }
