@@ -1,7 +1,8 @@
 //! What the compiler cannot check about the README and the guide (`docs/`): the README's
 //! length, links that resolve on a repository page, every chapter compiled as doctests, and
 //! Markdown that reads right outside rustdoc (no hidden lines, no intra-doc links, no block
-//! hidden from the compiler).
+//! hidden from the compiler); and about ARCHITECTURE.md and the module docs: the files they
+//! name exist, and the places counted for a key hold every key.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -373,4 +374,114 @@ fn every_file_the_architecture_names_exists() {
         missing.is_empty(),
         "ARCHITECTURE.md names files that do not exist: {missing:?}"
     );
+}
+
+/// The words ARCHITECTURE.md writes small numbers as.
+fn number(word: &str) -> Option<usize> {
+    let words = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight"];
+    words
+        .iter()
+        .position(|w| *w == word)
+        .or_else(|| word.parse().ok())
+}
+
+/// The places ARCHITECTURE.md counts for a key (its table of the places that hold every key,
+/// and the tools' copies) each hold every key, and the counts it writes match the table: each
+/// file of a row names every `Key` variant (as `Key::Variant`, the variant, or the key's name),
+/// so that a place that lost a key, or a row that no longer is one, shows.
+#[test]
+fn every_place_counted_for_a_key_holds_every_key() {
+    use mongo_sequence::__private::Key;
+    let text = read(&root().join("ARCHITECTURE.md"));
+    let section = text
+        .split("### Each key written out")
+        .nth(1)
+        .expect("a section `Each key written out`")
+        .split("\n## ")
+        .next()
+        .unwrap();
+    let rows: Vec<&str> = section
+        .lines()
+        .filter(|l| l.starts_with("| `") && l.contains(".rs`"))
+        .map(|l| l.split('`').nth(1).unwrap())
+        .collect();
+    // "(the 8 above, the 3 impls of its type, its rules)" and "now 12 places in 10 files".
+    let words: Vec<&str> = section.split_whitespace().collect();
+    let after = |phrase: &[&str]| {
+        words
+            .windows(phrase.len() + 1)
+            .find(|w| w[1..] == *phrase)
+            .and_then(|w| number(w[0].trim_start_matches('(')))
+    };
+    let above = words
+        .windows(3)
+        .find(|w| w[0] == "(the" && w[2] == "above,")
+        .and_then(|w| number(w[1]))
+        .expect("the places above, counted");
+    assert_eq!(above, rows.len(), "the table has {} rows", rows.len());
+    let places = after(&["places", "in"]).expect("the places of a key, counted");
+    assert_eq!(places, rows.len() + 3 + 1, "the rows, 3 impls and its rules");
+    let impls = ["sequence-derive/src/attr/value.rs", "sequence-derive/src/expand.rs"];
+    let files: BTreeSet<&str> = (rows.iter().copied())
+        .chain(impls)
+        .chain(["sequence-ui/tests/ui.rs", "sequence-rules/src/check.rs"])
+        .collect();
+    let counted_files = words
+        .windows(4)
+        .find(|w| w[0] == "places" && w[1] == "in" && w[3] == "files")
+        .and_then(|w| number(w[2]))
+        .expect("the files of a key, counted");
+    assert_eq!(counted_files, files.len(), "{files:?}");
+    let more = after(&["more", "files:"]).expect("the tools' files, counted");
+    let tools = ["sequence-runtime/src/store/sequence_record.rs", "sequence-cli/src/args.rs"];
+    assert_eq!(more, tools.len());
+    for file in rows.iter().copied().chain(tools) {
+        let source = read(&root().join(file));
+        for key in Key::ALL {
+            let variant = format!("{key:?}");
+            assert!(
+                source.contains(&format!("Key::{variant}"))
+                    || source.contains(&variant)
+                    || source.contains(key.name()),
+                "{file} does not hold the key `{}`",
+                key.name()
+            );
+        }
+    }
+}
+
+/// The source files a module's documentation (`//!`) names in backticks exist: a path, or the
+/// end of one (`issue.rs`, `cache/refill.rs`). Names given as examples of what a platform
+/// refuses are left out.
+#[test]
+fn every_file_a_module_doc_names_exists() {
+    let files = repository_files();
+    let exists = |path: &str| {
+        files
+            .iter()
+            .any(|f| f == path || f.ends_with(&format!("/{path}")))
+    };
+    let mut named = 0;
+    let mut missing = Vec::new();
+    for file in files.iter().filter(|f| f.ends_with(".rs")) {
+        let source = read(&root().join(file));
+        for line in source.lines().filter(|l| l.trim_start().starts_with("//!")) {
+            for (i, part) in line.split('`').enumerate() {
+                let is_path = i % 2 == 1
+                    && part.ends_with(".rs")
+                    && part
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "_./-".contains(c));
+                if !is_path || line.contains("refuses") {
+                    continue;
+                }
+                named += 1;
+                if !exists(part) {
+                    missing.push(format!("{file}: {part}"));
+                }
+            }
+        }
+    }
+    assert!(named >= 30, "{named} files named by module docs");
+    assert!(missing.is_empty(), "module docs name files that do not exist: {missing:?}");
 }
