@@ -4,7 +4,7 @@
 //!   state, the full shards of a ranges sequence, the queues of gapless groups);
 //! - `memo.rs`: the per-thread memo of models' values (their `Sequence`), by model type and
 //!   collection handle;
-//! - `cache.rs`: a sequence's shared state ([`ProcessState`]) and its cache of reserved
+//! - `cache/mod.rs`: a sequence's shared state ([`ProcessState`]) and its cache of reserved
 //!   ranges, with its refills in `cache/refill.rs`;
 //! - `cache_state.rs`: what a cache holds under its lock, and the arithmetic of its ranges;
 //! - `coalesce.rs`: one reservation for the callers of a counter waiting together;
