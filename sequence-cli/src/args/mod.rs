@@ -107,55 +107,14 @@ pub(crate) enum Command {
     /// counter backwards without `--force`, a counter that does not exist without `--create`,
     /// and moving the counter of a gapless sequence in use: forward without `--leave-gap`,
     /// backwards without `--reissue`. Running processes keep the ranges they already hold.
-    SetNext {
-        /// The database.
-        db: String,
-        #[command(flatten)]
-        counter: CounterArgs,
-        /// The next value to issue.
-        value: i64,
-        #[command(flatten)]
-        limits: Limits,
-        /// Allows moving the counter backwards (only if no document uses the values again).
-        #[arg(long)]
-        force: bool,
-        /// Creates the counter if it does not exist.
-        #[arg(long)]
-        create: bool,
-        /// Allows moving a gapless sequence's counter forward: the numbers skipped are a
-        /// permanent gap.
-        #[arg(long)]
-        leave_gap: bool,
-        /// Allows moving a gapless sequence's counter backwards (with `--force`): the numbers
-        /// are issued again, and inserts that meet them skip ahead.
-        #[arg(long)]
-        reissue: bool,
-        /// Says what would change, and changes nothing.
-        #[arg(long)]
-        dry_run: bool,
-    },
+    SetNext(SetNextArgs),
     /// Deletes the counters of a sequence (with `--force`).
     ///
     /// Every counter document of the sequence (its periods, scope values and shards), or the
     /// one `--period`, `--scope` or `--shard` name. Needs `--force`; `--dry-run` lists them and
     /// deletes nothing. A deleted counter starts again at `start`; deleting the counter of a
     /// gapless sequence in use also needs `--restart-numbering`.
-    Delete {
-        /// The database.
-        db: String,
-        #[command(flatten)]
-        counter: CounterArgs,
-        /// Deletes them.
-        #[arg(long)]
-        force: bool,
-        /// Allows deleting a gapless sequence's counters that have issued numbers: its numbering
-        /// starts again at `start` and skips ahead of the stored documents.
-        #[arg(long)]
-        restart_numbering: bool,
-        /// Lists what would be deleted, and deletes nothing.
-        #[arg(long)]
-        dry_run: bool,
-    },
+    Delete(DeleteArgs),
     /// Moves the counters of a sequence up to the highest ID stored in a collection.
     ///
     /// As `sync_counters` does: one counter per period, scope value or shard; never down.
@@ -578,6 +537,83 @@ impl SequenceArgs {
             options = options.stores(v);
         }
         options
+    }
+}
+
+/// The arguments of `set-next`.
+#[derive(Args)]
+pub(crate) struct SetNextArgs {
+    /// The database.
+    pub(crate) db: String,
+    #[command(flatten)]
+    pub(crate) counter: CounterArgs,
+    /// The next value to issue.
+    pub(crate) value: i64,
+    #[command(flatten)]
+    pub(crate) limits: Limits,
+    /// Allows moving the counter backwards (only if no document uses the values again).
+    #[arg(long)]
+    pub(crate) force: bool,
+    /// Creates the counter if it does not exist.
+    #[arg(long)]
+    pub(crate) create: bool,
+    /// Allows moving a gapless sequence's counter forward: the numbers skipped are a
+    /// permanent gap.
+    #[arg(long)]
+    pub(crate) leave_gap: bool,
+    /// Allows moving a gapless sequence's counter backwards (with `--force`): the numbers
+    /// are issued again, and inserts that meet them skip ahead.
+    #[arg(long)]
+    pub(crate) reissue: bool,
+    /// Says what would change, and changes nothing.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+}
+
+impl SetNextArgs {
+    /// What the flags allow.
+    pub(crate) fn change(&self) -> Change {
+        Change {
+            force: self.force,
+            dry_run: self.dry_run,
+            create: self.create,
+            leave_gap: self.leave_gap,
+            reissue: self.reissue,
+            restart_numbering: false,
+        }
+    }
+}
+
+/// The arguments of `delete`.
+#[derive(Args)]
+pub(crate) struct DeleteArgs {
+    /// The database.
+    pub(crate) db: String,
+    #[command(flatten)]
+    pub(crate) counter: CounterArgs,
+    /// Deletes them.
+    #[arg(long)]
+    pub(crate) force: bool,
+    /// Allows deleting a gapless sequence's counters that have issued numbers: its numbering
+    /// starts again at `start` and skips ahead of the stored documents.
+    #[arg(long)]
+    pub(crate) restart_numbering: bool,
+    /// Lists what would be deleted, and deletes nothing.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+}
+
+impl DeleteArgs {
+    /// What the flags allow.
+    pub(crate) fn change(&self) -> Change {
+        Change {
+            force: self.force,
+            dry_run: self.dry_run,
+            restart_numbering: self.restart_numbering,
+            create: false,
+            leave_gap: false,
+            reissue: false,
+        }
     }
 }
 

@@ -11,7 +11,7 @@ mod set_next;
 mod show;
 mod sync;
 
-use crate::args::{Change, Cli, Command};
+use crate::args::{Cli, Command};
 use crate::failure::Failure;
 use crate::output::Output;
 use crate::server;
@@ -37,43 +37,23 @@ pub(crate) async fn run(cli: Cli) -> Result<(), Failure> {
             limits,
         } => show::run(&client.database(&db), counters, &counter, &limits, &out).await,
         Command::Next(args) => next::run(&client, counters, &args, &out).await,
-        Command::SetNext {
-            db,
-            counter,
-            value,
-            limits,
-            force,
-            create,
-            leave_gap,
-            reissue,
-            dry_run,
-        } => {
-            let db = client.database(&db);
-            let change = Change {
-                force,
-                dry_run,
-                create,
-                leave_gap,
-                reissue,
-                ..Change::default()
-            };
-            set_next::run(&db, counters, &counter, &limits, value, change, &out).await
+        Command::SetNext(args) => {
+            let db = client.database(&args.db);
+            let (counter, limits) = (&args.counter, &args.limits);
+            set_next::run(
+                &db,
+                counters,
+                counter,
+                limits,
+                args.value,
+                args.change(),
+                &out,
+            )
+            .await
         }
-        Command::Delete {
-            db,
-            counter,
-            force,
-            restart_numbering,
-            dry_run,
-        } => {
-            let db = client.database(&db);
-            let change = Change {
-                force,
-                dry_run,
-                restart_numbering,
-                ..Change::default()
-            };
-            delete::run(&db, counters, &counter, change, &out).await
+        Command::Delete(args) => {
+            let db = client.database(&args.db);
+            delete::run(&db, counters, &args.counter, args.change(), &out).await
         }
         Command::Sync(args) => sync::run(&client, counters, &args, &out).await,
         Command::EnsureIndexes(args) => ensure_indexes::run(&client, counters, &args, &out).await,
