@@ -62,13 +62,15 @@ impl ManagedServer {
         Ok(())
     }
 
-    /// `SIGKILL`s a node and reaps it.
-    pub(crate) fn kill_node(&self, i: usize) {
-        if let Some(mut child) = self.nodes[i].take_child() {
+    /// `SIGKILL`s a node and reaps it; returns its exit status (`None` without a process).
+    pub(crate) fn kill_node(&self, i: usize) -> Option<std::process::ExitStatus> {
+        let status = self.nodes[i].take_child().map(|mut child| {
+            // A process that already exited is reaped all the same: its status says so.
             let _ = child.kill();
-            let _ = child.wait();
-        }
+            child.wait().expect("waitpid on the node's mongod")
+        });
         self.write_pids();
+        status
     }
 
     /// `SIGTERM`s a node and waits for it to exit (`SIGKILL` after `grace`).

@@ -242,14 +242,15 @@ impl TestServer {
         self.managed.as_deref().map(ManagedServer::root)
     }
 
-    /// Kills node `i`'s `mongod` with `SIGKILL` and waits for it to exit.
-    /// Does nothing if it is not running.
+    /// Kills node `i`'s `mongod` with `SIGKILL` and waits for it to exit; returns how it
+    /// exited, as `waitpid` reports it (of a process the kill ended, `signal()` is
+    /// `Some(9)`), or `None` if the node had no process.
     ///
     /// # Panics
     ///
     /// If this server is not managed or `i` is out of range.
-    pub fn kill_node(&self, i: usize) {
-        self.managed_with_node("kill_node", i).kill_node(i);
+    pub fn kill_node(&self, i: usize) -> Option<std::process::ExitStatus> {
+        self.managed_with_node("kill_node", i).kill_node(i)
     }
 
     /// Stops node `i` gracefully (`SIGTERM`, `SIGKILL` after 30 s) and waits

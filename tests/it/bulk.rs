@@ -43,12 +43,15 @@ async fn repeated_bulk_inserts_find_their_numbers_reserved() {
                 .await
                 .unwrap(),
         );
-        // What the application does between two bulk calls, as long as the reservation for
-        // the next one takes (a loaded machine may take longer than the application). A
-        // reservation never sent shows in `trips_before` below.
+        // What the application does between two bulk calls: here, wait until the reservation
+        // for the next call is sent (a call that starts before its reply lands waits for it).
         let limit = Duration::from_secs(5);
-        common::wait_until(limit, || commands.round_trips() >= sent).await;
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert!(
+            common::wait_until(limit, || commands.round_trips() >= sent).await,
+            "{} round trips sent after call {}, not {sent}",
+            commands.round_trips(),
+            ids.len()
+        );
     }
     for (k, call) in ids.iter().enumerate() {
         let first = 10 * k as i64 + 1;
@@ -75,8 +78,14 @@ async fn repeated_bulk_inserts_find_their_numbers_reserved() {
         .await
         .unwrap(); // 51..=60
     assert_eq!(ahead[0], 51);
-    tokio::time::sleep(Duration::from_millis(100)).await; // 61..=70 reserved ahead
+    // 61..=70 are reserved ahead (in flight or done): `set_next` waits for them and drops them.
+    let wasted = seq.stats().wasted;
     seq.set_next(100).await.unwrap();
+    assert_eq!(
+        seq.stats().wasted - wasted,
+        10,
+        "the 10 values reserved ahead were dropped"
+    );
     let after = Line::insert_many_with_ids(&mut lines(10), &coll)
         .await
         .unwrap();

@@ -10,6 +10,8 @@
 
 use crate::common;
 
+use std::os::unix::process::ExitStatusExt;
+
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -131,12 +133,14 @@ async fn failover_loses_no_acknowledged_document() {
             Fault::KillPrimary => {
                 let (primary, term) = support::primary_and_term(&server).await;
                 let s = server.clone();
-                tokio::task::spawn_blocking(move || s.kill_node(primary))
+                let status = tokio::task::spawn_blocking(move || s.kill_node(primary))
                     .await
                     .unwrap();
-                assert!(
-                    !server.nodes()[primary].is_running(),
-                    "node {primary} is gone after SIGKILL"
+                // `waitpid`'s word: the running node died of the kill, not of anything else.
+                assert_eq!(
+                    status.and_then(|s| s.signal()),
+                    Some(libc::SIGKILL),
+                    "node {primary} was running and died of SIGKILL: {status:?}"
                 );
                 let (elected, new_term) = support::elected_instead(&server, primary, term).await;
                 println!(

@@ -14,7 +14,9 @@
 //! the same schedule gives no duplicate and loses no acknowledged document.
 
 use crate::common;
+
 use crate::reliability_support as support;
+use std::os::unix::process::ExitStatusExt;
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -164,12 +166,14 @@ async fn run(counter_wc: WriteConcern, label: &str) -> Run {
         );
     }
     let s = server.clone();
-    tokio::task::spawn_blocking(move || s.kill_node(old))
+    let status = tokio::task::spawn_blocking(move || s.kill_node(old))
         .await
         .unwrap();
-    assert!(
-        !server.nodes()[old].is_running(),
-        "{label}: node {old} killed"
+    // `waitpid`'s word: the running node died of the kill, not of anything else.
+    assert_eq!(
+        status.and_then(|s| s.signal()),
+        Some(libc::SIGKILL),
+        "{label}: node {old} was running and died of SIGKILL: {status:?}"
     );
     let (elected, _) = support::elected_instead(&server, old, term).await;
     for &i in &secondaries {

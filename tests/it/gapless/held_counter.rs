@@ -94,6 +94,7 @@ async fn inserts_queued_while_a_round_meets_the_counter_held_join_it() {
         ]
     };
     let before = counted();
+    let waits_before = sent("update", "counters");
 
     let admin = common::client().await.database("admin");
     let fail_point = common::fail_point(
@@ -131,7 +132,15 @@ async fn inserts_queued_while_a_round_meets_the_counter_held_join_it() {
     // The round's update is held on the server: another transaction takes the counter.
     let mut holder = hold_counter(&name).await;
     let c = insert("c");
-    tokio::time::sleep(std::time::Duration::from_millis(600)).await;
+    // The round's held update met the holder, and the round waits for it on the server (an
+    // `update` of the counter, outside any transaction): then the holder goes, and the round
+    // starts again with C, which queued while the update was held.
+    let limit = std::time::Duration::from_secs(10);
+    let waiting = || sent("update", "counters") > waits_before;
+    assert!(
+        common::wait_until(limit, waiting).await,
+        "the round waits for the holder"
+    );
     holder.abort_transaction().await.unwrap();
     let (a, b, c) = (
         a.await.unwrap().unwrap(),
@@ -173,7 +182,21 @@ async fn attempts_that_meet_the_counter_held_alternate_two_sessions() {
     let mut holder = hold_counter(&name).await;
     let mut doc = invoice("a");
     let insert = tokio::spawn(async move { doc.insert_with_id(&coll).await });
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    // The holder goes once three attempts met it (each one aborted).
+    let met = || {
+        let recorded = recorded.lock().unwrap();
+        let started = |name: &str| {
+            (recorded.iter())
+                .filter(|e| matches!(e, CommandEvent::Started(s) if s.command_name == name))
+                .count()
+        };
+        started("findAndModify") >= 3 && started("abortTransaction") >= 2
+    };
+    let limit = std::time::Duration::from_secs(10);
+    assert!(
+        common::wait_until(limit, met).await,
+        "three attempts met the holder"
+    );
     holder.abort_transaction().await.unwrap();
     assert_eq!(insert.await.unwrap().unwrap(), 2);
 
