@@ -5,6 +5,7 @@
 //! themselves. One module per concern: `cargo test --test it gapless::` runs one of them.
 
 mod backend;
+mod checker;
 mod common;
 mod reliability_support;
 

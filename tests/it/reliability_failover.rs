@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::checker::Stored;
 use crate::common::models::{Event, Reading};
 use crate::reliability_support as support;
 use mongodb::bson::doc;
@@ -188,14 +189,15 @@ async fn failover_loses_no_acknowledged_document() {
         ("batch=1", &event_calls, "events", "_id", "event"),
         ("batch=25", &reading_calls, "readings", "number", "reading"),
     ] {
-        let stored = support::stored_numbers(&rdb, coll, field).await;
+        let stored = Stored::read(&rdb, coll, field).await;
         let (ok, errors, after) = support::check_calls(label, calls, &stored, quiet_from);
-        let lost = common::counter(&rdb, counter_name).await.unwrap_or(0) - stored.len() as i64;
+        let lost =
+            common::counter(&rdb, counter_name).await.unwrap_or(0) - stored.documents() as i64;
         summary.push(format!(
             "{label}: ok={} errors={} stored={} lost={lost} ok_after_faults={after} kinds={}",
             ok.len(),
             errors.len(),
-            stored.len(),
+            stored.documents(),
             support::tally(&errors)
         ));
         total_ok += ok.len();

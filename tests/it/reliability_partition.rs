@@ -20,6 +20,7 @@
 //! returns, except with `CI=true`, where that is a failure. About 35 s; `SOAK=1` runs the
 //! schedule three times.
 
+use crate::checker::{self, Promise, Stored};
 use crate::common;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -105,10 +106,10 @@ async fn check(
     unconfirmed: &Unconfirmed,
     healed_at: u64,
 ) -> Checked {
-    let stored = support::stored_numbers(db, coll, field).await;
+    let stored = Stored::read(db, coll, field).await;
     let (ok, errors, after) = support::check_calls(label, calls, &stored, healed_at);
     let counter_value = common::counter(db, counter).await.unwrap_or(0);
-    let lost = counter_value - stored.len() as i64;
+    let lost = counter_value - stored.documents() as i64;
     // Each counter update whose outcome the client did not learn may have consumed what it
     // reserved; a cache holds up to two ranges at the end; an insert that failed skipped its
     // number. A gapless counter (`batch` 0 here) loses nothing.
@@ -118,12 +119,16 @@ async fn check(
     } else {
         unconfirmed.of(counter) + 2 * batch + failed_inserts
     };
-    assert!(lost <= bound, "{label}: lost {lost}, bound {bound}");
+    let gaps = Promise {
+        gaps_at_most: Some((counter_value, bound as u64)),
+        dense: false,
+    };
+    checker::judge(&ok, &stored, gaps).assert_clean(label);
     let line = format!(
         "{label}: ok={} errors={} stored={} lost={lost} (bound {bound}) ok_after={after} kinds={}",
         ok.len(),
         errors.len(),
-        stored.len(),
+        stored.documents(),
         support::tally(&errors)
     );
     Checked {
@@ -346,13 +351,12 @@ async fn partitions_lose_and_repeat_nothing() {
         )
         .await,
     ];
-    let gapless = support::stored_numbers(&db, "slips", "_id").await;
-    let numbers: Vec<i64> = gapless.keys().copied().collect();
-    assert_eq!(
-        numbers,
-        (1..=numbers.len() as i64).collect::<Vec<_>>(),
-        "gapless: the stored numbers are 1..=N"
-    );
+    let gapless = Stored::read(&db, "slips", "_id").await;
+    let dense = Promise {
+        dense: true,
+        ..Promise::default()
+    };
+    checker::judge::<i64>(&[], &gapless, dense).assert_clean("gapless");
     common::claims_match(
         "proxy",
         &db.collection("claimed"),

@@ -9,23 +9,24 @@
 //! number issued twice is stored twice.
 //!
 //! At `w: 1` the new primary never saw the counter updates the old one acknowledged, and hands
-//! the same numbers out again: the test asserts that the checker finds these duplicates (if it
-//! finds none, the scenario did not reproduce the anomaly, and the test fails). At `majority`
-//! the same schedule gives no duplicate and loses no acknowledged document.
+//! the same numbers out again, and both calls store theirs: the test asserts that the checker
+//! (`checker.rs`), reading the database, finds these duplicates (if it finds none, the scenario
+//! did not reproduce the anomaly, and the test fails). At `majority` the same schedule gives no
+//! duplicate and loses no acknowledged document, by the same reading.
 
 use crate::common;
 
+use crate::checker::{self, Promise, Stored};
 use crate::reliability_support as support;
 use std::os::unix::process::ExitStatusExt;
 
-use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use mongo_sequence::{Sequence, SequenceOptions};
 use mongodb::bson::{doc, Document};
-use mongodb::options::{CollectionOptions, ReadConcern, WriteConcern};
+use mongodb::options::{CollectionOptions, WriteConcern};
 use sequence_testkit::TestServer;
 
 const TASKS: usize = 4;
@@ -195,31 +196,12 @@ async fn run(counter_wc: WriteConcern, label: &str) -> Run {
     .unwrap()
     .expect("the old primary rejoins");
 
-    let reader = db.collection_with_options::<Document>(
-        "tickets",
-        CollectionOptions::builder()
-            .read_concern(ReadConcern::majority())
-            .build(),
-    );
-    let stored: HashSet<(i64, String)> = common::all(&reader)
-        .await
-        .iter()
-        .map(|d| {
-            (
-                d.get_i64("number").unwrap(),
-                d.get_str("call").unwrap().to_owned(),
-            )
-        })
-        .collect();
-    let mut per_number = BTreeMap::<i64, usize>::new();
-    for (n, _) in &acknowledged {
-        *per_number.entry(*n).or_default() += 1;
-    }
-    let duplicates = per_number.values().filter(|&&c| c > 1).count();
-    let missing = acknowledged
-        .iter()
-        .filter(|call| !stored.contains(call))
-        .count();
+    // The checker's reading of the database (majority read concern): each number stored,
+    // and which call stored it.
+    let stored = Stored::read_calls(&db, "tickets", "number", Some("call")).await;
+    let verdict = checker::judge(&acknowledged, &stored, Promise::default());
+    let duplicates = verdict.duplicates.len();
+    let missing = verdict.lost.len();
     drop(client);
     tokio::task::spawn_blocking(move || drop(server))
         .await
@@ -250,7 +232,7 @@ async fn majority_counter_updates_survive_the_rollback_that_w1_does_not() {
     );
     assert!(
         w1.duplicates > 0,
-        "at w: 1 the rollback must reissue acknowledged numbers; none found: the scenario did not reproduce the anomaly"
+        "at w: 1 the rollback must reissue acknowledged numbers, stored twice; the checker found none in the database: the scenario did not reproduce the anomaly"
     );
     println!(
         "rollback: majority: ids={} duplicates={} missing={} errors={} applied={}",

@@ -4,15 +4,16 @@
 
 #![allow(dead_code)]
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex as StdMutex};
 use std::time::{Duration, Instant};
 
+use crate::checker::{self, Promise, Stored};
+
 use mongo_sequence::Error;
-use mongodb::bson::{doc, Bson, Document};
+use mongodb::bson::{doc, Bson};
 use mongodb::event::command::CommandEvent;
-use mongodb::options::{CollectionOptions, ReadConcern};
 use sequence_testkit::{Network, ServerOptions, TestServer};
 
 /// A short name for the kind of an error, for summaries and assertions.
@@ -287,32 +288,14 @@ where
     all
 }
 
-/// How many documents of `coll` hold each number in `field`, read with majority read concern.
-pub async fn stored_numbers(
-    db: &mongodb::Database,
-    coll: &str,
-    field: &str,
-) -> BTreeMap<i64, usize> {
-    let coll = db.collection_with_options::<Document>(
-        coll,
-        CollectionOptions::builder()
-            .read_concern(ReadConcern::majority())
-            .build(),
-    );
-    let mut count = BTreeMap::new();
-    for d in crate::common::all(&coll).await {
-        *count.entry(d.get_i64(field).unwrap()).or_default() += 1;
-    }
-    count
-}
-
-/// The calls of a workload checked against the numbers `stored`: no ID returned twice or
-/// stored twice, every acknowledged one stored, and some call succeeded from `from_ms` on.
-/// Returns the acknowledged IDs, the errors' kinds and the calls that succeeded from `from_ms`.
+/// The calls of a workload checked against the numbers `stored`, by the checker (no number
+/// stored twice, every acknowledged one stored), with no ID returned twice and some call
+/// succeeded from `from_ms` on. Returns the acknowledged IDs, the errors' kinds and the calls
+/// that succeeded from `from_ms`.
 pub fn check_calls(
     label: &str,
     calls: &[Call],
-    stored: &BTreeMap<i64, usize>,
+    stored: &Stored,
     from_ms: u64,
 ) -> (Vec<i64>, Vec<String>, usize) {
     let ok: Vec<i64> = calls
@@ -325,16 +308,7 @@ pub fn check_calls(
         .collect();
     let unique: HashSet<i64> = ok.iter().copied().collect();
     assert_eq!(unique.len(), ok.len(), "{label}: an ID was returned twice");
-    let twice: Vec<_> = stored.iter().filter(|(_, n)| **n > 1).collect();
-    assert!(
-        twice.is_empty(),
-        "{label}: stored more than once: {twice:?}"
-    );
-    let missing: Vec<_> = ok.iter().filter(|id| !stored.contains_key(id)).collect();
-    assert!(
-        missing.is_empty(),
-        "{label}: acknowledged but missing: {missing:?}"
-    );
+    checker::judge(&ok, stored, Promise::default()).assert_clean(label);
     let after = calls
         .iter()
         .filter(|(at, r)| *at >= from_ms && r.is_ok())
