@@ -65,8 +65,8 @@ async fn killed_processes_never_reuse_an_id() {
                 std::thread::sleep(Duration::from_millis(10));
             }
             std::thread::sleep(Duration::from_millis((k as u64 * 37) % 300));
-            let (mut child, out, _) = std::mem::replace(&mut running[slot], spawn(slot));
-            kill(&mut child);
+            let (mut child, out, err) = std::mem::replace(&mut running[slot], spawn(slot));
+            kill(&mut child, &err);
             killed.push(out);
         }
         let mut finished = Vec::new();

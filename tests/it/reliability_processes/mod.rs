@@ -93,14 +93,40 @@ async fn run_workers(
     .unwrap()
 }
 
-/// Kills a worker with `SIGKILL` and asserts that it died of it, not before.
-fn kill(child: &mut Child) {
+/// Kills a worker with `SIGKILL` and asserts that it died of it, not before, with nothing
+/// unexpected on its standard error (`stderr`).
+fn kill(child: &mut Child, stderr: &Path) {
     child.kill().unwrap(); // SIGKILL
     let status = child.wait().unwrap();
     assert_eq!(
         std::os::unix::process::ExitStatusExt::signal(&status),
         Some(9),
-        "the worker died of the SIGKILL, not before it: {status}"
+        "the worker died of the SIGKILL, not before it: {status}: {}",
+        std::fs::read_to_string(stderr).unwrap_or_default()
+    );
+    assert_quiet(stderr);
+}
+
+/// What a worker's standard error says that it should not: a panic (which also ends it) or
+/// an error, one line each. A worker that ran as it should writes nothing there.
+fn unexpected(stderr: &str) -> Vec<&str> {
+    stderr
+        .lines()
+        .filter(|l| {
+            let l = l.to_ascii_lowercase();
+            l.contains("panicked") || l.contains("error")
+        })
+        .collect()
+}
+
+/// Asserts that the worker's standard error, in the file `stderr`, holds nothing unexpected.
+fn assert_quiet(stderr: &Path) {
+    let text = std::fs::read_to_string(stderr).expect("the worker's standard error");
+    let found = unexpected(&text);
+    assert!(
+        found.is_empty(),
+        "a worker wrote {found:?} to {}",
+        stderr.display()
     );
 }
 
@@ -114,6 +140,7 @@ fn wait_ok(child: &mut Child, limit: Duration, stderr: &Path) {
                 "worker failed ({status}): {}",
                 std::fs::read_to_string(stderr).unwrap_or_default()
             );
+            assert_quiet(stderr);
             return;
         }
         if Instant::now() >= deadline {
@@ -245,8 +272,8 @@ async fn kill_mid_rounds(
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         tokio::time::sleep(Duration::from_millis((k as u64 * 37) % 200)).await;
-        for (child, out, _) in &mut running {
-            kill(child);
+        for (child, out, err) in &mut running {
+            kill(child, err);
             outputs.push(out.clone());
         }
         // No worker runs now: the open transactions are the killed workers' rounds.
@@ -309,4 +336,15 @@ impl Killed {
             self.kills
         );
     }
+}
+
+/// A worker's standard error is read line by line: a panic or an error is unexpected, a
+/// warning of the driver is not.
+#[test]
+fn a_workers_panic_or_error_is_unexpected() {
+    let stderr = "thread 'tokio-runtime-worker' panicked at tests/it/x.rs:1:1:\n\
+                  worker: insert 3-4: Error: the server answered 91\n\
+                  WARN the pool was cleared\n";
+    assert_eq!(unexpected(stderr).len(), 2);
+    assert!(unexpected("").is_empty());
 }

@@ -116,6 +116,13 @@ fn worker() {
     let Ok(mode) = std::env::var(WORKER) else {
         return;
     };
+    // A panic anywhere, in a spawned task too, ends the process (its message on standard
+    // error, where the parent reads it): no task's failure hides behind the others.
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        report(info);
+        std::process::exit(101);
+    }));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
