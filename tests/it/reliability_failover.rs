@@ -16,9 +16,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::checker::Stored;
+use crate::checker::{self, Promise, Stored};
 use crate::common::models::{Event, Reading};
-use crate::reliability_support as support;
+use crate::reliability_support::{self as support, Unconfirmed};
 use mongodb::bson::doc;
 use mongodb::event::command::CommandEvent;
 use mongodb::event::EventHandler;
@@ -74,17 +74,17 @@ async fn failover_loses_no_acknowledged_document() {
             (13, Fault::StepDown),
         ]
     };
-    // Calls that end this long after the last fault count as "after the faults".
-    let quiet_from = (schedule.last().unwrap().0 + 4) * 1000;
-
     // Commands that failed (or whose write concern failed) on the wire: the faults the workload
     // felt, whether or not a retry then hid them from the caller.
+    // The counter updates whose outcome the client did not learn bound the gaps.
     let failed_commands = Arc::new(AtomicU64::new(0));
     let seen = failed_commands.clone();
+    let unconfirmed = Unconfirmed::default();
+    let watched = unconfirmed.clone();
     let client = common::client_with_app(server.uri(), "failover", |o| {
         o.write_concern = Some(WriteConcern::majority());
         o.command_event_handler = Some(EventHandler::callback(move |e| {
-            let failed = match e {
+            let failed = match &e {
                 CommandEvent::Failed(_) => true,
                 CommandEvent::Succeeded(s) => s.reply.contains_key("writeConcernError"),
                 _ => false,
@@ -92,6 +92,7 @@ async fn failover_loses_no_acknowledged_document() {
             if failed {
                 seen.fetch_add(1, Ordering::SeqCst);
             }
+            watched.observe(e);
         }));
     })
     .await;
@@ -122,13 +123,19 @@ async fn failover_loses_no_acknowledged_document() {
 
     let mut killed = None;
     let mut applied = Vec::new();
+    // The failed commands counted when each fault began, and when the last election was
+    // observed ("after the faults" starts there).
+    let mut failed_at = Vec::new();
+    let mut quiet_from = 0;
     let scheduled = schedule.len();
     for (at, fault) in schedule {
         let wait = Duration::from_secs(at).saturating_sub(start.elapsed());
         tokio::time::sleep(wait).await;
+        failed_at.push((fault, failed_commands.load(Ordering::SeqCst)));
         match fault {
             Fault::StepDown => {
                 let (old, new, term) = step_down(&server).await;
+                quiet_from = start.elapsed().as_millis() as u64;
                 applied.push(format!("stepdown:{old}->{new}@{term}"));
             }
             Fault::KillPrimary => {
@@ -144,6 +151,7 @@ async fn failover_loses_no_acknowledged_document() {
                     "node {primary} was running and died of SIGKILL: {status:?}"
                 );
                 let (elected, new_term) = support::elected_instead(&server, primary, term).await;
+                quiet_from = start.elapsed().as_millis() as u64;
                 println!(
                     "failover: killed node {primary} with SIGKILL (term {term}); node {elected} elected in term {new_term}"
                 );
@@ -169,6 +177,18 @@ async fn failover_loses_no_acknowledged_document() {
         }
     }
     assert_eq!(applied.len(), scheduled, "every fault applied: {applied:?}");
+    // Each step-down and kill failed commands of the workload on the wire, before the next
+    // fault began (a restart fails none).
+    failed_at.push((Fault::RestartKilled, failed_commands.load(Ordering::SeqCst)));
+    for (k, pair) in failed_at.windows(2).enumerate() {
+        let ((fault, before), (_, after)) = (pair[0], pair[1]);
+        if !matches!(fault, Fault::RestartKilled) {
+            assert!(
+                after > before,
+                "fault {k} ({fault:?}) failed no command of the workload: it missed it"
+            );
+        }
+    }
     let wait = Duration::from_secs(duration).saturating_sub(start.elapsed());
     tokio::time::sleep(wait).await;
     stop.store(true, Ordering::SeqCst);
@@ -185,16 +205,34 @@ async fn failover_loses_no_acknowledged_document() {
     let rdb = reader.database("failover");
     let mut summary = Vec::new();
     let (mut total_ok, mut total_errors, mut total_lost, mut total_after) = (0, 0, 0, 0);
-    for (label, calls, coll, field, counter_name) in [
-        ("batch=1", &event_calls, "events", "_id", "event"),
-        ("batch=25", &reading_calls, "readings", "number", "reading"),
+    for (label, calls, coll, field, counter_name, batch) in [
+        ("batch=1", &event_calls, "events", "_id", "event", 1_u64),
+        (
+            "batch=25",
+            &reading_calls,
+            "readings",
+            "number",
+            "reading",
+            25,
+        ),
     ] {
         let stored = Stored::read(&rdb, coll, field).await;
         let (ok, errors, after) = support::check_calls(label, calls, &stored, quiet_from);
-        let lost =
-            common::counter(&rdb, counter_name).await.unwrap_or(0) - stored.documents() as i64;
+        let counter = common::counter(&rdb, counter_name).await.unwrap_or(0);
+        let lost = counter - stored.documents() as i64;
+        // Each counter update whose outcome the client did not learn may have consumed what
+        // it reserved (a range of `batch`); a cache holds up to two ranges at the end; a
+        // failed insert skipped its number.
+        let bound = unconfirmed.of(counter_name) as u64
+            + if batch > 1 { 2 * batch } else { 0 }
+            + errors.len() as u64;
+        let gaps = Promise {
+            gaps_at_most: Some((counter, bound)),
+            dense: false,
+        };
+        checker::judge(&ok, &stored, gaps).assert_clean(label);
         summary.push(format!(
-            "{label}: ok={} errors={} stored={} lost={lost} ok_after_faults={after} kinds={}",
+            "{label}: ok={} errors={} stored={} lost={lost} (bound {bound}) ok_after_faults={after} kinds={}",
             ok.len(),
             errors.len(),
             stored.documents(),
