@@ -88,6 +88,21 @@ impl Stored {
         Stored { counts, calls }
     }
 
+    /// What a scenario read itself (with majority read concern): each document's number
+    /// and call.
+    pub fn from_calls(documents: impl IntoIterator<Item = (i64, String)>) -> Stored {
+        let mut counts = BTreeMap::new();
+        let mut calls = HashSet::new();
+        for (n, call) in documents {
+            *counts.entry(n).or_default() += 1;
+            calls.insert((n, call));
+        }
+        Stored {
+            counts,
+            calls: Some(calls),
+        }
+    }
+
     /// How many documents there are.
     pub fn documents(&self) -> usize {
         self.counts.values().sum()

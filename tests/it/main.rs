@@ -28,6 +28,7 @@ mod proxy;
 mod readable;
 mod records;
 mod reliability_bad_input;
+mod reliability_clock;
 mod reliability_counter_errors;
 mod reliability_failover;
 mod reliability_faults;
