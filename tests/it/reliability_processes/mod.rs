@@ -3,6 +3,7 @@
 //!
 //! - `concurrent.rs`: processes numbering at once, each until it is done;
 //! - `kills.rs`: processes killed in the middle of a range or a round, and started again;
+//! - `zombie.rs`: a worker paused past the server's transaction lifetime and resumed;
 //! - `worker.rs`: what a worker process does.
 //!
 //! The workers are this test binary itself, run again with `--ignored --exact
@@ -14,6 +15,7 @@
 mod concurrent;
 mod kills;
 mod worker;
+mod zombie;
 
 use crate::common;
 

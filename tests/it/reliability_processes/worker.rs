@@ -22,10 +22,10 @@ const WORKER_TIME_LIMIT: Duration = Duration::from_secs(180);
 /// issued twice would be stored twice instead of being refused.
 #[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
 #[seq(name = "crash", batch = 50)]
-struct Job {
+pub(super) struct Job {
     #[seq(id)]
-    number: i64,
-    worker: String,
+    pub(super) number: i64,
+    pub(super) worker: String,
 }
 
 pub(super) const CRASH_BATCH: i64 = 50;
@@ -34,10 +34,10 @@ pub(super) const CRASH_BATCH: i64 = 50;
 /// number given twice would be stored twice), committed in rounds.
 #[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
 #[seq(name = "gapless_crash", gapless)]
-struct GaplessJob {
+pub(super) struct GaplessJob {
     #[seq(id)]
-    number: i64,
-    worker: String,
+    pub(super) number: i64,
+    pub(super) worker: String,
 }
 
 /// The documents of the proxy crash test: their uniqueness is held by claims in a proxy
@@ -45,10 +45,10 @@ struct GaplessJob {
 /// round of several documents at a time when inserts wait together.
 #[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
 #[seq(name = "proxied", batch = 25, unique = "proxy")]
-struct ProxiedJob {
+pub(super) struct ProxiedJob {
     #[seq(id)]
-    number: i64,
-    worker: String,
+    pub(super) number: i64,
+    pub(super) worker: String,
 }
 
 /// The documents of the crash test of first values: numbered per tenant in a field without a
