@@ -1,6 +1,6 @@
 //! Processes numbering at once, each until it is done: 4 processes on one counter (batch 1, 25
-//! and 1000), gapless groups of 2 processes, and 2 processes whose clocks differ crossing
-//! midnight.
+//! and 1000) and 8 (batch 25), gapless groups of 2 processes, and 2 processes whose clocks
+//! differ crossing midnight.
 
 use crate::common;
 
@@ -16,30 +16,31 @@ use super::{
     WORKER_LABEL, WORKER_OUT, WORKER_PER_TASK, WORKER_TASKS, WORKER_URI,
 };
 
-const PROCESSES: usize = 4;
 const TASKS: u64 = 32;
 
-/// 4 processes × 32 tasks on one counter, with batch 1, 25 and 1000. Each process takes a whole
-/// number of ranges, so what it holds unused at the end is at most its prefetched range: the
-/// union has no duplicate and misses at most `processes × batch` values (none with batch 1).
+/// 4 processes × 32 tasks on one counter, with batch 1, 25 and 1000, then 8 × 32 with batch 25.
+/// Each process takes a whole number of ranges, so what it holds unused at the end is at most
+/// its prefetched range: the union has no duplicate and misses at most `processes × batch`
+/// values (none with batch 1).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn processes_share_one_counter() {
     let server = TestServer::shared_or_panic();
-    // (batch, IDs per task): per process 32 × n, a multiple of the batch.
-    let runs: [(u64, u64); 3] = [
-        (1, common::pick(100, 500)),
-        (25, common::pick(1250, 5000)),
-        (1000, common::pick(2000, 10_000)),
+    // (processes, batch, IDs per task): per process 32 × n, a multiple of the batch.
+    let runs: [(usize, u64, u64); 4] = [
+        (4, 1, common::pick(100, 500)),
+        (4, 25, common::pick(1250, 5000)),
+        (4, 1000, common::pick(2000, 10_000)),
+        (8, 25, common::pick(250, 2500)),
     ];
     let mut total = 0;
     let mut total_lost = 0;
     let mut lines = Vec::new();
-    for (batch, per_task) in runs {
+    for (processes, batch, per_task) in runs {
         assert_eq!(TASKS * per_task % batch, 0);
-        let name = unique_db_name(&format!("processes_{batch}"));
+        let name = unique_db_name(&format!("processes_{processes}_{batch}"));
         let scratch = Scratch::new(&name);
         let started = Instant::now();
-        let outputs = run_workers(&scratch, "alloc", PROCESSES, |_, out| {
+        let outputs = run_workers(&scratch, "alloc", processes, |_, out| {
             vec![
                 (WORKER_URI, server.uri().to_owned()),
                 (WORKER_DB, name.clone()),
@@ -77,9 +78,9 @@ async fn processes_share_one_counter() {
         let bound = if batch == 1 {
             0
         } else if batch >= Batch::AHEAD_FROM {
-            (PROCESSES as u64 * 2 * Batch::MAX_AHEAD * batch) as i64
+            (processes as u64 * 2 * Batch::MAX_AHEAD * batch) as i64
         } else {
-            PROCESSES as i64 * batch as i64
+            processes as i64 * batch as i64
         };
         assert!(union.iter().all(|id| (1..=last).contains(id)));
         assert!(
@@ -89,7 +90,7 @@ async fn processes_share_one_counter() {
         total += issued;
         total_lost += lost;
         lines.push(format!(
-            "batch={batch} ids={issued} lost={lost} holes={holes} bound={bound} ms={}",
+            "processes={processes} batch={batch} ids={issued} lost={lost} holes={holes} bound={bound} ms={}",
             elapsed.as_millis()
         ));
     }
@@ -98,7 +99,7 @@ async fn processes_share_one_counter() {
     }
     assert!(total >= 200_000, "{total} IDs");
     println!(
-        "reliability: multi-process processes={PROCESSES} tasks={TASKS} ids={total} duplicates=0 lost={total_lost} faults=0"
+        "reliability: multi-process processes=4,8 tasks={TASKS} ids={total} duplicates=0 lost={total_lost} faults=0"
     );
 }
 
