@@ -189,7 +189,8 @@ async fn an_exhausted_tenant_fails_alone_among_first_values() {
         doc! {
             "failCommands": ["findAndModify", "insert", "update"],
             "blockConnection": true,
-            "blockTimeMS": 1500,
+            // Long enough for the 25 tickets started meanwhile to queue, on a loaded machine.
+            "blockTimeMS": 3000,
             "appName": &name,
         },
     )
@@ -228,7 +229,11 @@ async fn an_exhausted_tenant_fails_alone_among_first_values() {
     // `full` went in a round of several counters, which went on without it.
     let with_full =
         (several_counters_at_once(&commands).iter()).any(|c| c.to_string().contains("\"full\""));
-    assert!(with_full, "`full` was not in a round of several counters");
+    assert!(
+        with_full,
+        "`full` was not in a round of several counters: {:?}",
+        commands.sent_on("update", "counters")
+    );
 }
 
 /// How many commands were sent to the counters collection.
