@@ -180,6 +180,18 @@ impl Drop for Scratch {
     }
 }
 
+/// The server's open transactions (`serverStatus`), as `admin` reads them.
+async fn open_transactions(admin: &mongodb::Database) -> i64 {
+    let status = admin.run_command(doc! { "serverStatus": 1 }).await.unwrap();
+    let open = status
+        .get_document("transactions")
+        .unwrap()
+        .get("currentOpen");
+    open.and_then(mongodb::bson::Bson::as_i64)
+        .or_else(|| open.and_then(mongodb::bson::Bson::as_i32).map(i64::from))
+        .unwrap()
+}
+
 /// What [`kill_mid_rounds`] leaves: the server, the database, the workers' output files and
 /// how many kills left a transaction open.
 struct Killed {
@@ -219,19 +231,6 @@ async fn kill_mid_rounds(
         .await
         .unwrap()
         .database("admin");
-    let open_transactions = move || {
-        let admin = admin.clone();
-        async move {
-            let status = admin.run_command(doc! { "serverStatus": 1 }).await.unwrap();
-            let open = status
-                .get_document("transactions")
-                .unwrap()
-                .get("currentOpen");
-            open.and_then(mongodb::bson::Bson::as_i64)
-                .or_else(|| open.and_then(mongodb::bson::Bson::as_i32).map(i64::from))
-                .unwrap()
-        }
-    };
     let db_name = name.clone();
     let life = AtomicU64::new(0);
     let spawn = move || {
@@ -251,7 +250,7 @@ async fn kill_mid_rounds(
     let started = Instant::now();
     let mut outputs = Vec::new();
     let mut caught = 0;
-    let mut open_before = open_transactions().await;
+    let mut open_before = open_transactions(&admin).await;
     let mut running: Vec<_> = (0..processes).map(|_| spawn()).collect();
     let mut k = 0;
     while k < kills || (until_caught && caught == 0 && k < 4 * kills) {
@@ -279,7 +278,7 @@ async fn kill_mid_rounds(
             outputs.push(out.clone());
         }
         // No worker runs now: the open transactions are the killed workers' rounds.
-        let open = open_transactions().await;
+        let open = open_transactions(&admin).await;
         if open > open_before {
             caught += 1;
         }

@@ -14,7 +14,10 @@ use mongodb::bson::{doc, Document};
 use sequence_testkit::{unique_db_name, ServerOptions, TestServer};
 
 use super::worker::{GaplessJob, Job, ProxiedJob};
-use super::{read_ids, spawn_worker, wait_ok, Scratch, WORKER_DB, WORKER_LABEL, WORKER_OUT};
+use super::{
+    open_transactions, read_ids, spawn_worker, wait_ok, Scratch, WORKER_DB, WORKER_LABEL,
+    WORKER_OUT,
+};
 use super::{WORKER_TASKS, WORKER_URI};
 use crate::checker::{self, Promise, Stored};
 use crate::common;
@@ -39,18 +42,6 @@ impl Drop for Worker {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-/// The open transactions of the server.
-async fn open_transactions(admin: &mongodb::Database) -> i64 {
-    let status = admin.run_command(doc! { "serverStatus": 1 }).await.unwrap();
-    let open = status
-        .get_document("transactions")
-        .unwrap()
-        .get("currentOpen");
-    open.and_then(mongodb::bson::Bson::as_i64)
-        .or_else(|| open.and_then(mongodb::bson::Bson::as_i32).map(i64::from))
-        .unwrap()
 }
 
 /// One mode: the worker numbers, is paused (with a transaction open, for the modes that have
