@@ -36,6 +36,17 @@ const MAX_BACKOFF: Duration = Duration::from_millis(100);
 /// the server aborts it) is waited for without further attempts.
 const AT_ONCE_FOR: Duration = Duration::from_millis(50);
 
+/// How many attempts start again at once however long they took: on a loaded machine a few
+/// attempts may outlast [`AT_ONCE_FOR`], and the holder of a busy counter is usually gone
+/// within them.
+const AT_ONCE_AT_LEAST: u32 = 3;
+
+/// Whether the next attempt after one that met the counter held goes at once (rather than
+/// after waiting on the server for the holder to end).
+fn at_once(started: Instant, attempts: u32) -> bool {
+    attempts < AT_ONCE_AT_LEAST || started.elapsed() < AT_ONCE_FOR
+}
+
 /// Why one attempt failed.
 pub(crate) enum AttemptFailure {
     /// Retry the whole transaction.
@@ -149,7 +160,7 @@ pub(crate) async fn in_transactions<T: SequentialId, R>(
                 let _ = session.abort_transaction().await;
                 return Ok(result);
             }
-            Err(e @ AttemptFailure::Contended(_)) if started.elapsed() < AT_ONCE_FOR => {
+            Err(e @ AttemptFailure::Contended(_)) if at_once(started, attempts) => {
                 // The server ended the transaction at its counter update: the next attempt
                 // goes at once in the other session, this one's abort meanwhile.
                 session = spare.swap(session, coll.client()).await.map_err(mapped)?;
@@ -200,7 +211,7 @@ pub(crate) async fn in_transactions<T: SequentialId, R>(
                 seq.record_transaction_retry();
                 if contended {
                     body.waited();
-                    if started.elapsed() < AT_ONCE_FOR {
+                    if at_once(started, attempts) {
                         continue;
                     }
                     // The server holds the wait until the other transaction ends; then the

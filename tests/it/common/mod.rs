@@ -171,6 +171,8 @@ pub async fn unique_indexes<T: Send + Sync>(
 /// it off, so that no other test meets it.
 pub struct FailPoint {
     admin: Database,
+    /// What the point does when it fires, to arm it again ([`FailPoint::rearm`]).
+    data: mongodb::bson::Document,
     entered_before: i64,
     on: bool,
     /// The port of the server the point is set on, to switch it off from `drop`.
@@ -218,20 +220,45 @@ pub async fn fail_point(
     data: mongodb::bson::Document,
 ) -> FailPoint {
     let (turn, port) = fail_point_turn(admin).await;
-    let reply = admin
-        .run_command(mongodb::bson::doc! {
-            "configureFailPoint": "failCommand",
-            "mode": mode.into(),
-            "data": data,
-        })
-        .await
-        .expect("configureFailPoint (the server runs with enableTestCommands=1)");
+    let reply = configure(admin, mode.into(), data.clone()).await;
     FailPoint {
         admin: admin.clone(),
+        data,
         entered_before: times_entered(&reply),
         on: true,
         port,
         _turn: turn,
+    }
+}
+
+/// Sets the `failCommand` fail point to `mode` and `data`; the server's answer.
+async fn configure(
+    admin: &Database,
+    mode: mongodb::bson::Bson,
+    data: mongodb::bson::Document,
+) -> mongodb::bson::Document {
+    admin
+        .run_command(mongodb::bson::doc! {
+            "configureFailPoint": "failCommand",
+            "mode": mode,
+            "data": data,
+        })
+        .await
+        .expect("configureFailPoint (the server runs with enableTestCommands=1)")
+}
+
+/// Arms a fail point again, with the same fault, from anywhere in its test (see
+/// [`FailPoint::rearm`]).
+#[derive(Clone)]
+pub struct Rearm {
+    admin: Database,
+    data: mongodb::bson::Document,
+}
+
+impl Rearm {
+    /// Sets the point's mode to `mode` (its firings go on being counted).
+    pub async fn with(&self, mode: impl Into<mongodb::bson::Bson>) {
+        configure(&self.admin, mode.into(), self.data.clone()).await;
     }
 }
 
@@ -241,6 +268,15 @@ fn fail_point_off() -> mongodb::bson::Document {
 }
 
 impl FailPoint {
+    /// A handle that arms this point again while it is on: for faults at chosen moments
+    /// (`{ "times": 1 }` where the test decides) rather than at random ones.
+    pub fn rearm(&self) -> Rearm {
+        Rearm {
+            admin: self.admin.clone(),
+            data: self.data.clone(),
+        }
+    }
+
     /// Turns the fail point off; returns how many times it fired while it was on.
     pub async fn off(mut self) -> i64 {
         self.on = false;

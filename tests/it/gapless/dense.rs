@@ -16,10 +16,12 @@ use super::{invoice, stored_ids, unique_code_index, Invoice, Receipt};
 const TASKS: u64 = 8;
 
 /// 8 tasks × 60 gapless inserts (× 500 with `SOAK=1`); one in ten hits a unique index on
-/// purpose, and the server drops the connection on some inserts. The stored IDs are exactly
-/// 1..=N.
+/// purpose, and the server drops the connection of an insert once every 20 inserts of the
+/// first task (3 times, 25 with `SOAK=1`), whichever task's insert comes next. The stored IDs
+/// are exactly 1..=N.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failed_inserts_leave_no_gap() {
+    const EVERY: u64 = 20;
     let per_task: u64 = common::pick(60, 500);
     let name = unique_db_name("gapless_faults");
     let app = format!("faults-{name}");
@@ -28,22 +30,29 @@ async fn failed_inserts_leave_no_gap() {
     let coll = db.collection::<Invoice>("invoices");
     unique_code_index(&coll).await;
 
-    // Connection drops on 3% of this client's inserts, until switched off.
+    // The next insert command of this client drops its connection; the first task arms the
+    // point again every 20 of its inserts. Each arming is used before the next one: the first
+    // task's own next insert uses it if no other does.
     let admin = common::client().await.database("admin");
     let fault = common::fail_point(
         &admin,
-        doc! { "activationProbability": 0.03 },
+        doc! { "times": 1 },
         doc! { "failCommands": ["insert"], "closeConnection": true, "appName": &app },
     )
     .await;
+    let rearm = fault.rearm();
 
     let ok = Arc::new(AtomicU64::new(0));
     let refused = Arc::new(AtomicU64::new(0));
     let tasks: Vec<_> = (0..TASKS)
         .map(|task| {
             let (coll, ok, refused) = (coll.clone(), ok.clone(), refused.clone());
+            let rearm = rearm.clone();
             tokio::spawn(async move {
                 for i in 0..per_task {
+                    if task == 0 && i > 0 && i % EVERY == 0 {
+                        rearm.with(doc! { "times": 1 }).await;
+                    }
                     // Every tenth document repeats a code that its predecessor used.
                     let code = if i % 10 == 9 {
                         format!("{task}-{}", i - 1)
@@ -70,6 +79,11 @@ async fn failed_inserts_leave_no_gap() {
         t.await.unwrap();
     }
     let dropped = fault.fired().await;
+    assert_eq!(
+        dropped,
+        per_task.div_ceil(EVERY) as i64,
+        "every arming dropped one insert"
+    );
 
     let n = ok.load(Ordering::SeqCst);
     let refused = refused.load(Ordering::SeqCst);

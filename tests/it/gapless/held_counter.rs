@@ -179,6 +179,20 @@ async fn attempts_that_meet_the_counter_held_alternate_two_sessions() {
     invoice("warm-up").insert_with_id(&coll).await.unwrap();
     recorded.lock().unwrap().clear();
 
+    // Each abort of this client is held on the server for a while, so that whether the next
+    // attempt waits for it does not depend on which task the machine runs first.
+    let admin = common::client().await.database("admin");
+    let slow_aborts = common::fail_point(
+        &admin,
+        "alwaysOn",
+        doc! {
+            "failCommands": ["abortTransaction"],
+            "blockConnection": true,
+            "blockTimeMS": 300,
+            "appName": &name,
+        },
+    )
+    .await;
     let mut holder = hold_counter(&name).await;
     let mut doc = invoice("a");
     let insert = tokio::spawn(async move { doc.insert_with_id(&coll).await });
@@ -199,6 +213,7 @@ async fn attempts_that_meet_the_counter_held_alternate_two_sessions() {
     );
     holder.abort_transaction().await.unwrap();
     assert_eq!(insert.await.unwrap().unwrap(), 2);
+    slow_aborts.fired().await;
 
     let events: Vec<Event> = recorded
         .lock()
