@@ -179,8 +179,9 @@ async fn attempts_that_meet_the_counter_held_alternate_two_sessions() {
     invoice("warm-up").insert_with_id(&coll).await.unwrap();
     recorded.lock().unwrap().clear();
 
-    // Each abort of this client is held on the server for a while, so that whether the next
-    // attempt waits for it does not depend on which task the machine runs first.
+    // Each abort of this client is held on the server for 300 ms: an abort sent in the
+    // background is then in flight while a later attempt runs, however late the machine runs
+    // the task that sends it; an abort waited for before the next attempt never is.
     let admin = common::client().await.database("admin");
     let slow_aborts = common::fail_point(
         &admin,
@@ -253,16 +254,25 @@ async fn attempts_that_meet_the_counter_held_alternate_two_sessions() {
         updates.len() - 1,
         "every attempt but the one that committed is aborted"
     );
-    // An abort still in flight when a later attempt's counter update started.
-    let overlapped = started("abortTransaction").any(|(at, (_, _, request, _))| {
-        let ended = events
-            .iter()
-            .position(|(start, _, r, _)| !start && r == request)
-            .expect("every abort ends");
-        updates.iter().any(|(u, _)| *u > at && *u < ended)
+    // An abort in flight while another attempt's counter update was: the abort went in the
+    // background (the update of the attempt it aborts ended before it started).
+    let ended = |request: i32| {
+        (events.iter())
+            .position(|(start, _, r, _)| !start && *r == request)
+            .expect("every command ends")
+    };
+    let overlapped = started("abortTransaction").any(|(at, (_, _, abort, _))| {
+        let abort_ended = ended(*abort);
+        (updates.iter()).any(|(u, (_, _, update, _))| *u < abort_ended && at < ended(*update))
     });
+    let order: Vec<String> = (events.iter())
+        .map(|(start, name, request, _)| match start {
+            true => format!("{name}#{request}"),
+            false => format!("/#{request}"),
+        })
+        .collect();
     assert!(
         overlapped,
-        "an attempt started while an abort was in flight"
+        "an abort was in flight while another attempt's counter update was: {order:?}"
     );
 }
