@@ -7,7 +7,7 @@ use mongodb::ClientSession;
 
 use crate::error::Result;
 use crate::sequence::Sequence;
-use crate::store::BoxFuture;
+use crate::store::{BoxFuture, PastPeriods};
 
 impl Sequence {
     /// Deletes the counters of the periods before the one that `before` falls in (in every
@@ -61,7 +61,10 @@ impl<'a> IntoFuture for PurgePeriods<'a> {
     type IntoFuture = BoxFuture<'a, Result<u64>>;
 
     fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.seq.purge_periods_in(self.before, self.session))
+        Box::pin(
+            self.seq
+                .past_periods_in(self.before, PastPeriods::Delete, self.session),
+        )
     }
 }
 
@@ -84,6 +87,9 @@ impl<'a> IntoFuture for CountPeriods<'a> {
     type IntoFuture = BoxFuture<'a, Result<u64>>;
 
     fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.seq.count_periods_in(self.before, self.session))
+        Box::pin(
+            self.seq
+                .past_periods_in(self.before, PastPeriods::Count, self.session),
+        )
     }
 }

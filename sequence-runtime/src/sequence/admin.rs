@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::id::{IdRange, Slot};
 use crate::observability::ADMIN;
 use crate::process::ProcessState;
-use crate::store::CounterStore;
+use crate::store::{CounterStore, PastPeriods};
 use crate::sync::{self, Source, SyncReport, SyncedCounter, Target};
 
 impl Sequence {
@@ -143,26 +143,21 @@ impl Sequence {
         Ok(given_back)
     }
 
-    /// Deletes the counters of the periods before `before`'s, in `session` if given
-    /// ([`purge_periods_before`](Self::purge_periods_before)).
-    pub(crate) async fn purge_periods_in(
+    /// Deletes or counts the counters of the periods before `before`'s, in `session` if given
+    /// ([`purge_periods_before`](Self::purge_periods_before),
+    /// [`count_periods_before`](Self::count_periods_before)).
+    pub(crate) async fn past_periods_in(
         &self,
         before: DateTime,
+        what: PastPeriods,
         session: Option<&mut ClientSession>,
     ) -> Result<u64> {
         let (store, name, period) = self.periods_before(before)?;
-        store.delete_periods_before(name, &period, session).await
-    }
-
-    /// Counts the counters of the periods before `before`'s, in `session` if given
-    /// ([`count_periods_before`](Self::count_periods_before)).
-    pub(crate) async fn count_periods_in(
-        &self,
-        before: DateTime,
-        session: Option<&mut ClientSession>,
-    ) -> Result<u64> {
-        let (store, name, period) = self.periods_before(before)?;
-        store.count_periods_before(name, &period, session).await
+        match what {
+            PastPeriods::Delete => store.delete_periods_before(name, &period, session),
+            PastPeriods::Count => store.count_periods_before(name, &period, session),
+        }
+        .await
     }
 
     /// The store, the name and the canonical period `before` falls in, for purging (or

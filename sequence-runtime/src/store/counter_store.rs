@@ -252,6 +252,17 @@ fn cannot<'a, T: Send + 'a>(location: String, what: &'static str) -> BoxFuture<'
     Box::pin(async move { Err(e) })
 }
 
+/// What is done with the counters of the periods before a given one: the two operations
+/// behind [`CounterStore::delete_periods_before`] and
+/// [`CounterStore::count_periods_before`], which select the same counters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PastPeriods {
+    /// Count them.
+    Count,
+    /// Delete them.
+    Delete,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

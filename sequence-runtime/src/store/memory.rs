@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use mongodb::bson::Document;
 use mongodb::ClientSession;
 
-use super::counter_store::{BoxFuture, CounterStore, Reservation};
+use super::counter_store::{BoxFuture, CounterStore, PastPeriods, Reservation};
 use crate::error::{Error, Result};
 use crate::id::{Bounds, CounterKey};
 
@@ -36,6 +36,30 @@ impl MemoryStore {
     /// An empty store.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Counts or deletes the counters of `name` of the periods before `period`.
+    fn past_periods<'a>(
+        &self,
+        name: &str,
+        period: &str,
+        what: PastPeriods,
+        session: Option<&mut ClientSession>,
+    ) -> BoxFuture<'a, Result<u64>> {
+        if session.is_some() {
+            return no_session();
+        }
+        let n = self.with(|m| match what {
+            PastPeriods::Count => (m.values())
+                .filter(|(key, _)| before_period(key, name, period))
+                .count(),
+            PastPeriods::Delete => {
+                let before = m.len();
+                m.retain(|_, (key, _)| !before_period(key, name, period));
+                before - m.len()
+            }
+        });
+        Box::pin(async move { Ok(n as u64) })
     }
 
     fn with<T>(&self, f: impl FnOnce(&mut HashMap<String, (CounterKey, i64)>) -> T) -> T {
@@ -265,15 +289,7 @@ impl CounterStore for MemoryStore {
         period: &'a str,
         session: Option<&'a mut ClientSession>,
     ) -> BoxFuture<'a, Result<u64>> {
-        if session.is_some() {
-            return no_session();
-        }
-        let deleted = self.with(|m| {
-            let before = m.len();
-            m.retain(|_, (key, _)| !before_period(key, name, period));
-            (before - m.len()) as u64
-        });
-        Box::pin(async move { Ok(deleted) })
+        self.past_periods(name, period, PastPeriods::Delete, session)
     }
 
     fn count_periods_before<'a>(
@@ -282,15 +298,7 @@ impl CounterStore for MemoryStore {
         period: &'a str,
         session: Option<&'a mut ClientSession>,
     ) -> BoxFuture<'a, Result<u64>> {
-        if session.is_some() {
-            return no_session();
-        }
-        let count = self.with(|m| {
-            m.values()
-                .filter(|(key, _)| before_period(key, name, period))
-                .count() as u64
-        });
-        Box::pin(async move { Ok(count) })
+        self.past_periods(name, period, PastPeriods::Count, session)
     }
 
     fn location(&self) -> String {

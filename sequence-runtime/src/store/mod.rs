@@ -29,6 +29,7 @@ mod memory;
 mod mongo;
 mod sequence_record;
 
+pub(crate) use counter_store::PastPeriods;
 pub use counter_store::{BoxFuture, CounterStore, Reservation};
 pub(crate) use deployment::Deployment;
 pub use layout::StoredCounter;

@@ -593,7 +593,7 @@ impl CounterStore for MongoStore {
         period: &'a str,
         session: Option<&'a mut ClientSession>,
     ) -> BoxFuture<'a, Result<u64>> {
-        Box::pin(self.delete_periods(name, period, session))
+        Box::pin(self.past_periods(name, period, crate::store::PastPeriods::Delete, session))
     }
 
     fn count_periods_before<'a>(
@@ -602,7 +602,7 @@ impl CounterStore for MongoStore {
         period: &'a str,
         session: Option<&'a mut ClientSession>,
     ) -> BoxFuture<'a, Result<u64>> {
-        Box::pin(self.count_periods(name, period, session))
+        Box::pin(self.past_periods(name, period, crate::store::PastPeriods::Count, session))
     }
 
     fn location(&self) -> String {
