@@ -13,17 +13,30 @@ use crate::action::{InsertManyWithIds, InsertWithId, NextId, NextIdFuture, Upser
 use crate::error::{Error, Result};
 
 use crate::store::BoxFuture;
+use mongodb::options::WriteConcern;
+use mongodb::Collection;
 use sequence_rules::{Strategy, Unique};
 
-/// The refusal of a write concern on a gapless insert outside the caller's session.
-fn gapless_write_concern() -> Error {
-    Error::InvalidArgument {
-        argument: "write_concern",
-        reason: "a gapless insert commits its own transaction with write concern `majority`, \
-                 which keeps its numbers gapless across a failover; remove `write_concern`, or \
-                 insert in your own session and choose the transaction's write concern there"
-            .into(),
+/// What every write of a model does first: warns once if the collection lacks an index the
+/// model needs, and refuses a write concern of the caller's on a gapless write outside the
+/// caller's session (`in_session`), since such a write commits its own transaction.
+async fn before_writing<T: SequentialId>(
+    coll: &Collection<T>,
+    in_session: bool,
+    write_concern: Option<&WriteConcern>,
+) -> Result<()> {
+    indexes::warn_once_if_missing(coll).await;
+    if T::SEQUENCE.gapless && !in_session && write_concern.is_some() {
+        return Err(Error::InvalidArgument {
+            argument: "write_concern",
+            reason: "a gapless insert commits its own transaction with write concern \
+                     `majority`, which keeps its numbers gapless across a failover; remove \
+                     `write_concern`, or insert in your own session and choose the \
+                     transaction's write concern there"
+                .into(),
+        });
     }
+    Ok(())
 }
 
 impl<'a, T: SequentialId> IntoFuture for InsertWithId<'a, T> {
@@ -38,16 +51,14 @@ impl<'a, T: SequentialId> IntoFuture for InsertWithId<'a, T> {
                 session,
                 options,
             } = self;
-            indexes::warn_once_if_missing(coll).await;
             let options = options.as_ref();
+            let write_concern = options.and_then(|o| o.write_concern.as_ref());
+            before_writing(coll, session.is_some(), write_concern).await?;
             let config = &T::SEQUENCE;
             if let Some(session) = session {
                 return in_session::insert_one(doc, coll, session, options).await;
             }
             if config.gapless {
-                if options.is_some_and(|o| o.write_concern.is_some()) {
-                    return Err(gapless_write_concern());
-                }
                 return gapless_group::insert_one(doc, coll, &T::sequence(coll), options).await;
             }
             if config.unique == Unique::Proxy {
@@ -80,8 +91,9 @@ impl<'a, T: SequentialId> IntoFuture for InsertManyWithIds<'a, T> {
                 session,
                 options,
             } = self;
-            indexes::warn_once_if_missing(coll).await;
             let options = options.as_ref();
+            let write_concern = options.and_then(|o| o.write_concern.as_ref());
+            before_writing(coll, session.is_some(), write_concern).await?;
             let config = &T::SEQUENCE;
             if config.unique == Unique::Proxy && !(config.gapless && session.is_none()) {
                 // One claimed insert per document, each in its own transaction or all in the
@@ -120,9 +132,6 @@ impl<'a, T: SequentialId> IntoFuture for InsertManyWithIds<'a, T> {
                 return in_session::insert_many(docs, coll, session, options).await;
             }
             if config.gapless {
-                if options.is_some_and(|o| o.write_concern.is_some()) {
-                    return Err(gapless_write_concern());
-                }
                 let seq = T::sequence(coll);
                 return gapless::insert(Docs::Many(docs, options), coll, &seq).await;
             }
@@ -144,11 +153,8 @@ impl<'a, T: SequentialId> IntoFuture for UpsertWithId<'a, T> {
                 session,
                 options,
             } = self;
-            indexes::warn_once_if_missing(coll).await;
-            let write_concern = options.as_ref().is_some_and(|o| o.write_concern.is_some());
-            if T::SEQUENCE.gapless && session.is_none() && write_concern {
-                return Err(gapless_write_concern());
-            }
+            let write_concern = options.as_ref().and_then(|o| o.write_concern.as_ref());
+            before_writing(coll, session.is_some(), write_concern).await?;
             upsert::upsert(doc, coll, filter, session, options).await
         })
     }
