@@ -11,6 +11,7 @@ use super::insert;
 use super::sequential_id::SequentialId;
 use super::skip_ahead;
 use crate::error::Result;
+use crate::id::IdValue;
 use crate::sequence::{Issued, Sequence};
 
 /// Takes the next number for `doc` (from this process's cache of a plain counter when it has
@@ -40,22 +41,25 @@ pub(crate) async fn insert_one<T: SequentialId>(
             (id, NumberFrom::Issued(seq, issued))
         }
     };
-    doc.set_id(id.clone());
-    match insert::insert_one(coll, &*doc, options).await {
-        Ok(()) => Ok(id),
-        Err(e) if skip_ahead::on_id_field::<T>(&e) => {
-            let (seq, issued) = match taken {
-                NumberFrom::Issued(seq, issued) => (seq, issued),
-                // A model with a cache of its counter has no scope.
-                NumberFrom::Cached(value) => {
-                    let seq = T::sequence(coll);
-                    let issued = seq.issued(value)?;
-                    (seq, issued)
-                }
-            };
-            skip_ahead::insert_one(doc, coll, &seq, issued, e, options).await
+    // Inserted, or past the stored IDs a bounded number of rounds: each round moves the
+    // counter past the highest stored ID and tries a new one.
+    let (mut id, mut taken, mut rounds) = (id, taken, 0);
+    loop {
+        doc.set_id(id.clone());
+        let taken_by = match insert::insert_one(coll, &*doc, options).await {
+            Ok(()) => return Ok(id),
+            Err(e) if skip_ahead::on_id_field::<T>(&e) => e,
+            Err(e) => return Err(e),
+        };
+        let (seq, issued) = taken.issued(coll)?;
+        if rounds == skip_ahead::ROUNDS {
+            let hint = skip_ahead::AFTER_ROUNDS;
+            return Err(skip_ahead::taken(coll, &id, &issued, taken_by, hint));
         }
-        Err(e) => Err(e),
+        rounds += 1;
+        let next = skip_ahead::past_stored(doc, coll, &seq, &issued).await?;
+        id = T::Id::render(next.value, &next.slot.rendering)?;
+        taken = NumberFrom::Issued(seq, next);
     }
 }
 
@@ -65,6 +69,21 @@ enum NumberFrom {
     Cached(i64),
     /// From `Sequence` (in the document's scope), with the counter it came from.
     Issued(Sequence, Issued),
+}
+
+impl NumberFrom {
+    /// The sequence the number came from, and the number as it issued it.
+    fn issued<T: SequentialId>(self, coll: &Collection<T>) -> Result<(Sequence, Issued)> {
+        match self {
+            NumberFrom::Issued(seq, issued) => Ok((seq, issued)),
+            // A model with a cache of its counter has no scope.
+            NumberFrom::Cached(value) => {
+                let seq = T::sequence(coll);
+                let issued = seq.issued(value)?;
+                Ok((seq, issued))
+            }
+        }
+    }
 }
 
 /// Gives `docs` one contiguous range of numbers (one per scope), stores them in the ID fields

@@ -1,18 +1,19 @@
 //! Inserts that meet IDs already stored (imported or restored documents, another writer's)
 //! skip ahead: the highest ID stored for the document's counter is found, the counter moves
-//! past it, and the document is inserted again with a new ID. Each round is at most three
-//! round trips (find the highest, move and reserve, insert), a bounded number of rounds.
+//! past it, and the document is inserted again with a new ID ([`past_stored`] gives it to the
+//! insert path of one document, which inserts again; [`insert_many`] does it all for a bulk
+//! insert). Each round is at most three round trips (find the highest, move and reserve,
+//! insert), a bounded number of rounds.
 //!
 //! Only a duplicate key on the ID field (with the scope fields) skips ahead: for `_id` the
 //! server names the index `_id_`; for another ID field, only a unique index on it (and the
 //! scope fields) can report one, and the fields the error message names are compared.
 
 use mongodb::bson::Document;
-use mongodb::options::{InsertManyOptions, InsertOneOptions};
+use mongodb::options::InsertManyOptions;
 use mongodb::Collection;
 
 use super::document_scope;
-use super::insert;
 use super::sequential_id::SequentialId;
 use crate::error::driver::{duplicate_key_fields, insert_many_duplicate, Access};
 use crate::error::{Error, Result};
@@ -152,30 +153,16 @@ pub(crate) async fn floor_among(
     Ok(highest.value.map_or(issued.value, |v| v.max(issued.value)))
 }
 
-/// Inserts `doc` again after its ID, which `issued` gave, met a stored document (`taken` is
-/// that duplicate key): each round moves the counter past the highest stored ID and tries a
-/// new ID.
-pub(crate) async fn insert_one<T: SequentialId>(
-    doc: &mut T,
+/// The number to try for `doc` after the one `issued` gave met a stored document: the
+/// counter moved past the highest ID stored for it.
+pub(crate) async fn past_stored<T: SequentialId>(
+    doc: &T,
     coll: &Collection<T>,
     seq: &Sequence,
-    mut issued: Issued,
-    mut taken_by: Error,
-    options: Option<&InsertOneOptions>,
-) -> Result<T::Id> {
-    let mut id = T::Id::render(issued.value, &issued.slot.rendering)?;
-    for _ in 0..ROUNDS {
-        let floor = stored_floor(doc, coll, seq, &issued).await?;
-        issued = seq.skip_ahead(&issued, floor).await?;
-        id = T::Id::render(issued.value, &issued.slot.rendering)?;
-        doc.set_id(id.clone());
-        match insert::insert_one(coll, &*doc, options).await {
-            Ok(()) => return Ok(id),
-            Err(e) if on_id_field::<T>(&e) => taken_by = e,
-            Err(e) => return Err(e),
-        }
-    }
-    Err(taken(coll, &id, &issued, taken_by, AFTER_ROUNDS))
+    issued: &Issued,
+) -> Result<Issued> {
+    let floor = stored_floor(doc, coll, seq, issued).await?;
+    seq.skip_ahead(issued, floor).await
 }
 
 /// Inserts `docs` with the IDs `issued` gave them in one ordered `insert_many`; when one meets
