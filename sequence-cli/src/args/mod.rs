@@ -574,12 +574,10 @@ impl SetNextArgs {
     /// What the flags allow.
     pub(crate) fn change(&self) -> Change {
         Change {
-            force: self.force,
-            dry_run: self.dry_run,
             create: self.create,
             leave_gap: self.leave_gap,
             reissue: self.reissue,
-            restart_numbering: false,
+            ..Change::forced(self.force, self.dry_run)
         }
     }
 }
@@ -607,12 +605,8 @@ impl DeleteArgs {
     /// What the flags allow.
     pub(crate) fn change(&self) -> Change {
         Change {
-            force: self.force,
-            dry_run: self.dry_run,
             restart_numbering: self.restart_numbering,
-            create: false,
-            leave_gap: false,
-            reissue: false,
+            ..Change::forced(self.force, self.dry_run)
         }
     }
 }
@@ -799,4 +793,15 @@ pub(crate) struct Change {
     pub(crate) reissue: bool,
     /// Whether to restart a gapless sequence's numbering (`--restart-numbering`).
     pub(crate) restart_numbering: bool,
+}
+
+impl Change {
+    /// `--force` and `--dry-run` as given, no override.
+    fn forced(force: bool, dry_run: bool) -> Self {
+        Change {
+            force,
+            dry_run,
+            ..Change::default()
+        }
+    }
 }
