@@ -89,12 +89,12 @@ impl MongoStore {
         // Counters expected missing are inserted, the others updated; those that turn out
         // stored, or missing, take the other way; the rest are reserved alone.
         let (inserted, updated) = tokio::join!(
-            self.insert_counters(&round, &insert, wanted),
-            self.update_counters(&round, &update, wanted),
+            self.insert_counters(&round, &insert),
+            self.update_counters(&round, &update),
         );
         let mut created = 0;
         let mut failure = None;
-        let mut step = |outcome: std::result::Result<Moved, String>, inserted: bool| match outcome {
+        let mut step = |outcome: Moves, inserted: bool| match outcome {
             Ok(moved) => {
                 for (i, reserved) in moved.reserved {
                     created += usize::from(inserted && unknown.contains(&i) && reserved.is_ok());
@@ -110,8 +110,8 @@ impl MongoStore {
         let (stored, missing) = (step(inserted, true), step(updated, false));
         let missing = if by_id { missing } else { Vec::new() };
         let (updated, inserted) = tokio::join!(
-            self.update_counters(&round, &stored, wanted),
-            self.insert_counters(&round, &missing, wanted),
+            self.update_counters(&round, &stored),
+            self.insert_counters(&round, &missing),
         );
         step(updated, false);
         step(inserted, true);
@@ -127,7 +127,11 @@ impl MongoStore {
 
     /// The round of the counters of `wanted`: every counter with room for its values whose
     /// layout checks (the others are reserved alone, which says why).
-    async fn round(&self, wanted: &[(CounterKey, u64)], bounds: Bounds) -> Result<ReserveRound> {
+    async fn round<'w>(
+        &self,
+        wanted: &'w [(CounterKey, u64)],
+        bounds: Bounds,
+    ) -> Result<ReserveRound<'w>> {
         self.ensure_key_index().await?;
         let storable = self.storable(bounds);
         let checked = join_all(wanted.iter().map(|(key, _)| self.ensure_one_counter(key))).await;
@@ -141,6 +145,7 @@ impl MongoStore {
             .map(|(i, _)| i)
             .collect();
         Ok(ReserveRound {
+            wanted,
             id: ObjectId::new(),
             storable,
             sent,
@@ -149,12 +154,8 @@ impl MongoStore {
 
     /// Inserts the counters `these` of `wanted` as new documents holding their values; those
     /// that exist already are to be updated.
-    async fn insert_counters(
-        &self,
-        round: &ReserveRound,
-        these: &[usize],
-        wanted: &[(CounterKey, u64)],
-    ) -> std::result::Result<Moved, String> {
+    async fn insert_counters(&self, round: &ReserveRound<'_>, these: &[usize]) -> Moves {
+        let wanted = round.wanted;
         if these.is_empty() {
             return Ok(Moved::default());
         }
@@ -192,12 +193,8 @@ impl MongoStore {
 
     /// Moves the counters `these` of `wanted` in one `update`; those it did not find (by
     /// `_id`) or did not move are to be inserted (their statement did not fail).
-    async fn update_counters(
-        &self,
-        round: &ReserveRound,
-        these: &[usize],
-        wanted: &[(CounterKey, u64)],
-    ) -> std::result::Result<Moved, String> {
+    async fn update_counters(&self, round: &ReserveRound<'_>, these: &[usize]) -> Moves {
+        let wanted = round.wanted;
         if these.is_empty() {
             return Ok(Moved::default());
         }
@@ -236,9 +233,7 @@ impl MongoStore {
         }
         let matched = reply.get("n").and_then(bson_integer).unwrap_or(i64::MAX);
         if matched > created.len() as i64 && !read.is_empty() {
-            moved
-                .reserved
-                .extend(self.read_marks(round, &read, wanted).await?);
+            moved.reserved.extend(self.read_marks(round, &read).await?);
         }
         let read_back: HashSet<usize> = moved.reserved.iter().map(|(i, _)| *i).collect();
         moved.other_way = read
@@ -251,10 +246,10 @@ impl MongoStore {
     /// The reservations of the counters `these` of `wanted` that `round` moved, read back.
     async fn read_marks(
         &self,
-        round: &ReserveRound,
+        round: &ReserveRound<'_>,
         these: &[usize],
-        wanted: &[(CounterKey, u64)],
     ) -> std::result::Result<Vec<(usize, Result<Reservation>)>, String> {
+        let wanted = round.wanted;
         let failure = |e| self.error(e, Access::Read).to_string();
         let moved: Vec<Document> = (these.iter())
             .map(|&i| self.layout.id_filter(&wanted[i].0))
@@ -295,7 +290,7 @@ impl MongoStore {
 
     /// The reservation of `(key, n)` in a counter the round created: it holds the values from
     /// the start, as its statement wrote them.
-    fn fresh(&self, round: &ReserveRound, (key, n): &(CounterKey, u64)) -> Result<Reservation> {
+    fn fresh(&self, round: &ReserveRound<'_>, (key, n): &(CounterKey, u64)) -> Result<Reservation> {
         let start = self.layout.stored_before_start(round.storable);
         let left = doc! { &self.layout.field: Bson::Int64(start + *n as i64) };
         self.reserved_range(key, *n, &left)
@@ -316,6 +311,9 @@ impl MongoStore {
     }
 }
 
+/// What a step of a round did, or why it failed.
+type Moves = std::result::Result<Moved, String>;
+
 /// What a step of a round reserved, and the counters it leaves to the other way (inserted
 /// when an update did not find them, updated when an insert met them stored).
 #[derive(Default)]
@@ -325,7 +323,9 @@ struct Moved {
 }
 
 /// One round of reservations of several counters.
-struct ReserveRound {
+struct ReserveRound<'w> {
+    /// The counters asked for, with how many values each.
+    wanted: &'w [(CounterKey, u64)],
     /// What marks the counters the round moved.
     id: ObjectId,
     /// The bounds of the values the counters store.
@@ -334,7 +334,7 @@ struct ReserveRound {
     sent: Vec<usize>,
 }
 
-impl ReserveRound {
+impl ReserveRound<'_> {
     /// The mark of the round's reservation for `wanted[i]`, which left the counter at `last`.
     fn mark(&self, i: usize, last: Bson) -> Document {
         doc! { "round": self.id, "i": i as i64, "last": last }
