@@ -35,6 +35,7 @@ mod reliability_faults;
 mod reliability_limits;
 mod reliability_partition;
 mod reliability_processes;
+mod reliability_repair_race;
 mod reliability_rollback;
 mod reliability_security;
 mod scoped;
