@@ -6,7 +6,13 @@
 //! majority read concern from the new primary), failed calls return typed errors, and inserts
 //! go on after the faults.
 //!
-//! The workload runs 30 s by default and 60 s with `SOAK=1`.
+//! A third workload numbers an hourly sequence on a clock of the test's own, which crosses
+//! into the next hour at the moment of the first step-down: the new hour's counter is created
+//! while the primary steps down. Each of its IDs is in the hour the clock said all through its
+//! call, no number is stored twice in an hour, and every acknowledged one is stored
+//! (`period-failover`).
+//!
+//! The workload runs 20 s by default and 60 s with `SOAK=1`.
 
 use crate::common;
 
@@ -19,11 +25,35 @@ use std::time::{Duration, Instant};
 use crate::checker::{self, Promise, Stored};
 use crate::common::models::{Event, Reading};
 use crate::reliability_support::{self as support, Unconfirmed};
-use mongodb::bson::doc;
+use mongo_sequence::clock::{Clock, ManualClock};
+use mongo_sequence::jiff::Timestamp;
+use mongo_sequence::SequentialId;
+use mongodb::bson::{doc, Document};
 use mongodb::event::command::CommandEvent;
 use mongodb::event::EventHandler;
-use mongodb::options::WriteConcern;
+use mongodb::options::{CollectionOptions, ReadConcern, WriteConcern};
 use sequence_testkit::TestServer;
+use serde::{Deserialize, Serialize};
+
+/// An hourly counter with a batch, on the test's clock: IDs `YYMMDDHH-000042`.
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(name = "stamp", prefix = "YYMMDDHH-", batch = 25)]
+struct Stamp {
+    #[seq(id)]
+    id: String,
+    call: String,
+}
+
+/// The hour (`YYMMDDHH`) of an instant.
+fn hour(at: Timestamp) -> String {
+    at.strftime("%y%m%d%H").to_string()
+}
+
+/// A stamp's ID as one number for the checker: its hour and its number.
+fn stamp_key(id: &str) -> i64 {
+    let (hour, n) = id.split_once('-').expect("an ID with an hour");
+    hour.parse::<i64>().unwrap() * 1_000_000 + n.parse::<i64>().unwrap()
+}
 
 /// What happens when, in seconds from the start of the workload.
 #[derive(Clone, Copy, Debug)]
@@ -99,6 +129,11 @@ async fn failover_loses_no_acknowledged_document() {
     let db = client.database("failover");
     let events = db.collection::<Event>("events");
     let readings = db.collection::<Reading>("readings");
+    let stamps = db.collection::<Stamp>("stamps");
+    let at = |s: &str| -> Timestamp { s.parse().unwrap() };
+    let clock = Arc::new(ManualClock::new(at("2026-11-28T10:59:00Z")));
+    Stamp::sequence(&stamps).set_clock(clock.clone());
+    let next_hour = at("2026-11-28T11:00:00Z");
 
     let stop = Arc::new(AtomicBool::new(false));
     let start = Instant::now();
@@ -121,6 +156,30 @@ async fn failover_loses_no_acknowledged_document() {
         },
     ));
 
+    let stamp_clock = clock.clone();
+    let stamp_calls = tokio::spawn(support::workload(
+        TASKS_PER_MODEL,
+        stop.clone(),
+        start,
+        move |call| {
+            let (coll, clock) = (stamps.clone(), stamp_clock.clone());
+            async move {
+                let before = hour(clock.now());
+                let mut stamp = Stamp {
+                    id: String::new(),
+                    call,
+                };
+                let id = stamp.insert_with_id(&coll).await?;
+                // The clock only moves forward, once: a call that began and ended in one hour
+                // ran all in it.
+                if hour(clock.now()) == before {
+                    assert!(id.starts_with(&before), "{id} taken at hour {before}");
+                }
+                Ok(stamp_key(&id))
+            }
+        },
+    ));
+
     let mut killed = None;
     let mut applied = Vec::new();
     // The failed commands counted when each fault began, and when the last election was
@@ -134,6 +193,10 @@ async fn failover_loses_no_acknowledged_document() {
         failed_at.push((fault, failed_commands.load(Ordering::SeqCst)));
         match fault {
             Fault::StepDown => {
+                // The next hour begins as the first step-down does.
+                if clock.now() < next_hour {
+                    clock.set(next_hour);
+                }
                 let (old, new, term) = step_down(&server).await;
                 quiet_from = start.elapsed().as_millis() as u64;
                 applied.push(format!("stepdown:{old}->{new}@{term}"));
@@ -194,6 +257,7 @@ async fn failover_loses_no_acknowledged_document() {
     stop.store(true, Ordering::SeqCst);
     let event_calls = event_calls.await.unwrap();
     let reading_calls = reading_calls.await.unwrap();
+    let stamp_calls = stamp_calls.await.unwrap();
 
     // Read everything back from the primary with majority read concern once all nodes are up.
     let s = server.clone();
@@ -243,6 +307,36 @@ async fn failover_loses_no_acknowledged_document() {
         total_lost += lost;
         total_after += after;
     }
+    // The hourly stamps, per hour: (hour, number) as one key.
+    let reader = rdb.collection_with_options::<Document>(
+        "stamps",
+        CollectionOptions::builder()
+            .read_concern(ReadConcern::majority())
+            .build(),
+    );
+    let stored = Stored::from_calls(common::all(&reader).await.iter().map(|d| {
+        let id = d.get_str("id").expect("a stamp's ID");
+        (stamp_key(id), d.get_str("call").unwrap().to_owned())
+    }));
+    let (ok, errors, after) = support::check_calls("hourly", &stamp_calls, &stored, quiet_from);
+    let next = hour(next_hour).parse::<i64>().unwrap() * 1_000_000;
+    let in_next = ok.iter().filter(|&&k| k > next).count();
+    assert!(
+        in_next > 0 && in_next < ok.len(),
+        "IDs of both hours: {in_next} of {} in the next",
+        ok.len()
+    );
+    summary.push(format!(
+        "hourly: ok={} errors={} stored={} next_hour={in_next} ok_after_faults={after} kinds={}",
+        ok.len(),
+        errors.len(),
+        stored.documents(),
+        support::tally(&errors)
+    ));
+    let period_line = format!(
+        "reliability: period-failover ids={} hours=2 next_hour_ids={in_next} duplicates=0 lost=0",
+        ok.len()
+    );
     for line in &summary {
         println!("failover: {line}");
     }
@@ -257,6 +351,7 @@ async fn failover_loses_no_acknowledged_document() {
         applied.join(","),
         failed
     );
+    println!("{period_line}");
     drop(reader);
     drop(client);
     tokio::task::spawn_blocking(move || drop(server))
