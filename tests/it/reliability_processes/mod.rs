@@ -4,6 +4,7 @@
 //! - `concurrent.rs`: processes numbering at once, each until it is done;
 //! - `kills.rs`: processes killed in the middle of a range or a round, and started again;
 //! - `zombie.rs`: a worker paused past the server's transaction lifetime and resumed;
+//! - `memory.rs`: a worker's resident memory over a long run in every mode;
 //! - `worker.rs`: what a worker process does.
 //!
 //! The workers are this test binary itself, run again with `--ignored --exact
@@ -14,6 +15,7 @@
 
 mod concurrent;
 mod kills;
+mod memory;
 mod worker;
 mod zombie;
 

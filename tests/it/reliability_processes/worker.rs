@@ -90,11 +90,11 @@ struct GaplessStamp {
     worker: String,
 }
 
-fn env(name: &str) -> String {
+pub(super) fn env(name: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| panic!("worker: {name} is not set"))
 }
 
-fn env_num(name: &str) -> u64 {
+pub(super) fn env_num(name: &str) -> u64 {
     env(name)
         .parse()
         .unwrap_or_else(|e| panic!("worker: {name}: {e}"))
@@ -163,6 +163,7 @@ fn worker() {
             }
             "gapless" => gapless_worker(db).await,
             "skew" => skew_worker(db).await,
+            "memory" => super::memory::memory_worker(db).await,
             other => panic!("worker: unknown mode {other}"),
         }
         // The client's pools and monitors end before the runtime does: a connection request
