@@ -6,35 +6,33 @@
 //! an operator types a command.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
 
 use mongodb::bson::{doc, Bson, Document};
-use mongodb::error::ErrorKind;
 use mongodb::options::WriteConcern;
-use mongodb::{Client, Database};
-use sequence_runtime::claims::Claims;
+use mongodb::Database;
 use sequence_runtime::id::CounterKey;
-use sequence_runtime::options::{filter, FilterValue, Layout, SequenceOptionsBuilder};
+use sequence_runtime::options::{Layout, SequenceOptionsBuilder};
 use sequence_runtime::store::{MongoStore, SequenceRecord, StoredCounter};
-use sequence_runtime::{Error, Sequence, SequenceOptions};
+use sequence_runtime::SequenceOptions;
 
-use crate::args::{ClaimsArgs, CounterArgs, Given, Shape};
-use crate::counters::{find, scope, shard_alone};
+use crate::args::{CounterArgs, Given, Shape};
+use crate::counters::{scope, shard_alone};
 use crate::failure::Failure;
 use crate::output::Output;
-use crate::server;
 
-/// The server's code of a command refused for a missing privilege.
-const UNAUTHORIZED: i32 = 13;
+mod documents;
+mod places;
+mod record;
+
+pub(crate) use documents::{claims_of, for_documents};
+pub(crate) use places::{counters_collections, records};
+pub(crate) use record::record_shape;
+
+use places::{named, KNOWN_COUNTERS};
+use record::contradictions;
 
 /// How many values of periods, scopes or shards a message lists.
 const LISTED: usize = 8;
-
-/// The collections where the libraries whose layouts this crate speaks keep their counters
-/// by default: this crate's and mongoose-sequence's, typegoose's and mongoose-auto-increment's,
-/// MongoEngine's.
-pub(crate) const KNOWN_COUNTERS: [&str; 3] =
-    ["counters", "identitycounters", "mongoengine.counters"];
 
 /// A sequence as the deployment knows it.
 pub(crate) struct Known {
@@ -341,88 +339,6 @@ impl Known {
     }
 }
 
-/// What a command on the documents of a collection (`sync`, `ensure-indexes`) needs of the
-/// sequence `name` of `db`, found as `given` says: a handle on its counters, with the scope
-/// fields `scope` where given, and the field the documents store the ID in (given, else
-/// recorded, else `_id`). Refuses a sequence found nowhere unless `create`, and a write outside
-/// `counters` that does not name its collection unless `dry_run`.
-pub(crate) async fn for_documents(
-    db: &Database,
-    name: &str,
-    given: Given<'_>,
-    scope: &[String],
-    (create, dry_run): (bool, bool),
-    out: &Output,
-) -> Result<(Sequence, String), Failure> {
-    let known = Known::find(db, name, given, out).await?;
-    known.exists(create)?;
-    known.confirm_write(given.counters, dry_run)?;
-    let mut options = known.options(given)?;
-    if !scope.is_empty() {
-        options = options.scope(scope.iter().cloned());
-    }
-    let field = given
-        .id_field
-        .map(str::to_owned)
-        .or_else(|| known.record.as_ref().map(|r| r.id_field.clone()))
-        .unwrap_or_else(|| "_id".to_owned());
-    let options = options.id_field(&field).build();
-    // A store without a record: the record is the application's.
-    let store = MongoStore::new(db, &options)?;
-    Ok((Sequence::with_store(Arc::new(store), options)?, field))
-}
-
-/// The claims of the collection and proxy collection `args` names: the ID field and scope
-/// fields given, else those the record of `--name` (found where `counters` says, if
-/// given) holds.
-pub(crate) async fn claims_of(
-    client: &Client,
-    args: &ClaimsArgs,
-    counters: Option<&str>,
-    out: &Output,
-) -> Result<Claims, Failure> {
-    let (db, target) = server::collection(client, &args.target)?;
-    let record = match &args.name {
-        Some(name) => {
-            let given = Given {
-                counters,
-                ..Given::default()
-            };
-            let known = Known::find(&db, name, given, out).await?;
-            known.exists(false)?;
-            known.record
-        }
-        None => None,
-    };
-    let field = match (&args.field, &record) {
-        (Some(field), Some(record)) if *field != record.id_field => {
-            return Err(Failure::usage(format!(
-                "`--field {field}` contradicts the record of sequence `{}` (recorded: `{}`); \
-                 nothing was done",
-                record.name, record.id_field
-            ))
-            .hint("leave the flag out: the record says where the documents store the ID"))
-        }
-        (Some(field), _) => field.clone(),
-        (None, Some(record)) => record.id_field.clone(),
-        (None, None) => {
-            return Err(Failure::usage(
-                "give the ID field with `--field`, or the sequence with `--name` (its record \
-                 says where the documents store the ID)",
-            ))
-        }
-    };
-    let scope = match (args.scope.is_empty(), &record) {
-        (true, Some(record)) => record.scope.clone(),
-        _ => args.scope.clone(),
-    };
-    let claims = match &args.proxy {
-        Some(proxy) => Claims::new(&target, &field, &db.collection(proxy)),
-        None => Claims::with_default_proxy(&target, &field),
-    };
-    Ok(claims.scope(scope))
-}
-
 /// The refusal of `--counters counters` for a sequence whose counters are in `place`.
 fn elsewhere_failure(db: &Database, name: &str, counters: &str, place: &str) -> Failure {
     Failure::error(format!(
@@ -434,182 +350,6 @@ fn elsewhere_failure(db: &Database, name: &str, counters: &str, place: &str) -> 
     .hint(format!(
         "give `--counters {place}`, or leave `--counters` out"
     ))
-}
-
-/// The collections of `db` that hold counters: `given` (whether or not it exists), those with
-/// a record collection beside them, and the known layouts' own that exist, in that order
-/// without repeats. A user who may not list the collections gets a warning and `given`, else
-/// `counters`.
-pub(crate) async fn counters_collections(
-    db: &Database,
-    given: Option<&str>,
-    out: &Output,
-) -> Result<Vec<String>, Failure> {
-    let names: Vec<String> = match db.list_collection_names().await {
-        Ok(names) => names,
-        Err(e) if matches!(&*e.kind, ErrorKind::Command(c) if c.code == UNAUTHORIZED) => {
-            let only = given.unwrap_or(KNOWN_COUNTERS[0]);
-            out.warn(&format!(
-                "cannot list the collections of `{}` (the `listCollections` action is \
-                 missing): looking in `{only}` alone; `--counters` names another",
-                db.name()
-            ));
-            return Ok(vec![only.to_owned()]);
-        }
-        Err(e) => return Err(e.into()),
-    };
-    let mut places: Vec<String> = Vec::new();
-    let mut add = |place: &str| {
-        if !places.iter().any(|p| p == place) {
-            places.push(place.to_owned());
-        }
-    };
-    if let Some(given) = given {
-        add(given);
-    }
-    let mut recorded: Vec<&str> = names
-        .iter()
-        .filter_map(|n| n.strip_suffix(".sequences"))
-        .collect();
-    recorded.sort_unstable();
-    for place in recorded {
-        add(place);
-    }
-    for place in KNOWN_COUNTERS {
-        if names.iter().any(|n| n == place) {
-            add(place);
-        }
-    }
-    Ok(places)
-}
-
-/// The counter documents of sequence `name` in `counters` of `db`, as `shape` reads them: a
-/// filter without a `name` field finds the counters of one sequence, whatever its name.
-async fn named(
-    db: &Database,
-    counters: &str,
-    name: &str,
-    shape: &Shape,
-) -> Result<Vec<(Document, StoredCounter)>, Failure> {
-    let mut found = find(&db.collection(counters), doc! {}, shape).await?;
-    let unnamed = shape
-        .filter
-        .as_ref()
-        .is_some_and(|f| !f.0.iter().any(|f| f.value == FilterValue::Name));
-    found.retain(|(_, c)| unnamed || c.name == name);
-    Ok(found)
-}
-
-/// How the counters of a recorded sequence are read.
-pub(crate) fn record_shape(record: &SequenceRecord) -> Shape {
-    Shape {
-        field: Some(record.field.clone()),
-        stores: Some(record.stores),
-        filter: record
-            .filter_fields()
-            .ok()
-            .filter(|f| !f.is_empty())
-            .map(crate::args::Filter),
-    }
-}
-
-/// Refuses every flag of `given` that contradicts `record` (in `place`), naming both.
-fn contradictions(record: &SequenceRecord, place: &str, given: Given<'_>) -> Result<(), Failure> {
-    let mut found: Vec<(String, String)> = Vec::new();
-    let mut differs = |flag: &str, given: String, recorded: String| {
-        if given != recorded {
-            found.push((format!("`{flag} {given}`"), recorded));
-        }
-    };
-    if let Some(layout) = given.layout {
-        differs(
-            "--layout",
-            layout.name().to_owned(),
-            record.layout.name().to_owned(),
-        );
-    }
-    // The ID field is part of the counters' key in the layouts that hold it.
-    let holds_id_field = matches!(
-        record.layout,
-        Layout::Typegoose | Layout::MongooseAutoIncrement
-    ) || record
-        .filter_fields()
-        .is_ok_and(|f| f.iter().any(|f| f.value == FilterValue::IdField));
-    if let Some(id_field) = given.id_field.filter(|_| holds_id_field) {
-        differs("--id-field", id_field.to_owned(), record.id_field.clone());
-    }
-    if let Some(prefix) = given.prefix {
-        let recorded = record.prefix.clone().unwrap_or_else(|| "none".to_owned());
-        differs("--prefix", prefix.to_owned(), recorded);
-    }
-    if let Some(shape) = given.shape {
-        if let Some(field) = &shape.field {
-            differs("--field", field.clone(), record.field.clone());
-        }
-        if let Some(stores) = shape.stores {
-            differs(
-                "--stores",
-                stores.name().to_owned(),
-                record.stores.name().to_owned(),
-            );
-        }
-        if let Some(f) = &shape.filter {
-            let written = filter::display(&f.0);
-            let recorded = record
-                .filter_fields()
-                .map(|f| filter::display(&f))
-                .unwrap_or_else(|_| record.filter.clone());
-            differs("--filter", written, recorded);
-        }
-    }
-    if let Some(sequence) = given.sequence {
-        for (flag, value, recorded) in sequence.against(record) {
-            differs(flag, value, recorded);
-        }
-    }
-    if found.is_empty() {
-        return Ok(());
-    }
-    let list: Vec<String> = found
-        .iter()
-        .map(|(flag, recorded)| format!("{flag} (recorded: `{recorded}`)"))
-        .collect();
-    Err(Failure::usage(format!(
-        "{} contradict{} the record of sequence `{}` in `{}`; nothing was done",
-        list.join(", "),
-        if found.len() == 1 { "s" } else { "" },
-        record.name,
-        SequenceRecord::collection_name(place)
-    ))
-    .hint("leave the flag out: the record says how the sequence's counters and IDs look"))
-}
-
-/// The records beside `counters` in `db` (of `name` only, where given). A user who may not
-/// read them gets a warning and none: the limits are then unknown, and a gapless sequence is
-/// not recognised.
-pub(crate) async fn records(
-    db: &Database,
-    counters: &str,
-    name: Option<&str>,
-    out: &Output,
-) -> Result<Vec<SequenceRecord>, Failure> {
-    let read = match name {
-        Some(name) => SequenceRecord::read(db, counters, name)
-            .await
-            .map(|r| r.into_iter().collect()),
-        None => SequenceRecord::read_all(db, counters).await,
-    };
-    match read {
-        Ok(records) => Ok(records),
-        Err(Error::Unauthorized { namespace, .. }) => {
-            out.warn(&format!(
-                "cannot read the sequences' settings in `{namespace}` (the `find` action on it \
-                 is missing): limits are unknown and a gapless sequence is not recognised"
-            ));
-            Ok(Vec::new())
-        }
-        Err(e) => Err(e.into()),
-    }
 }
 
 /// `--scope field=value` for each field of a counter's scope.
