@@ -9,27 +9,12 @@ use std::sync::Arc;
 
 use crate::checker::{self, Promise, Stored};
 use crate::common;
+use crate::common::models::{hour, hourly_key, Hourly};
 
 use mongo_sequence::clock::{Clock, ManualClock};
 use mongo_sequence::jiff::Timestamp;
-use mongo_sequence::SequentialId;
 use mongodb::bson::Document;
 use mongodb::options::{CollectionOptions, ReadConcern};
-use serde::{Deserialize, Serialize};
-
-/// An hourly counter with a batch: IDs `YYMMDDHH-000042`.
-#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
-#[seq(name = "hourly", prefix = "YYMMDDHH-", batch = 25)]
-struct Hourly {
-    #[seq(id)]
-    id: String,
-    call: String,
-}
-
-/// The period (`YYMMDDHH`) of an instant.
-fn period(at: Timestamp) -> String {
-    at.strftime("%y%m%d%H").to_string()
-}
 
 /// One call: its ID, and the periods the clock said before and after it, and whether the
 /// clock was set meanwhile.
@@ -73,13 +58,13 @@ async fn the_clock_stepping_back_repeats_no_id() {
                     i += 1;
                     let call = format!("{task}-{i}");
                     let sets_before = sets.load(Ordering::SeqCst);
-                    let before = period(clock.now());
+                    let before = hour(clock.now());
                     let mut doc = Hourly {
                         id: String::new(),
                         call: call.clone(),
                     };
                     let id = doc.insert_with_id(&coll).await.expect("an insert");
-                    let after = period(clock.now());
+                    let after = hour(clock.now());
                     let clock_set = sets.load(Ordering::SeqCst) != sets_before;
                     taken.push(Taken {
                         id,
@@ -132,10 +117,6 @@ async fn the_clock_stepping_back_repeats_no_id() {
     assert_eq!(periods.len(), 2, "IDs of both hours: {periods:?}");
 
     // The checker, per period: (period, number) as one key, and the calls.
-    let key = |id: &str| -> i64 {
-        let (p, n) = id.split_once('-').unwrap();
-        p.parse::<i64>().unwrap() * 1_000_000 + n.parse::<i64>().unwrap()
-    };
     let reader = db.collection_with_options::<Document>(
         "stamps",
         CollectionOptions::builder()
@@ -144,10 +125,12 @@ async fn the_clock_stepping_back_repeats_no_id() {
     );
     let stored = Stored::from_calls(common::all(&reader).await.iter().map(|d| {
         let id = d.get_str("id").unwrap();
-        (key(id), d.get_str("call").unwrap().to_owned())
+        (hourly_key(id), d.get_str("call").unwrap().to_owned())
     }));
-    let acknowledged: Vec<(i64, String)> =
-        taken.iter().map(|t| (key(&t.id), t.call.clone())).collect();
+    let acknowledged: Vec<(i64, String)> = taken
+        .iter()
+        .map(|t| (hourly_key(&t.id), t.call.clone()))
+        .collect();
     checker::judge(&acknowledged, &stored, Promise::default()).assert_clean("clock-back");
     assert_eq!(stored.documents(), taken.len());
     println!(

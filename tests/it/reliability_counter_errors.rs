@@ -7,7 +7,7 @@
 
 use crate::checker::{self, Promise, Stored};
 use crate::common;
-use crate::reliability_support::{self as support, Unconfirmed};
+use crate::reliability_support::{self as support, Unconfirmed, Until};
 
 use mongo_sequence::SequentialId;
 use mongodb::bson::doc;
@@ -33,38 +33,8 @@ struct Slip25 {
     call: String,
 }
 
+/// Tasks calling each model at once, `per_task` calls each.
 const TASKS: usize = 8;
-
-/// `TASKS` tasks make `calls` calls of `insert` each; returns the acknowledged numbers and the
-/// errors' kinds.
-async fn calls<F, Fut>(calls: usize, insert: F) -> (Vec<i64>, Vec<String>)
-where
-    F: Fn(String) -> Fut + Clone + Send + 'static,
-    Fut: std::future::Future<Output = mongo_sequence::Result<i64>> + Send,
-{
-    let handles: Vec<_> = (0..TASKS)
-        .map(|task| {
-            let insert = insert.clone();
-            tokio::spawn(async move {
-                let (mut ok, mut errors) = (Vec::new(), Vec::new());
-                for i in 0..calls {
-                    match insert(format!("{task}-{i}")).await {
-                        Ok(n) => ok.push(n),
-                        Err(e) => errors.push(support::kind(&e)),
-                    }
-                }
-                (ok, errors)
-            })
-        })
-        .collect();
-    let (mut ok, mut errors) = (Vec::new(), Vec::new());
-    for h in handles {
-        let (o, e) = h.await.unwrap();
-        ok.extend(o);
-        errors.extend(e);
-    }
-    (ok, errors)
-}
 
 /// One fault: the counter updates answered with `code` at random, both models at once.
 async fn under(code: i32, name: &str) -> String {
@@ -123,16 +93,17 @@ async fn under(code: i32, name: &str) -> String {
         .with(doc! { "activationProbability": 0.2 })
         .await;
     let (one, batched) = tokio::join!(
-        calls(per_task, move |call| {
+        support::concurrent(TASKS, Until::Calls(per_task), move |call| {
             let coll = slips.clone();
             async move { Slip { number: 0, call }.insert_with_id(&coll).await }
         }),
-        calls(per_task, move |call| {
+        support::concurrent(TASKS, Until::Calls(per_task), move |call| {
             let coll = slips25.clone();
             async move { Slip25 { number: 0, call }.insert_with_id(&coll).await }
         }),
     );
     let fired = fail_point.fired().await;
+    let (one, batched) = (support::outcomes(&one), support::outcomes(&batched));
     let (one, batched) = ((one.0, [one.1, sure_errors].concat()), batched);
     let expected = format!("mongo:command:{code}");
     let mut lines = Vec::new();

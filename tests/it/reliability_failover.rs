@@ -23,37 +23,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::checker::{self, Promise, Stored};
-use crate::common::models::{Event, Reading};
+use crate::common::models::{hour, hourly_key, Event, Hourly, Reading};
 use crate::reliability_support::{self as support, Unconfirmed};
 use mongo_sequence::clock::{Clock, ManualClock};
 use mongo_sequence::jiff::Timestamp;
-use mongo_sequence::SequentialId;
 use mongodb::bson::{doc, Document};
 use mongodb::event::command::CommandEvent;
 use mongodb::event::EventHandler;
 use mongodb::options::{CollectionOptions, ReadConcern, WriteConcern};
 use sequence_testkit::TestServer;
-use serde::{Deserialize, Serialize};
-
-/// An hourly counter with a batch, on the test's clock: IDs `YYMMDDHH-000042`.
-#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
-#[seq(name = "stamp", prefix = "YYMMDDHH-", batch = 25)]
-struct Stamp {
-    #[seq(id)]
-    id: String,
-    call: String,
-}
-
-/// The hour (`YYMMDDHH`) of an instant.
-fn hour(at: Timestamp) -> String {
-    at.strftime("%y%m%d%H").to_string()
-}
-
-/// A stamp's ID as one number for the checker: its hour and its number.
-fn stamp_key(id: &str) -> i64 {
-    let (hour, n) = id.split_once('-').expect("an ID with an hour");
-    hour.parse::<i64>().unwrap() * 1_000_000 + n.parse::<i64>().unwrap()
-}
 
 /// What happens when, in seconds from the start of the workload.
 #[derive(Clone, Copy, Debug)]
@@ -129,10 +107,10 @@ async fn failover_loses_no_acknowledged_document() {
     let db = client.database("failover");
     let events = db.collection::<Event>("events");
     let readings = db.collection::<Reading>("readings");
-    let stamps = db.collection::<Stamp>("stamps");
+    let stamps = db.collection::<Hourly>("stamps");
     let at = |s: &str| -> Timestamp { s.parse().unwrap() };
     let clock = Arc::new(ManualClock::new(at("2026-11-28T10:59:00Z")));
-    Stamp::sequence(&stamps).set_clock(clock.clone());
+    Hourly::sequence(&stamps).set_clock(clock.clone());
     let next_hour = at("2026-11-28T11:00:00Z");
 
     let stop = Arc::new(AtomicBool::new(false));
@@ -165,7 +143,7 @@ async fn failover_loses_no_acknowledged_document() {
             let (coll, clock) = (stamps.clone(), stamp_clock.clone());
             async move {
                 let before = hour(clock.now());
-                let mut stamp = Stamp {
+                let mut stamp = Hourly {
                     id: String::new(),
                     call,
                 };
@@ -175,7 +153,7 @@ async fn failover_loses_no_acknowledged_document() {
                 if hour(clock.now()) == before {
                     assert!(id.starts_with(&before), "{id} taken at hour {before}");
                 }
-                Ok(stamp_key(&id))
+                Ok(hourly_key(&id))
             }
         },
     ));
@@ -316,7 +294,7 @@ async fn failover_loses_no_acknowledged_document() {
     );
     let stored = Stored::from_calls(common::all(&reader).await.iter().map(|d| {
         let id = d.get_str("id").expect("a stamp's ID");
-        (stamp_key(id), d.get_str("call").unwrap().to_owned())
+        (hourly_key(id), d.get_str("call").unwrap().to_owned())
     }));
     let (ok, errors, after) = support::check_calls("hourly", &stamp_calls, &stored, quiet_from);
     let next = hour(next_hour).parse::<i64>().unwrap() * 1_000_000;

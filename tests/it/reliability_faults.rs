@@ -18,7 +18,7 @@ use crate::common;
 use std::collections::{BTreeMap, HashSet};
 
 use crate::common::models::{self, Claimed, Receipt};
-use crate::reliability_support::{self as support, Unconfirmed};
+use crate::reliability_support::{self as support, Unconfirmed, Until};
 use mongo_sequence::SequentialId;
 use mongodb::bson::{doc, Bson, Document};
 use mongodb::event::EventHandler;
@@ -348,37 +348,8 @@ async fn fixed_faults(command: &str, uri: &str) -> [i64; 4] {
     [total_ok, total_fired, total_errors, total_lost]
 }
 
+/// Tasks calling each model at once, `per_task` calls each.
 const TASKS: usize = 4;
-
-/// Runs `TASKS` tasks of `per_task` inserts each with `insert`, collecting the outcome.
-async fn concurrent<F, Fut>(per_task: usize, insert: F) -> Outcome
-where
-    F: Fn(String) -> Fut + Clone + Send + 'static,
-    Fut: std::future::Future<Output = mongo_sequence::Result<i64>> + Send,
-{
-    let tasks: Vec<_> = (0..TASKS)
-        .map(|task| {
-            let insert = insert.clone();
-            tokio::spawn(async move {
-                let mut out = Outcome::default();
-                for i in 0..per_task {
-                    match insert(format!("{task}-{i}")).await {
-                        Ok(id) => out.ok.push(id),
-                        Err(e) => out.errors.push(support::kind(&e)),
-                    }
-                }
-                out
-            })
-        })
-        .collect();
-    let mut all = Outcome::default();
-    for t in tasks {
-        let out = t.await.unwrap();
-        all.ok.extend(out.ok);
-        all.errors.extend(out.errors);
-    }
-    all
-}
 
 /// What the random faults of one kind did, summed over the models.
 #[derive(Default)]
@@ -455,15 +426,15 @@ async fn random_faults(fault: Fault, per_task: usize) -> RandomTotals {
     let tickets = db.collection::<Ticket>("tickets");
     let cached = db.collection::<CachedTicket>("cached_tickets");
     let (o, t, c) = tokio::join!(
-        concurrent(per_task, move |call| {
+        support::concurrent(TASKS, Until::Calls(per_task), move |call| {
             let coll = orders.clone();
             async move { Order { id: 0, call }.insert_with_id(&coll).await }
         }),
-        concurrent(per_task, move |call| {
+        support::concurrent(TASKS, Until::Calls(per_task), move |call| {
             let coll = tickets.clone();
             async move { Ticket { number: 0, call }.insert_with_id(&coll).await }
         }),
-        concurrent(per_task, move |call| {
+        support::concurrent(TASKS, Until::Calls(per_task), move |call| {
             let coll = cached.clone();
             async move { CachedTicket { number: 0, call }.insert_with_id(&coll).await }
         }),
@@ -473,7 +444,7 @@ async fn random_faults(fault: Fault, per_task: usize) -> RandomTotals {
     assert_fired_share(&format!("{fault:?}/p=0.1"), fired, sent, 0.1);
     let elapsed = started.elapsed();
     let mut lines = Vec::new();
-    for ((counter_name, coll), out) in [
+    for ((counter_name, coll), calls) in [
         ("order", "orders"),
         ("ticket", "tickets"),
         ("ticket25", "cached_tickets"),
@@ -481,6 +452,12 @@ async fn random_faults(fault: Fault, per_task: usize) -> RandomTotals {
     .into_iter()
     .zip([o, t, c])
     {
+        let (ok, errors) = support::outcomes(&calls);
+        let out = Outcome {
+            ok,
+            errors,
+            fired: 0,
+        };
         let label = format!("{counter_name}/{fault:?}/p=0.1");
         let (stored, stored_after_error, lost) = check(&label, &db, counter_name, coll, &out).await;
         assert_eq!(stored_after_error, 0, "{label}");
@@ -732,7 +709,7 @@ async fn proxy_claims_stay_whole_under_faults() {
                 let sent_before = fault.chances(&wire, &[command]);
                 // From `TASKS` tasks at once, so that inserts commit in groups too.
                 let inserts = coll.clone();
-                let out = concurrent(per_task, move |call| {
+                let records = support::concurrent(TASKS, Until::Calls(per_task), move |call| {
                     let coll = inserts.clone();
                     async move {
                         let mut claimed = Claimed {
@@ -746,8 +723,8 @@ async fn proxy_claims_stay_whole_under_faults() {
                     }
                 })
                 .await;
-                ok.extend(out.ok);
-                let errors = out.errors;
+                let (acknowledged, errors) = support::outcomes(&records);
+                ok.extend(acknowledged);
                 let fired = fail_point.off().await;
                 let sent = fault.chances(&wire, &[command]) - sent_before;
                 assert!(sent > times, "{label}: only {sent} commands sent");

@@ -4,9 +4,9 @@
 
 use crate::checker::{self, Promise, Stored};
 use crate::common;
-use crate::reliability_support as support;
+use crate::reliability_support::{self as support, Until};
 
-use mongo_sequence::{Error, SequentialId};
+use mongo_sequence::SequentialId;
 use serde::{Deserialize, Serialize};
 
 /// Counter `capped` with a batch, its last value 500; the number in a field without a unique
@@ -46,50 +46,6 @@ struct CrowdOne {
     call: String,
 }
 
-/// What the tasks of a run got: the numbers acknowledged, and the errors' kinds.
-#[derive(Default)]
-struct Got {
-    ok: Vec<i64>,
-    errors: Vec<String>,
-}
-
-/// `tasks` tasks each call `insert` until it fails with `Exhausted` (any other error is
-/// counted too, and fails the checks below).
-async fn until_exhausted<F, Fut>(tasks: usize, insert: F) -> Got
-where
-    F: Fn(String) -> Fut + Clone + Send + 'static,
-    Fut: std::future::Future<Output = mongo_sequence::Result<i64>> + Send,
-{
-    let handles: Vec<_> = (0..tasks)
-        .map(|task| {
-            let insert = insert.clone();
-            tokio::spawn(async move {
-                let mut got = Got::default();
-                for i in 0.. {
-                    match insert(format!("{task}-{i}")).await {
-                        Ok(n) => got.ok.push(n),
-                        Err(e) => {
-                            let exhausted = matches!(e, Error::Exhausted { .. });
-                            got.errors.push(support::kind(&e));
-                            if exhausted {
-                                break;
-                            }
-                        }
-                    }
-                }
-                got
-            })
-        })
-        .collect();
-    let mut all = Got::default();
-    for h in handles {
-        let got = h.await.unwrap();
-        all.ok.extend(got.ok);
-        all.errors.extend(got.errors);
-    }
-    all
-}
-
 /// Counters reaching `max` under 32 tasks, with a batch and without: every value up to `max`
 /// is stored once (`1..=max`, nothing past), and every task's last call is `Exhausted`, the
 /// one error.
@@ -101,34 +57,37 @@ async fn counters_reaching_max_issue_every_value_once() {
         db.collection::<Capped>("capped"),
         db.collection::<CappedOne>("capped_one"),
     );
+    // Each task calls until a call fails with `Exhausted`; any other error is counted too,
+    // and fails the checks below.
     let (batched, one) = tokio::join!(
-        until_exhausted(TASKS, move |call| {
+        support::concurrent(TASKS, Until::Failed("exhausted"), move |call| {
             let coll = capped.clone();
             async move { Capped { number: 0, call }.insert_with_id(&coll).await }
         }),
-        until_exhausted(TASKS, move |call| {
+        support::concurrent(TASKS, Until::Failed("exhausted"), move |call| {
             let coll = capped_one.clone();
             async move { CappedOne { number: 0, call }.insert_with_id(&coll).await }
         }),
     );
     let mut ids = 0;
-    for (label, got, coll, counter, max) in [
+    for (label, calls, coll, counter, max) in [
         ("batch=25", &batched, "capped", "capped", 500),
         ("batch=1", &one, "capped_one", "capped_one", 300),
     ] {
+        let (ok, errors) = support::outcomes(calls);
         let stored = Stored::read(&db, coll, "number").await;
         let dense = Promise {
             gaps_at_most: Some((max, 0)),
             dense: true,
         };
-        checker::judge(&got.ok, &stored, dense).assert_clean(label);
+        checker::judge(&ok, &stored, dense).assert_clean(label);
         assert_eq!(
             stored.documents(),
             max as usize,
             "{label}: every value once"
         );
         assert_eq!(
-            got.errors,
+            errors,
             vec!["exhausted".to_owned(); TASKS],
             "{label}: each task's last call, and no other, failed with Exhausted"
         );
@@ -137,7 +96,7 @@ async fn counters_reaching_max_issue_every_value_once() {
             Some(max),
             "{label}: the counter stops at max"
         );
-        ids += got.ok.len();
+        ids += ok.len();
     }
     println!(
         "reliability: max-limit ids={ids} exhausted={} duplicates=0 lost=0 past_max=0",

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::checker::{self, Promise, Stored};
 use crate::common;
+use crate::reliability_support::{self as support, Until};
 
 /// Batched numbers, claimed in a proxy collection.
 #[derive(Clone, Debug, Serialize, Deserialize, SequentialId)]
@@ -70,34 +71,6 @@ async fn repair_until(claims: Claims, done: Arc<AtomicBool>) -> (u64, u64, u64) 
         }
         during += 1;
     }
-}
-
-/// `TASKS` tasks make `calls` inserts each with `insert`; returns the acknowledged
-/// (number, call) pairs.
-async fn write<F, Fut>(calls: usize, insert: F) -> Vec<(i64, String)>
-where
-    F: Fn(String) -> Fut + Clone + Send + 'static,
-    Fut: std::future::Future<Output = mongo_sequence::Result<i64>> + Send,
-{
-    let tasks: Vec<_> = (0..TASKS)
-        .map(|task| {
-            let insert = insert.clone();
-            tokio::spawn(async move {
-                let mut acknowledged = Vec::new();
-                for i in 0..calls {
-                    let call = format!("{task}-{i}");
-                    let n = insert(call.clone()).await.expect("a claimed insert");
-                    acknowledged.push((n, call));
-                }
-                acknowledged
-            })
-        })
-        .collect();
-    let mut acknowledged = Vec::new();
-    for t in tasks {
-        acknowledged.extend(t.await.unwrap());
-    }
-    acknowledged
 }
 
 /// Checks one model's collection after the race: what the checker says of the writers'
@@ -171,7 +144,7 @@ async fn repairs_racing_live_writers_touch_only_the_damage() {
         .map(|claims| tokio::spawn(repair_until(claims, done.clone())))
         .collect();
     let (t, i) = tokio::join!(
-        write(calls, move |call| {
+        support::concurrent(TASKS, Until::Calls(calls), move |call| {
             let coll = tickets.clone();
             async move {
                 let mut ticket = Ticket {
@@ -182,7 +155,7 @@ async fn repairs_racing_live_writers_touch_only_the_damage() {
                 ticket.insert_with_id(&coll).await
             }
         }),
-        write(calls, move |call| {
+        support::concurrent(TASKS, Until::Calls(calls), move |call| {
             let coll = invoices.clone();
             async move {
                 let mut invoice = Invoice {
@@ -214,8 +187,17 @@ async fn repairs_racing_live_writers_touch_only_the_damage() {
         ));
     }
     let first = |n: i64, call: &str| (n, call.to_owned());
-    let tickets_acked = [vec![first(1, "first"), first(2, "second")], t].concat();
-    let invoices_acked = [vec![first(1, "first"), first(2, "second")], i].concat();
+    // The acknowledged (number, call) pairs: every insert succeeded.
+    let acked = |calls: Vec<support::Record>| -> Vec<(i64, String)> {
+        let writers = calls
+            .into_iter()
+            .map(|c| (c.outcome.expect("a claimed insert"), c.call));
+        [first(1, "first"), first(2, "second")]
+            .into_iter()
+            .chain(writers)
+            .collect()
+    };
+    let (tickets_acked, invoices_acked) = (acked(t), acked(i));
     check(&db, "tickets", "tickets", &tickets_acked, false).await;
     check(&db, "invoices", "invoices", &invoices_acked, true).await;
     let ids = tickets_acked.len() + invoices_acked.len();

@@ -1,6 +1,7 @@
-//! What the reliability suite (`reliability_*.rs`) shares: error classification, the count
-//! of unconfirmed counter updates, and the 3-node replica sets with their elections (fail
-//! points, counter reads and the shared models are in `common`).
+//! What the reliability suite (`reliability_*.rs`) shares: concurrent callers and the checks
+//! of their calls, error classification, the count of unconfirmed counter updates, and the
+//! 3-node replica sets with their elections (fail points, counter reads and the shared models
+//! are in `common`).
 
 #![allow(dead_code)]
 
@@ -233,48 +234,56 @@ pub async fn elected_instead(server: &Arc<TestServer>, old: usize, old_term: i64
     }
 }
 
-/// The result of one call of a workload: when it ended (ms from the start) and its ID or
-/// error kind.
-pub type Call = (u64, Result<i64, String>);
+/// When each task of `concurrent` stops.
+#[derive(Clone)]
+pub enum Until {
+    /// After this many calls.
+    Calls(usize),
+    /// After a call that failed with an error of this kind (see `kind`); other errors do not
+    /// stop it.
+    Failed(&'static str),
+    /// Once the flag is set (read before each call); a failed call is followed by a pause of
+    /// 100 ms.
+    Stopped(Arc<AtomicBool>),
+}
 
-/// `tasks` tasks call `insert` with a label of their own (`task-i`) until `stop`, each call
-/// bounded by 30 s, a failed one followed by a pause of 100 ms; every failure must be a typed
-/// error of the server or the driver.
-pub async fn workload<F, Fut>(
-    tasks: usize,
-    stop: Arc<AtomicBool>,
-    start: Instant,
-    insert: F,
-) -> Vec<Call>
+/// One call made by `concurrent`: its label, its ID or its error's kind, and when it ended.
+#[derive(Clone, Debug)]
+pub struct Record {
+    pub call: String,
+    pub outcome: Result<i64, String>,
+    pub at: Instant,
+}
+
+/// `tasks` tasks call `insert`, each with labels of its own (`task-i`, `i` from 0), until
+/// `until`; returns every call, task by task and in order within a task.
+pub async fn concurrent<F, Fut>(tasks: usize, until: Until, insert: F) -> Vec<Record>
 where
     F: Fn(String) -> Fut + Clone + Send + 'static,
     Fut: std::future::Future<Output = mongo_sequence::Result<i64>> + Send,
 {
     let tasks: Vec<_> = (0..tasks)
         .map(|task| {
-            let (insert, stop) = (insert.clone(), stop.clone());
+            let (insert, until) = (insert.clone(), until.clone());
             tokio::spawn(async move {
                 let mut calls = Vec::new();
-                let mut i = 0;
-                while !stop.load(Ordering::SeqCst) {
-                    i += 1;
-                    let outcome = tokio::time::timeout(
-                        Duration::from_secs(30),
-                        insert(format!("{task}-{i}")),
-                    )
-                    .await
-                    .expect("a call returns within 30 s, whatever the fault");
-                    let at = start.elapsed().as_millis() as u64;
-                    match outcome {
-                        Ok(id) => calls.push((at, Ok(id))),
-                        Err(e) => {
-                            assert!(
-                                matches!(e, Error::Mongo(_)),
-                                "a typed error of the server or the driver: {e:?}"
-                            );
-                            calls.push((at, Err(kind(&e))));
-                            tokio::time::sleep(Duration::from_millis(100)).await;
+                for i in 0.. {
+                    match &until {
+                        Until::Calls(n) if i == *n => break,
+                        Until::Stopped(stop) if stop.load(Ordering::SeqCst) => break,
+                        _ => {}
+                    }
+                    let call = format!("{task}-{i}");
+                    let outcome = insert(call.clone()).await.map_err(|e| kind(&e));
+                    let at = Instant::now();
+                    let failed = outcome.as_ref().err().cloned();
+                    calls.push(Record { call, outcome, at });
+                    match (&until, failed) {
+                        (Until::Failed(stop), Some(e)) if e == *stop => break,
+                        (Until::Stopped(_), Some(_)) => {
+                            tokio::time::sleep(Duration::from_millis(100)).await
                         }
+                        _ => {}
                     }
                 }
                 calls
@@ -286,6 +295,55 @@ where
         all.extend(t.await.unwrap());
     }
     all
+}
+
+/// The IDs `calls` returned and the kinds of their errors, in order.
+pub fn outcomes(calls: &[Record]) -> (Vec<i64>, Vec<String>) {
+    let (mut ok, mut errors) = (Vec::new(), Vec::new());
+    for c in calls {
+        match &c.outcome {
+            Ok(n) => ok.push(*n),
+            Err(e) => errors.push(e.clone()),
+        }
+    }
+    (ok, errors)
+}
+
+/// The result of one call of a workload: when it ended (ms from the start) and its ID or
+/// error kind.
+pub type Call = (u64, Result<i64, String>);
+
+/// `tasks` tasks call `insert` until `stop` (`concurrent`, a failed call followed by a pause),
+/// each call bounded by 30 s; every failure must be a typed error of the server or the driver.
+pub async fn workload<F, Fut>(
+    tasks: usize,
+    stop: Arc<AtomicBool>,
+    start: Instant,
+    insert: F,
+) -> Vec<Call>
+where
+    F: Fn(String) -> Fut + Clone + Send + 'static,
+    Fut: std::future::Future<Output = mongo_sequence::Result<i64>> + Send,
+{
+    concurrent(tasks, Until::Stopped(stop), move |call| {
+        let call = tokio::time::timeout(Duration::from_secs(30), insert(call));
+        async move {
+            let outcome = call
+                .await
+                .expect("a call returns within 30 s, whatever the fault");
+            if let Err(e) = &outcome {
+                assert!(
+                    matches!(e, Error::Mongo(_)),
+                    "a typed error of the server or the driver: {e:?}"
+                );
+            }
+            outcome
+        }
+    })
+    .await
+    .into_iter()
+    .map(|r| (r.at.duration_since(start).as_millis() as u64, r.outcome))
+    .collect()
 }
 
 /// The calls of a workload checked against the numbers `stored`, by the checker (no number

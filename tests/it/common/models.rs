@@ -76,3 +76,23 @@ pub struct Reading {
     /// Which call inserted it.
     pub call: String,
 }
+
+/// An hourly counter with a batch: IDs `YYMMDDHH-000042`, each naming the call that stored it.
+#[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
+#[seq(name = "hourly", prefix = "YYMMDDHH-", batch = 25)]
+pub struct Hourly {
+    #[seq(id)]
+    pub id: String,
+    pub call: String,
+}
+
+/// The hour (`YYMMDDHH`) of an instant, as an hourly ID begins.
+pub fn hour(at: mongo_sequence::jiff::Timestamp) -> String {
+    at.strftime("%y%m%d%H").to_string()
+}
+
+/// An hourly ID as one number for the checker: its hour and its number.
+pub fn hourly_key(id: &str) -> i64 {
+    let (hour, n) = id.split_once('-').expect("an ID with an hour");
+    hour.parse::<i64>().unwrap() * 1_000_000 + n.parse::<i64>().unwrap()
+}
