@@ -14,6 +14,7 @@ use mongodb::options::{CollectionOptions, ReadConcern};
 use mongodb::Database;
 
 use crate::common;
+use crate::common::models::hourly_key;
 
 /// What the database holds: how many documents hold each number, read with majority read
 /// concern (what a failover cannot take back).
@@ -65,12 +66,7 @@ impl Stored {
         field: &str,
         call_field: Option<&str>,
     ) -> Stored {
-        let coll = db.collection_with_options::<Document>(
-            coll,
-            CollectionOptions::builder()
-                .read_concern(ReadConcern::majority())
-                .build(),
-        );
+        let coll = majority(db, coll);
         let mut counts = BTreeMap::new();
         let mut calls = call_field.map(|_| HashSet::new());
         for d in common::all(&coll).await {
@@ -86,6 +82,17 @@ impl Stored {
             }
         }
         Stored { counts, calls }
+    }
+
+    /// The documents of `coll` in `db` numbered by an hourly sequence (`common::models::
+    /// Hourly`): each ID's hour and number as one key (`hourly_key`), and its call.
+    pub async fn read_hourly(db: &Database, coll: &str) -> Stored {
+        let documents = common::all(&majority(db, coll)).await;
+        Self::from_calls(documents.iter().map(|d| {
+            let id = d.get_str("id").expect("an hourly ID");
+            let call = d.get_str("call").expect("each document names its call");
+            (hourly_key(id), call.to_owned())
+        }))
     }
 
     /// What a scenario read itself (with majority read concern): each document's number
@@ -115,6 +122,16 @@ impl Stored {
             _ => self.counts.contains_key(&ack.number()),
         }
     }
+}
+
+/// `coll` of `db`, read with majority read concern (what a failover cannot take back).
+fn majority(db: &Database, coll: &str) -> mongodb::Collection<Document> {
+    db.collection_with_options::<Document>(
+        coll,
+        CollectionOptions::builder()
+            .read_concern(ReadConcern::majority())
+            .build(),
+    )
 }
 
 /// What a scenario promises beyond "no duplicate, nothing acknowledged lost".

@@ -13,8 +13,6 @@ use crate::common::models::{hour, hourly_key, Hourly};
 
 use mongo_sequence::clock::{Clock, ManualClock};
 use mongo_sequence::jiff::Timestamp;
-use mongodb::bson::Document;
-use mongodb::options::{CollectionOptions, ReadConcern};
 
 /// One call: its ID, and the periods the clock said before and after it, and whether the
 /// clock was set meanwhile.
@@ -117,16 +115,7 @@ async fn the_clock_stepping_back_repeats_no_id() {
     assert_eq!(periods.len(), 2, "IDs of both hours: {periods:?}");
 
     // The checker, per period: (period, number) as one key, and the calls.
-    let reader = db.collection_with_options::<Document>(
-        "stamps",
-        CollectionOptions::builder()
-            .read_concern(ReadConcern::majority())
-            .build(),
-    );
-    let stored = Stored::from_calls(common::all(&reader).await.iter().map(|d| {
-        let id = d.get_str("id").unwrap();
-        (hourly_key(id), d.get_str("call").unwrap().to_owned())
-    }));
+    let stored = Stored::read_hourly(&db, "stamps").await;
     let acknowledged: Vec<(i64, String)> = taken
         .iter()
         .map(|t| (hourly_key(&t.id), t.call.clone()))

@@ -27,10 +27,10 @@ use crate::common::models::{hour, hourly_key, Event, Hourly, Reading};
 use crate::reliability_support::{self as support, Unconfirmed};
 use mongo_sequence::clock::{Clock, ManualClock};
 use mongo_sequence::jiff::Timestamp;
-use mongodb::bson::{doc, Document};
+use mongodb::bson::doc;
 use mongodb::event::command::CommandEvent;
 use mongodb::event::EventHandler;
-use mongodb::options::{CollectionOptions, ReadConcern, WriteConcern};
+use mongodb::options::WriteConcern;
 use sequence_testkit::TestServer;
 
 /// What happens when, in seconds from the start of the workload.
@@ -286,16 +286,7 @@ async fn failover_loses_no_acknowledged_document() {
         total_after += after;
     }
     // The hourly stamps, per hour: (hour, number) as one key.
-    let reader = rdb.collection_with_options::<Document>(
-        "stamps",
-        CollectionOptions::builder()
-            .read_concern(ReadConcern::majority())
-            .build(),
-    );
-    let stored = Stored::from_calls(common::all(&reader).await.iter().map(|d| {
-        let id = d.get_str("id").expect("a stamp's ID");
-        (hourly_key(id), d.get_str("call").unwrap().to_owned())
-    }));
+    let stored = Stored::read_hourly(&rdb, "stamps").await;
     let (ok, errors, after) = support::check_calls("hourly", &stamp_calls, &stored, quiet_from);
     let next = hour(next_hour).parse::<i64>().unwrap() * 1_000_000;
     let in_next = ok.iter().filter(|&&k| k > next).count();
