@@ -35,6 +35,22 @@ impl Worker {
         let sent = unsafe { libc::kill(self.0.id() as i32, signal) };
         assert_eq!(sent, 0, "signal {signal} sent to the worker");
     }
+
+    /// Stops the worker with `SIGSTOP` and returns once `waitpid` reports it stopped: what it
+    /// wrote until then is all it writes until it is resumed.
+    fn stop(&self) {
+        self.signal(libc::SIGSTOP);
+        let pid = self.0.id() as i32;
+        let mut status = 0;
+        // SAFETY: `waitpid` on our own child, not reaped; `WUNTRACED` reports a stop without
+        // reaping anything.
+        let waited = unsafe { libc::waitpid(pid, &mut status, libc::WUNTRACED) };
+        assert_eq!(waited, pid, "waitpid of the worker");
+        assert!(
+            libc::WIFSTOPPED(status),
+            "the worker stopped, not ended: status {status}"
+        );
+    }
 }
 
 impl Drop for Worker {
@@ -78,7 +94,7 @@ where
             "{mode}: the worker makes no progress"
         );
         if read_ids(&out).len() >= 20 {
-            worker.signal(libc::SIGSTOP);
+            worker.stop();
             if !in_transactions || open_transactions(&admin).await > 0 {
                 break in_transactions;
             }
