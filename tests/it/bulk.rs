@@ -62,6 +62,11 @@ async fn repeated_bulk_inserts_find_their_numbers_reserved() {
     // before it starts, and sends one reservation, for the call after it.
     assert_eq!(trips_before, [0, 1, 3, 4], "round trips before each call");
     assert_eq!(commands.round_trips(), 5);
+    // The fifth reservation is sent; its write may still be on its way to the counter.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while common::counter(&db, "line").await != Some(50) && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     assert_eq!(common::counter(&db, "line").await, Some(50));
     // One call's worth is held, and given back.
     let seq = Line::sequence(&coll);
