@@ -460,6 +460,13 @@ impl SequenceOptionsBuilder {
         self.strategy(rules::Strategy::Ranges).shards(shards)
     }
 
+    /// Sets fields of the options in place: for the crate's own readers of stored options,
+    /// which copy optional fields as they are rather than one setter call each.
+    pub(crate) fn edit(mut self, edit: impl FnOnce(&mut SequenceOptions)) -> Self {
+        edit(&mut self.options);
+        self
+    }
+
     /// The options.
     pub fn build(self) -> SequenceOptions {
         self.options

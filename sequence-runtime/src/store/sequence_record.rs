@@ -378,28 +378,16 @@ impl SequenceRecord {
             .filter(self.filter_fields()?)
             .id_field(id_field)
             .encoding(*encoding)
-            .min_length(*min_length);
-        if let Some(v) = prefix {
-            options = options.prefix(v);
-        }
-        if let Some(v) = *width {
-            options = options.width(v);
-        }
-        if let Some(v) = *digits {
-            options = options.digits(v);
-        }
-        if let Some(v) = format {
-            options = options.format(v);
-        }
-        if let Some(v) = *check_digit {
-            options = options.check_digit(v);
-        }
-        if let Some(v) = alphabet {
-            options = options.alphabet(v);
-        }
-        if let Some(v) = tz {
-            options = options.tz(v);
-        }
+            .min_length(*min_length)
+            .edit(|o| {
+                o.prefix.clone_from(prefix);
+                o.width = *width;
+                o.digits = *digits;
+                o.format.clone_from(format);
+                o.check_digit = *check_digit;
+                o.alphabet.clone_from(alphabet);
+                o.tz.clone_from(tz);
+            });
         if *strategy == Strategy::Ranges {
             options = options.ranges(*shards);
         }
