@@ -1,45 +1,54 @@
 //! The hot path of a model whose sequence is a plain counter with a batch: its next ID straight
 //! from this process's cache of the counter, through the model's [`Sequence`] remembered per
-//! thread, without cloning it or building an issue of its own.
+//! thread, without cloning it or building an issue of its own. The cache is looked at once: when
+//! it has no value ready, the look hands over what the call does next.
 //!
 //! [`Sequence`]: crate::Sequence
 
 use std::any::TypeId;
 
 use mongodb::Collection;
-use sequence_rules::defaults;
 
 use super::handle;
 use super::sequential_id::SequentialId;
 use crate::error::Result;
 use crate::id::IdValue;
+use crate::process::{Later, Look};
+use crate::sequence::Sequence;
 
-/// The next value of `M`'s counter from the cache of `M`'s [`Sequence`](crate::Sequence) for
-/// `coll`, when that cache holds one and taking it does not make a refill due; `None`
-/// otherwise, and for configurations without such a cache ([`SequenceConfig`] decides which
-/// have one, at compile time).
+/// The next value of `M`'s counter from the cache of `M`'s [`Sequence`] for `coll`, or the
+/// rest of the call when the cache needs a refill or a prefetch; `None` for configurations
+/// without such a cache ([`SequenceConfig`] decides which have one, at compile time) and for
+/// invalid options.
 ///
 /// [`SequenceConfig`]: crate::SequenceConfig
 pub(crate) fn cached_id<M: SequentialId>(coll: &Collection<M>) -> Option<Cached<M::Id>> {
-    let (batch, rendered) = const { M::SEQUENCE.cached_batch() }?;
+    let rendered = const { M::SEQUENCE.cached_rendering() }?;
     handle::with_sequence(TypeId::of::<M>(), coll, &M::SEQUENCE, |seq| {
-        let value = seq
-            .process_state()?
-            .next_cached(batch, defaults::PREFETCH_AT)?;
-        let id = if rendered {
-            seq.constant_id(value)
-        } else {
-            M::Id::from_counter(value)
-        };
-        Some(Cached { value, id })
+        Some(match seq.look()? {
+            Look::Ready(value) => {
+                let id = if rendered {
+                    seq.constant_id(value)
+                } else {
+                    M::Id::from_counter(value)
+                };
+                Cached::Taken { value, id }
+            }
+            Look::Later(later) => Cached::Later(seq.clone(), later),
+        })
     })
 }
 
-/// A value [`cached_id`] took, and the model's ID of it.
-pub(crate) struct Cached<I> {
-    /// The counter value.
-    pub(crate) value: i64,
-    /// The value as the model's ID: itself, or rendered as the configuration says (padding,
-    /// check digits, an encoding, a template's text).
-    pub(crate) id: Result<I>,
+/// What [`cached_id`] found.
+pub(crate) enum Cached<I> {
+    /// A value taken from the cache.
+    Taken {
+        /// The counter value.
+        value: i64,
+        /// The value as the model's ID: itself, or rendered as the configuration says
+        /// (padding, check digits, an encoding, a template's text).
+        id: Result<I>,
+    },
+    /// The rest of the call, to finish at once with [`Sequence::finish_id`].
+    Later(Sequence, Later),
 }

@@ -4,7 +4,7 @@
 use mongodb::options::{InsertManyOptions, InsertOneOptions};
 use mongodb::Collection;
 
-use super::cached_id;
+use super::cached_id::{self, Cached};
 use super::document_scope;
 use super::first_values::{self, First};
 use super::insert;
@@ -24,7 +24,11 @@ pub(crate) async fn insert_one<T: SequentialId>(
     options: Option<&InsertOneOptions>,
 ) -> Result<T::Id> {
     let (id, taken) = match cached_id::cached_id(coll) {
-        Some(cached) => (cached.id?, NumberFrom::Cached(cached.value)),
+        Some(Cached::Taken { value, id }) => (id?, NumberFrom::Cached(value)),
+        Some(Cached::Later(seq, later)) => {
+            let (id, issued) = seq.finish_id::<T::Id>(later).await?;
+            (id, NumberFrom::Issued(seq, issued))
+        }
         // Decided at compile time: a model without scope never enters the code of scopes.
         None if T::SEQUENCE.scope.is_empty() => {
             let seq = T::sequence(coll);

@@ -3,6 +3,7 @@
 
 use std::future::IntoFuture;
 
+use super::cached_id::Cached;
 use super::gapless::{self, Docs};
 use super::sequential_id::SequentialId;
 use super::{
@@ -166,8 +167,14 @@ impl<'a, T: SequentialId> IntoFuture for NextId<'a, T> {
 
     fn into_future(self) -> Self::IntoFuture {
         if self.session.is_none() {
-            if let Some(cached) = cached_id::cached_id(self.coll) {
-                return NextIdFuture::ready(cached.id);
+            match cached_id::cached_id(self.coll) {
+                Some(Cached::Taken { id, .. }) => return NextIdFuture::ready(id),
+                Some(Cached::Later(seq, later)) => {
+                    return NextIdFuture::pending(Box::pin(async move {
+                        Ok(seq.finish_id::<T::Id>(later).await?.0)
+                    }))
+                }
+                None => {}
             }
         }
         NextIdFuture::pending(Box::pin(async move {

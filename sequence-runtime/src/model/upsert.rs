@@ -13,7 +13,7 @@ use mongodb::options::FindOneAndUpdateOptions;
 use mongodb::{ClientSession, Collection};
 use sequence_rules::Unique;
 
-use super::cached_id;
+use super::cached_id::{self, Cached};
 use super::document_scope;
 use super::generated_ids;
 use super::insert;
@@ -48,9 +48,16 @@ async fn number<T: SequentialId>(
         return Ok((T::Id::from_counter(seq.next().await?)?, None));
     }
     if session.is_none() {
-        if let Some(cached) = cached_id::cached_id(coll) {
-            let issued = seq.issued(cached.value)?;
-            return Ok((cached.id?, Some((seq, issued))));
+        match cached_id::cached_id(coll) {
+            Some(Cached::Taken { value, id }) => {
+                let issued = seq.issued(value)?;
+                return Ok((id?, Some((seq, issued))));
+            }
+            Some(Cached::Later(seq, later)) => {
+                let (id, issued) = seq.finish_id::<T::Id>(later).await?;
+                return Ok((id, Some((seq, issued))));
+            }
+            None => {}
         }
     }
     let (id, issued) = match session {

@@ -412,12 +412,13 @@ impl SequenceConfig {
         ("_id.id", scope)
     }
 
-    /// The batch of a sequence whose values [`options`](Self::options) makes a counter keyed
-    /// by its name alone (no period, scope or shard) and cached in the process: derived models
-    /// take such values straight from the process's cache of the counter. `rendered` says
-    /// whether the IDs are more than the value (padding, check digits, an encoding, a template
-    /// without date fields), which [`SequentialId`](crate::SequentialId)'s inserts then render.
-    pub(crate) const fn cached_batch(&self) -> Option<(rules::Batch, bool)> {
+    /// For a sequence whose values [`options`](Self::options) makes a counter keyed by its
+    /// name alone (no period, scope or shard) and cached in the process (derived models take
+    /// such values straight from the process's cache of the counter): whether the IDs are more
+    /// than the value (padding, check digits, an encoding, a template without date fields),
+    /// which [`SequentialId`](crate::SequentialId)'s inserts then render. `None` for other
+    /// sequences.
+    pub(crate) const fn cached_rendering(&self) -> Option<bool> {
         let dated = match self.format {
             Some(template) => Template::has_date_field(template),
             None => false,
@@ -432,7 +433,7 @@ impl SequenceConfig {
             || self.check_digit.is_some()
             || !matches!(self.encoding, Encoding::Decimal);
         if one_counter && self.batch.is_cached() {
-            Some((self.batch, rendered))
+            Some(rendered)
         } else {
             None
         }

@@ -12,7 +12,7 @@ use crate::id::{Bounds, IdRange, IdValue, Scope, Slot};
 use crate::observability::{reserving, Mode, Timer};
 use crate::observability::{CACHE, SKIP_AHEAD};
 use crate::options::Batch;
-use crate::process::{ProcessState, Request};
+use crate::process::{Later, Look, ProcessState, Request};
 use crate::store::Reservation;
 use crate::strategy::Origin;
 
@@ -55,13 +55,8 @@ impl Sequence {
             engine.shared.stats.issued(1);
             return Ok((value, self.slot()?));
         }
-        let counters = engine.maker.counters("next")?;
-        let req = Request {
-            format: &engine.format,
-            batch: options.batch,
-            prefetch_at: options.prefetch_at,
-            counters,
-        };
+        let req = self.request(engine)?;
+        let counters = req.counters;
         let cache = match &self.state.scope {
             _ if options.batch == Batch::Fixed(1) => None,
             // A scope value's cache from its second call on (see `process::ScopeCaches`).
@@ -76,6 +71,35 @@ impl Sequence {
                 Ok((engine.shared.coalescer.one(origin).await?, slot))
             }
         }
+    }
+
+    /// What a call of the cache of `engine` needs to know about this sequence.
+    fn request<'e>(&self, engine: &'e Engine) -> Result<Request<'e>> {
+        let options = &self.state.options;
+        Ok(Request {
+            format: &engine.format,
+            batch: options.batch,
+            prefetch_at: options.prefetch_at,
+            counters: engine.maker.counters("next")?,
+        })
+    }
+
+    /// One look at the cache of this handle's counter, shared in this process (the hot path of
+    /// models whose sequence is a plain counter with a batch): the next value, or the rest of
+    /// the call for [`finish_id`](Self::finish_id). `None` if the options are invalid.
+    pub(crate) fn look(&self) -> Option<Look> {
+        let engine = self.engine().ok()?;
+        Some(engine.shared.look(&self.request(engine).ok()?))
+    }
+
+    /// The ID of the call that [`look`](Self::look) began, rendered as `T`, with the counter it
+    /// came from: the cache is not looked at again before the refill, prefetch or wait that
+    /// look decided.
+    pub(crate) async fn finish_id<T: IdValue>(&self, later: Later) -> Result<(T, Issued)> {
+        let engine = self.engine()?;
+        let req = self.request(engine)?;
+        let (value, slot) = engine.shared.finish(later, &req).await?;
+        Ok((T::render(value, &slot.rendering)?, Issued { value, slot }))
     }
 
     /// The cache of the scope value `scope` of this sequence, if it has one (its second call
@@ -284,12 +308,6 @@ impl Sequence {
                 ))
             })
             .collect()
-    }
-
-    /// The state this handle shares with the other handles of its sequence in the process,
-    /// whose cache serves a handle without scope; `None` if the options are invalid.
-    pub(crate) fn process_state(&self) -> Option<&ProcessState> {
-        Some(&self.engine().ok()?.shared)
     }
 
     /// `value` as an ID of type `I`, rendered for the one counter of a sequence without

@@ -16,6 +16,7 @@
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use jiff::Timestamp;
+use tokio::sync::futures::OwnedNotified;
 use tokio::sync::Notify;
 
 mod refill;
@@ -35,7 +36,7 @@ use crate::observability::{
 use crate::options::Batch;
 use crate::store::Reservation;
 use crate::strategy::Counters;
-use refill::{Refill, RefillGuard};
+use refill::Refill;
 
 /// What one call of the cache needs to know about its sequence.
 pub(crate) struct Request<'a> {
@@ -58,7 +59,7 @@ pub(crate) struct ProcessState {
     /// The values reserved ahead for the next `insert_many_with_ids`.
     pub(crate) bulk: BulkAhead,
     state: Mutex<CacheState>,
-    refilled: Notify,
+    refilled: Arc<Notify>,
     /// The scope value of a scope's cache (see [`ScopeCaches`]): its ranges come from that
     /// value's counter. `None` for a sequence's own state.
     scope: Option<Scope>,
@@ -80,7 +81,7 @@ impl ProcessState {
             bulk: BulkAhead::default(),
             stats,
             state: Mutex::default(),
-            refilled: Notify::new(),
+            refilled: Arc::default(),
             scope,
             scopes: ScopeCaches::default(),
         }
@@ -132,11 +133,29 @@ impl Drop for Locked<'_> {
     }
 }
 
-enum Step<'a> {
+/// What a caller of the cache does after its one look under the lock.
+enum Step {
+    /// An ID, and a prefetch to start if one is due.
     Got(i64, Arc<Slot>, Option<Refill>),
+    /// The cache is empty and nobody refills it: this caller does.
     Refill(Refill),
-    Wait(u64, tokio::sync::futures::Notified<'a>),
+    /// The cache is empty and the refill of this ticket is in flight; registered under the
+    /// lock, so its wake-up cannot be missed.
+    Wait(u64, OwnedNotified),
 }
+
+/// What a look at the cache by [`ProcessState::look`] found.
+pub(crate) enum Look {
+    /// An ID, with nothing else to do.
+    Ready(i64),
+    /// The rest of the call, decided in the same look: a prefetch to start with the ID taken,
+    /// a refill to make, or one to wait for. [`ProcessState::finish`] does it.
+    Later(Later),
+}
+
+/// The rest of a call of the cache (see [`Look::Later`]); to be finished at once by the
+/// caller, since a refill it holds keeps the other callers waiting.
+pub(crate) struct Later(Step);
 
 impl ProcessState {
     fn lock(&self) -> Locked<'_> {
@@ -173,10 +192,29 @@ impl ProcessState {
         }
     }
 
+    /// One look at the cache under its lock, for a caller that has no [`Request`] at hand
+    /// until the cache needs more than a value taken (the hot path of models): the next ID, or
+    /// what the call does next, which [`finish`](Self::finish) does without looking again.
+    pub(crate) fn look(self: &Arc<Self>, req: &Request<'_>) -> Look {
+        match self.step(req) {
+            Step::Got(id, _, None) => Look::Ready(id),
+            step => Look::Later(Later(step)),
+        }
+    }
+
+    /// Finishes the call `later` that [`look`](Self::look) began.
+    pub(crate) async fn finish(
+        self: &Arc<Self>,
+        later: Later,
+        req: &Request<'_>,
+    ) -> Result<(i64, Arc<Slot>)> {
+        self.slow_path(later.0, req).await
+    }
+
     /// Starts the prefetch `job`, if any, in the background.
     async fn prefetch(self: &Arc<Self>, job: Option<Refill>, req: &Request<'_>) {
         if let Some(job) = job {
-            if self.spawn_refill(job, req) {
+            if job.spawn(req) {
                 // A task spawned from this one may wait until this one yields (tokio runs it
                 // next on this thread), which a caller taking cached IDs in a loop does only
                 // once the cache is empty: the prefetch would then overlap nothing. Let it
@@ -190,7 +228,7 @@ impl ProcessState {
     /// or waits for the refill in flight, until it has an ID; `step` is what it found.
     async fn slow_path(
         self: &Arc<Self>,
-        mut step: Step<'_>,
+        mut step: Step,
         req: &Request<'_>,
     ) -> Result<(i64, Arc<Slot>)> {
         let waited = (!matches!(step, Step::Got(..))).then(Timer::start);
@@ -205,9 +243,8 @@ impl ProcessState {
                 }
                 Step::Refill(job) => {
                     job.log_started(false);
-                    let guard = RefillGuard::new(self, job.ticket);
-                    let result = self.refill(req.counters, &job).await;
-                    guard.finish(job.epoch, result, req.batch)?;
+                    let result = job.reserve(req.counters).await;
+                    job.finish(result, req.batch)?;
                 }
                 Step::Wait(ticket, refilled) => {
                     refilled.await;
@@ -221,7 +258,7 @@ impl ProcessState {
     }
 
     /// What the caller of `next` does now, decided under the lock.
-    fn step(&self, req: &Request<'_>) -> Step<'_> {
+    fn step(self: &Arc<Self>, req: &Request<'_>) -> Step {
         let mut st = self.lock_hot();
         let slot = self.align(&mut st, req);
         if let Some((id, prefetch)) = self.take(&mut st, req) {
@@ -229,7 +266,7 @@ impl ProcessState {
         }
         match st.refill {
             // Registered under the lock, so the refill's wake-up cannot be missed.
-            Some(ticket) => Step::Wait(ticket, self.refilled.notified()),
+            Some(ticket) => Step::Wait(ticket, self.refilled.clone().notified_owned()),
             None => Step::Refill(self.begin_refill(&mut st, req.batch)),
         }
     }
@@ -292,7 +329,11 @@ impl ProcessState {
     }
 
     /// Takes one ID if the cache has one; says whether a prefetch should start.
-    fn take(&self, st: &mut CacheState, req: &Request<'_>) -> Option<(i64, Option<Refill>)> {
+    fn take(
+        self: &Arc<Self>,
+        st: &mut CacheState,
+        req: &Request<'_>,
+    ) -> Option<(i64, Option<Refill>)> {
         if !ensure_current(st, req.batch) {
             return None;
         }
@@ -304,19 +345,6 @@ impl ProcessState {
         let id = self.take_one(st);
         self.stats.series.left_cache(1);
         Some((id, prefetch))
-    }
-
-    /// The next ID, if the cache has one and taking it does not make a refill due: the path of
-    /// callers that have no [`CounterStore`] at hand. `None` sends the caller to
-    /// [`next`](Self::next), which refills.
-    pub(crate) fn next_cached(&self, batch: Batch, prefetch_at: f64) -> Option<i64> {
-        let mut st = self.lock_hot();
-        if !ensure_current(&mut st, batch) || prefetch_due(&st, prefetch_at) {
-            return None;
-        }
-        let id = self.take_one(&mut st);
-        self.stats.series.left_cache(1);
-        Some(id)
     }
 
     /// Takes the first ID of the range in use, which must exist.
@@ -736,7 +764,8 @@ mod tests {
         };
         install(&mut st, range(101, 200), Batch::Fixed(100));
         assert_eq!(st.ahead, Batch::MAX_AHEAD);
-        let refill = ProcessState::new(Labels::default()).begin_refill(&mut st, Batch::Fixed(100));
+        let refill =
+            Arc::new(ProcessState::new(Labels::default())).begin_refill(&mut st, Batch::Fixed(100));
         assert_eq!(refill.size, 100 * Batch::MAX_AHEAD);
     }
 
@@ -752,14 +781,14 @@ mod tests {
         };
         install(&mut st, range(100, 198), batch);
         assert_eq!(st.ahead, 0);
-        let refill = ProcessState::new(Labels::default()).begin_refill(&mut st, batch);
+        let refill = Arc::new(ProcessState::new(Labels::default())).begin_refill(&mut st, batch);
         assert_eq!(refill.size, Batch::AHEAD_FROM - 1);
     }
 
     /// After a pause, the batches reserved ahead halve range by range rather than all at once.
     #[test]
     fn a_quiet_cache_halves_its_batches_ahead_one_range_at_a_time() {
-        let shared = ProcessState::new(Labels::default());
+        let shared = Arc::new(ProcessState::new(Labels::default()));
         let mut st = CacheState {
             slot: Some(slot()),
             ahead: Batch::MAX_AHEAD,
@@ -814,6 +843,34 @@ mod tests {
         assert!(more[0] > next);
     }
 
+    /// The hot path's one look: on an empty cache it takes the refill on itself, so a second
+    /// look meanwhile waits for that refill rather than starting one, and neither looks again
+    /// before its call is finished; both values come from the one refill.
+    #[tokio::test]
+    async fn a_look_at_an_empty_cache_decides_the_rest_of_the_call() {
+        let store = Arc::new(Recorder::default());
+        let options = SequenceOptions::builder("looked").batch(10).build();
+        let seq = Sequence::with_store(store.clone(), options).unwrap();
+        let Some(Look::Later(first)) = seq.look() else {
+            panic!("an empty cache has no value ready")
+        };
+        let Some(Look::Later(second)) = seq.look() else {
+            panic!("the refill in flight is the first look's")
+        };
+        assert!(
+            store.sizes().is_empty(),
+            "nothing reserved before a call is finished"
+        );
+        let (a, b) = tokio::join!(seq.finish_id::<i64>(second), seq.finish_id::<i64>(first));
+        let mut got = [a.unwrap().0, b.unwrap().0];
+        got.sort_unstable();
+        // Both from the first range (a second refill would have started at 11; the second
+        // range reserved is the prefetch of the first range's user).
+        assert_eq!(got, [1, 2]);
+        assert_eq!(store.sizes()[0], 10);
+        assert!(matches!(seq.look(), Some(Look::Ready(3))));
+    }
+
     #[test]
     fn a_range_that_lasts_long_halves_the_next() {
         let adaptive = AdaptiveBatch::new(4, 64)
@@ -830,7 +887,7 @@ mod tests {
         install(&mut st, range(33, 64), batch);
         assert_eq!(st.adaptive_size, 16);
         assert_eq!(
-            ProcessState::new(Labels::default())
+            Arc::new(ProcessState::new(Labels::default()))
                 .begin_refill(&mut st, batch)
                 .size,
             16

@@ -14,15 +14,34 @@ use crate::options::Batch;
 use crate::store::Reservation;
 use crate::strategy::Counters;
 
-/// A refill to start once the lock is released.
+/// A refill to start once the lock is released. It holds the cache's one refill: dropped
+/// unfinished, it ends it (see [`RefillGuard`]), so that no caller waits for it forever.
 pub(super) struct Refill {
-    pub(super) ticket: u64,
     pub(super) epoch: u64,
     pub(super) size: u64,
     pub(super) slot: Arc<Slot>,
+    guard: RefillGuard,
 }
 
 impl Refill {
+    /// Reserves the next range in the background; false if there is no runtime to do it on.
+    pub(super) fn spawn(self, req: &Request<'_>) -> bool {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return false; // dropping it ends the refill; the next caller refills inline
+        };
+        let counters = req.counters.clone();
+        let batch = req.batch;
+        self.log_started(true);
+        runtime.spawn(async move {
+            let result = self.reserve(&counters).await;
+            if let Err(e) = &result {
+                tracing::warn!(target: CACHE, counter = %self.slot.key, error = %e, "Prefetch failed");
+            }
+            let _ = self.finish(result, batch);
+        });
+        true
+    }
+
     /// Reports that the refill starts: in the background (`prefetch`) or while callers wait.
     pub(super) fn log_started(&self, prefetch: bool) {
         tracing::debug!(
@@ -36,8 +55,9 @@ impl Refill {
 }
 
 impl ProcessState {
-    /// Starts a refill under the lock: takes its ticket and says what it reserves.
-    pub(super) fn begin_refill(&self, st: &mut CacheState, batch: Batch) -> Refill {
+    /// Starts a refill under the lock: takes its ticket and says what it reserves. The refill
+    /// must not be dropped under the lock, which its guard takes.
+    pub(super) fn begin_refill(self: &Arc<Self>, st: &mut CacheState, batch: Batch) -> Refill {
         st.last_ticket += 1;
         st.refill = Some(st.last_ticket);
         if let Batch::Adaptive(a) = batch {
@@ -48,7 +68,7 @@ impl ProcessState {
         st.batch = Some(batch);
         let size = refill_size(st, batch);
         Refill {
-            ticket: st.last_ticket,
+            guard: RefillGuard::new(self, st.last_ticket),
             epoch: st.epoch,
             size,
             slot: st
@@ -57,47 +77,33 @@ impl ProcessState {
                 .expect("a refill starts after the slot is aligned"),
         }
     }
-
-    /// Reserves the next range in the background; false if there is no runtime to do it on.
-    pub(super) fn spawn_refill(self: &Arc<Self>, job: Refill, req: &Request<'_>) -> bool {
-        let guard = RefillGuard::new(self, job.ticket);
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return false; // dropping the guard ends the refill; the next caller refills inline
-        };
-        let counters = req.counters.clone();
-        let batch = req.batch;
-        job.log_started(true);
-        runtime.spawn(async move {
-            let shared = &guard.shared;
-            let result = shared.refill(&counters, &job).await;
-            if let Err(e) = &result {
-                tracing::warn!(target: CACHE, counter = %job.slot.key, error = %e, "Prefetch failed");
-            }
-            let _ = guard.finish(job.epoch, result, batch);
-        });
-        true
-    }
 }
 
-impl ProcessState {
+impl Refill {
     /// The next range of the cache, its reservation counted: from the counter (a scope value's
     /// cache in a round with the sequence's other callers), or from one of the shards.
-    pub(super) async fn refill(&self, counters: &Counters, job: &Refill) -> Result<Reservation> {
-        let origin = counters.origin(&job.slot);
-        if self.scope.is_some() {
-            return self.coalescer.range(origin, job.size).await;
+    pub(super) async fn reserve(&self, counters: &Counters) -> Result<Reservation> {
+        let cache = &self.guard.shared;
+        let origin = counters.origin(&self.slot);
+        if cache.scope.is_some() {
+            return cache.coalescer.range(origin, self.size).await;
         }
-        let r = origin.observed(&self.stats, Mode::Refill, job.size).await;
+        let r = origin.observed(&cache.stats, Mode::Refill, self.size).await;
         if let Ok(r) = &r {
-            self.stats.reserved(r.range.len(), r.retries);
+            cache.stats.reserved(r.range.len(), r.retries);
         }
         r
+    }
+
+    /// Ends the refill with `result`: keeps its range if its epoch is still the cache's.
+    pub(super) fn finish(self, result: Result<Reservation>, batch: Batch) -> Result<()> {
+        self.guard.finish(self.epoch, result, batch)
     }
 }
 
 /// Ends a refill: on `finish` with its result, or on drop if the refill was cancelled (so that a
 /// dropped task or caller never leaves the cache waiting forever).
-pub(super) struct RefillGuard {
+struct RefillGuard {
     shared: Arc<ProcessState>,
     ticket: u64,
     started: Instant,
@@ -105,7 +111,7 @@ pub(super) struct RefillGuard {
 
 impl RefillGuard {
     /// The guard of the refill of `ticket` of `shared`, starting now.
-    pub(super) fn new(shared: &Arc<ProcessState>, ticket: u64) -> Self {
+    fn new(shared: &Arc<ProcessState>, ticket: u64) -> Self {
         RefillGuard {
             shared: shared.clone(),
             ticket,
@@ -114,12 +120,7 @@ impl RefillGuard {
     }
 
     /// Ends the refill with `result`: keeps its range if its epoch is still the cache's.
-    pub(super) fn finish(
-        self,
-        epoch: u64,
-        result: Result<Reservation>,
-        batch: Batch,
-    ) -> Result<()> {
+    fn finish(self, epoch: u64, result: Result<Reservation>, batch: Batch) -> Result<()> {
         let shared = self.shared.clone();
         let outcome = {
             let mut st = shared.lock();
