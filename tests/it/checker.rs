@@ -110,6 +110,11 @@ impl Stored {
         }
     }
 
+    /// The highest number stored, if any.
+    pub fn highest(&self) -> Option<i64> {
+        self.counts.keys().last().copied()
+    }
+
     /// How many documents there are.
     pub fn documents(&self) -> usize {
         self.counts.values().sum()
@@ -169,7 +174,7 @@ pub fn judge<A: Acknowledged>(acknowledged: &[A], stored: &Stored, promise: Prom
         .map(Acknowledged::number)
         .collect();
     let gaps = promise.gaps_at_most.map(|(counter, bound)| {
-        let top = counter.max(stored.counts.keys().last().copied().unwrap_or(0));
+        let top = counter.max(stored.highest().unwrap_or(0));
         let held = stored.counts.range(1..=top).count() as i64;
         ((top - held).max(0) as u64, bound)
     });

@@ -15,14 +15,15 @@
 
 use crate::common;
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 
+use crate::checker::{self, Promise, Stored};
 use crate::common::models::{self, Claimed, Receipt};
 use crate::reliability_support::{self as support, Unconfirmed, Until};
 use mongo_sequence::SequentialId;
 use mongodb::bson::{doc, Bson, Document};
 use mongodb::event::EventHandler;
-use mongodb::{Collection, Database};
+use mongodb::Database;
 use sequence_testkit::{unique_db_name, ServerOptions, TestServer};
 use serde::{Deserialize, Serialize};
 
@@ -153,19 +154,16 @@ fn assert_fired_share(label: &str, fired: i64, sent: i64, probability: f64) {
     );
 }
 
-/// The stored documents' ID values (`number`, else `_id`), in order.
-async fn stored_numbers(coll: &Collection<Document>) -> Vec<i64> {
-    let docs: Vec<Document> = common::all(coll).await;
-    let mut numbers: Vec<i64> = docs
-        .iter()
-        .map(|d| d.get_i64("number").or_else(|_| d.get_i64("_id")).unwrap())
-        .collect();
-    numbers.sort_unstable();
-    numbers
+/// The field that holds the numbers of the collection `coll` of this file's models.
+fn number_field(coll: &str) -> &'static str {
+    match coll {
+        "orders" => "_id",
+        _ => "number",
+    }
 }
 
-/// Checks the invariants of a run: no ID handed out twice, exactly one document per `Ok`, no
-/// document stored twice, only typed errors, and the counter never behind what was stored.
+/// Checks the invariants of a run with the checker: no number stored twice, every `Ok` stored,
+/// no ID returned twice; then only typed errors, and the counter never behind what was stored.
 /// Returns (stored documents, stored documents whose call failed, numbers consumed but unused).
 async fn check(
     label: &str,
@@ -176,45 +174,30 @@ async fn check(
 ) -> (usize, usize, i64) {
     let ok: HashSet<i64> = out.ok.iter().copied().collect();
     assert_eq!(ok.len(), out.ok.len(), "{label}: an ID was returned twice");
-    let numbers = stored_numbers(&db.collection(coll)).await;
-    let mut per_number = BTreeMap::<i64, usize>::new();
-    for n in &numbers {
-        *per_number.entry(*n).or_default() += 1;
-    }
-    let twice: Vec<_> = per_number.iter().filter(|(_, c)| **c > 1).collect();
-    assert!(
-        twice.is_empty(),
-        "{label}: stored more than once: {twice:?}"
-    );
-    for id in &ok {
-        assert_eq!(
-            per_number.get(id),
-            Some(&1),
-            "{label}: the Ok call for ID {id} has no stored document"
-        );
-    }
+    let stored = Stored::read(db, coll, number_field(coll)).await;
+    checker::judge(&out.ok, &stored, Promise::default()).assert_clean(label);
     for e in &out.errors {
         assert!(
             e.starts_with("mongo:"),
             "{label}: untyped or unexpected error {e}"
         );
     }
-    let stored_after_error = numbers.len() - ok.len();
+    let stored_after_error = stored.documents() - ok.len();
     assert!(
         stored_after_error <= out.errors.len(),
         "{label}: {stored_after_error} documents stored by failed calls, only {} failed",
         out.errors.len()
     );
     let last = common::counter(db, counter_name).await.unwrap_or(0);
-    let max_stored = numbers.last().copied().unwrap_or(0);
+    let max_stored = stored.highest().unwrap_or(0);
     assert!(
         last >= max_stored,
         "{label}: counter {last} behind stored {max_stored}"
     );
     (
-        numbers.len(),
+        stored.documents(),
         stored_after_error,
-        last - numbers.len() as i64,
+        last - stored.documents() as i64,
     )
 }
 
@@ -565,19 +548,14 @@ async fn gapless_under(
     let label = format!("receipt/{fault:?}/p={PROBABILITY}");
     let sent = fault.chances(&wire, &commands) - sent_before;
     assert_fired_share(&label, fired, sent, PROBABILITY);
-    let stored = stored_numbers(&coll.clone_with_type::<Document>()).await;
-    assert_eq!(
-        stored,
-        (1..=stored.len() as i64).collect::<Vec<_>>(),
-        "{label}: the stored numbers are 1..=N, once each"
-    );
-    let stored_set: HashSet<i64> = stored.iter().copied().collect();
+    let stored = Stored::read(&client.database(&name), "receipts", "_id").await;
+    let dense = Promise {
+        dense: true,
+        ..Promise::default()
+    };
+    checker::judge(&ok, &stored, dense).assert_clean(&label);
     let ok_set: HashSet<i64> = ok.iter().copied().collect();
     assert_eq!(ok_set.len(), ok.len(), "{label}: an ID was returned twice");
-    assert!(
-        ok_set.is_subset(&stored_set),
-        "{label}: an Ok insert is not stored"
-    );
     for e in &errors {
         assert!(
             e == "duplicate-code" || e.starts_with("mongo:") || e.starts_with("other:gapless"),
@@ -588,7 +566,7 @@ async fn gapless_under(
         "receipt (gapless): ok={} errors={} stored={} fired={fired} sent={sent} kinds={}",
         ok.len(),
         errors.len(),
-        stored.len(),
+        stored.documents(),
         support::tally(&errors)
     );
     (line, ok.len(), errors, fired)
@@ -662,13 +640,20 @@ async fn gapless_commits_of_unknown_outcome_are_read_back() {
     for outcome in outcomes {
         returned.push(outcome.expect("a commit that took effect returns its number"));
     }
-    returned.sort_unstable();
-    let stored = stored_numbers(&coll.clone_with_type::<Document>()).await;
-    assert_eq!(returned, stored, "each returned number stored once");
-    assert_eq!(stored, (1..=10).collect::<Vec<i64>>(), "no gap, no repeat");
+    let stored = Stored::read(&client.database(&name), "slips", "_id").await;
+    let dense = Promise {
+        dense: true,
+        ..Promise::default()
+    };
+    checker::judge(&returned, &stored, dense).assert_clean("faults-unknown-commit");
+    assert_eq!(
+        (returned.len(), stored.documents()),
+        (10, 10),
+        "each returned number stored once"
+    );
     println!(
         "reliability: faults-unknown-commit ids={} fired={fired} commits={commits}",
-        stored.len()
+        stored.documents()
     );
 }
 
@@ -735,19 +720,9 @@ async fn proxy_claims_stay_whole_under_faults() {
                     &db.collection("claimed.claims.number"),
                 )
                 .await;
-                let numbers: Vec<i64> = docs.iter().map(|d| d.get_i64("number").unwrap()).collect();
-                let distinct: HashSet<i64> = numbers.iter().copied().collect();
-                assert_eq!(
-                    distinct.len(),
-                    numbers.len(),
-                    "{label}: a number stored twice"
-                );
-                for id in &ok {
-                    assert!(
-                        distinct.contains(id),
-                        "{label}: acknowledged {id} is not stored"
-                    );
-                }
+                let stored = Stored::read(&db, "claimed", "number").await;
+                checker::judge(&ok, &stored, Promise::default()).assert_clean(&label);
+                assert_eq!(stored.documents(), docs.len(), "{label}");
                 assert_eq!(ok.len() + errors.len(), calls + 1, "{label}");
                 println!(
                     "faults: {label} ok={} errors={} fired={fired}/{times} sent={sent} stored={} kinds={}",
