@@ -95,6 +95,19 @@ impl Stored {
         }))
     }
 
+    /// The numbers a scenario read itself (a key of its own per document, as a tenant's
+    /// number with its tenant).
+    pub fn from_numbers(numbers: impl IntoIterator<Item = i64>) -> Stored {
+        let mut counts = BTreeMap::new();
+        for n in numbers {
+            *counts.entry(n).or_default() += 1;
+        }
+        Stored {
+            counts,
+            calls: None,
+        }
+    }
+
     /// What a scenario read itself (with majority read concern): each document's number
     /// and call.
     pub fn from_calls(documents: impl IntoIterator<Item = (i64, String)>) -> Stored {

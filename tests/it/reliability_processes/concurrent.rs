@@ -2,6 +2,7 @@
 //! and 1000) and 8 (batch 25), gapless groups of 2 processes, and 2 processes whose clocks
 //! differ crossing midnight.
 
+use crate::checker::{self, Promise, Stored};
 use crate::common;
 
 use std::collections::{BTreeMap, HashSet};
@@ -148,16 +149,20 @@ async fn gapless_groups_across_processes() {
     let calls = GAPLESS_PROCESSES as u64 * GAPLESS_TASKS * per_task;
     assert_eq!(acknowledged.len() as u64 + refused, calls);
     assert_eq!(refused, calls / 8, "exactly the repeated codes are refused");
-    let docs: Vec<Document> = common::all(&db.collection::<Document>("receipts")).await;
-    let mut stored: Vec<i64> = docs.iter().map(|d| d.get_i64("_id").unwrap()).collect();
-    stored.sort_unstable();
+    let stored = Stored::read(&db, "receipts", "_id").await;
     let n = acknowledged.len() as i64;
+    let counter = common::counter(&db, "receipt").await.unwrap_or(0);
+    let dense = Promise {
+        gaps_at_most: Some((counter, 0)),
+        dense: true,
+    };
+    let acknowledged: Vec<i64> = acknowledged.into_iter().collect();
+    checker::judge(&acknowledged, &stored, dense).assert_clean("gapless processes");
     assert_eq!(
-        stored,
-        (1..=n).collect::<Vec<_>>(),
-        "the numbers are 1..=N, once each"
+        (stored.documents() as i64, counter),
+        (n, n),
+        "N stored, the counter N"
     );
-    assert_eq!(common::counter(&db, "receipt").await.unwrap_or(0), n);
     println!(
         "reliability: gapless-processes processes={GAPLESS_PROCESSES} tasks={} ids={n} duplicates=0 gaps=0 refused={refused} ms={}",
         GAPLESS_PROCESSES as u64 * GAPLESS_TASKS,
@@ -224,13 +229,14 @@ async fn skewed_clocks_number_each_their_own_day() {
                 );
             }
         }
-        let stored = db
-            .collection::<Document>("stamps")
-            .count_documents(doc! {})
-            .await
-            .unwrap();
+        // The checker, with each ID's day and number as one key (`YYMMDD` and six digits).
+        let key = |id: &str| -> i64 { id.parse().expect("a stamp of twelve digits") };
+        let stamps: Vec<Document> = common::all(&db.collection::<Document>("stamps")).await;
+        let stored = Stored::from_numbers(stamps.iter().map(|d| key(d.get_str("_id").unwrap())));
+        let acknowledged: Vec<i64> = issued.iter().map(|id| key(id)).collect();
+        checker::judge(&acknowledged, &stored, Promise::default()).assert_clean(mode);
         assert_eq!(
-            stored,
+            stored.documents() as u64,
             2 * per_process,
             "{mode}: each acknowledged stamp stored once"
         );

@@ -1,6 +1,7 @@
 //! Processes killed with `SIGKILL` and started again: in the middle of a range of a counter,
 //! and in the middle of the rounds of proxy inserts, of gapless inserts and of first values.
 
+use crate::checker::{self, Promise, Stored};
 use crate::common;
 
 use std::collections::{BTreeMap, HashSet};
@@ -82,24 +83,13 @@ async fn killed_processes_never_reuse_an_id() {
     let elapsed = started.elapsed();
 
     let db = common::client().await.database(&name);
-    let docs: Vec<Document> = common::all(&db.collection::<Document>("jobs")).await;
-    let mut stored = BTreeMap::<i64, usize>::new();
-    for d in &docs {
-        *stored.entry(d.get_i64("number").unwrap()).or_default() += 1;
-    }
-    let reused: Vec<_> = stored.iter().filter(|(_, n)| **n > 1).collect();
-    assert!(reused.is_empty(), "IDs stored more than once: {reused:?}");
-
+    let stored = Stored::read(&db, "jobs", "number").await;
     let mut acknowledged = HashSet::new();
     let mut mid_range = 0;
     for path in killed.iter().chain(&finished) {
         let ids = read_ids(path);
         for id in &ids {
             assert!(acknowledged.insert(*id), "ID {id} acknowledged twice");
-            assert!(
-                stored.contains_key(id),
-                "acknowledged ID {id} is not stored"
-            );
         }
         // Ranges are aligned on the batch until the final stops give values back: a killed
         // process worked in the middle of a range if it acknowledged only part of the range
@@ -121,12 +111,18 @@ async fn killed_processes_never_reuse_an_id() {
         "only {mid_range} of {kills} kills hit a process in the middle of a range"
     );
     let last = common::counter(&db, "crash").await.unwrap_or(0);
-    let lost = last - stored.len() as i64;
-    let bound = 2 * CRASH_BATCH * (kills as i64 + SLOTS as i64);
-    assert!(lost <= bound, "{lost} values lost, bound {bound}");
+    let bound = 2 * CRASH_BATCH as u64 * (kills + SLOTS) as u64;
+    let promise = Promise {
+        gaps_at_most: Some((last, bound)),
+        ..Promise::default()
+    };
+    let acknowledged_ids: Vec<i64> = acknowledged.iter().copied().collect();
+    let verdict = checker::judge(&acknowledged_ids, &stored, promise);
+    verdict.assert_clean("crash");
+    let lost = verdict.gaps.map_or(0, |(gaps, _)| gaps);
     println!(
         "reliability: crash kills={kills} mid_range_kills={mid_range} ids={} acknowledged={} duplicates=0 lost={lost} lost_bound={bound} (2 x batch {CRASH_BATCH} x (kills + {SLOTS} final stops)) ms={}",
-        stored.len(),
+        stored.documents(),
         acknowledged.len(),
         elapsed.as_millis()
     );
@@ -146,14 +142,9 @@ async fn killed_proxy_rounds_leave_no_half() {
         &db.collection("proxied.claims.number"),
     )
     .await;
-    let mut stored = HashSet::new();
-    for d in &docs {
-        assert!(
-            stored.insert(d.get_i64("number").unwrap()),
-            "a number stored twice"
-        );
-    }
-    let acknowledged = run.acknowledged_stored(&stored);
+    let stored = Stored::read(&db, "proxied", "number").await;
+    assert_eq!(stored.documents(), docs.len(), "every document read");
+    let acknowledged = run.judge("proxy crash", &stored, Promise::default());
     run.assert_caught_a_round();
     println!(
         "reliability: proxy crash kills={} rounds_in_flight_at_kill={} documents={} acknowledged={acknowledged} claims_whole=yes duplicates=0 ms={}",
@@ -178,17 +169,15 @@ async fn killed_gapless_rounds_leave_numbers_dense() {
         ServerOptions::default().args(["--setParameter", "transactionLifetimeLimitSeconds=2"]);
     let run = kill_mid_rounds("gapless_stream", 2, options, true).await;
     let db = run.db().await;
-    let docs: Vec<Document> = common::all(&db.collection::<Document>("gapless_jobs")).await;
-    let mut numbers: Vec<i64> = docs.iter().map(|d| d.get_i64("number").unwrap()).collect();
-    numbers.sort_unstable();
-    let n = numbers.len() as i64;
-    assert_eq!(
-        numbers,
-        (1..=n).collect::<Vec<_>>(),
-        "the stored numbers are 1..=N, once each"
-    );
-    assert_eq!(common::counter(&db, "gapless_crash").await, Some(n));
-    let acknowledged = run.acknowledged_stored(&numbers.iter().copied().collect());
+    let stored = Stored::read(&db, "gapless_jobs", "number").await;
+    let n = stored.documents() as i64;
+    let counter = common::counter(&db, "gapless_crash").await.unwrap_or(0);
+    let dense = Promise {
+        gaps_at_most: Some((counter, 0)),
+        dense: true,
+    };
+    let acknowledged = run.judge("gapless crash", &stored, dense);
+    assert_eq!(counter, n, "the counter is N");
     run.assert_caught_a_round();
     // The processes' rounds met each other on the counter and waited (each wait counted).
     let waited = common::counters(&db)
@@ -218,18 +207,17 @@ async fn killed_first_value_rounds_leave_no_duplicate() {
     let run = kill_mid_rounds("first_values", 2, ServerOptions::default(), false).await;
     let db = run.db().await;
     let docs: Vec<Document> = common::all(&db.collection::<Document>("tenant_jobs")).await;
-    let mut stored = HashSet::new();
+    let mut keys = Vec::with_capacity(docs.len());
     let mut highest: BTreeMap<i64, i64> = BTreeMap::new();
     for d in &docs {
         let (tenant, number) = (d.get_i64("tenant").unwrap(), d.get_i64("number").unwrap());
-        assert!(
-            stored.insert(tenant_job_key(tenant, number)),
-            "tenant {tenant}: number {number} stored twice"
-        );
+        keys.push(tenant_job_key(tenant, number));
         let top = highest.entry(tenant).or_default();
         *top = (*top).max(number);
     }
-    let acknowledged = run.acknowledged_stored(&stored);
+    // Each tenant's number as one key: a number stored twice in a tenant is a duplicate.
+    let stored = Stored::from_numbers(keys);
+    let acknowledged = run.judge("first values crash", &stored, Promise::default());
     // The inserts took their first values in rounds, several counters moved by one `update`.
     let in_rounds = common::counters(&db)
         .count_documents(doc! { "lastRound": { "$exists": true } })

@@ -19,9 +19,9 @@ mod memory;
 mod worker;
 mod zombie;
 
+use crate::checker::{self, Promise, Stored};
 use crate::common;
 
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -315,18 +315,17 @@ impl Killed {
             .database(&self.name)
     }
 
-    /// Asserts that every acknowledged ID is in `stored`, and that there were some; returns
-    /// how many were acknowledged.
-    fn acknowledged_stored(&self, stored: &HashSet<i64>) -> usize {
-        let mut acknowledged = 0;
-        for path in &self.outputs {
-            for id in read_ids(path) {
-                assert!(stored.contains(&id), "acknowledged ID {id} is not stored");
-                acknowledged += 1;
-            }
-        }
-        assert!(acknowledged > 0, "no insert was acknowledged");
-        acknowledged
+    /// Judges the IDs every worker acknowledged against `stored` with the checker (no number
+    /// stored twice, every acknowledged one stored, `promise`), and asserts there were some;
+    /// returns how many were acknowledged.
+    fn judge(&self, label: &str, stored: &Stored, promise: Promise) -> usize {
+        let acknowledged: Vec<i64> = self.outputs.iter().flat_map(|p| read_ids(p)).collect();
+        assert!(
+            !acknowledged.is_empty(),
+            "{label}: no insert was acknowledged"
+        );
+        checker::judge(&acknowledged, stored, promise).assert_clean(label);
+        acknowledged.len()
     }
 
     /// Asserts that at least one kill fell in the middle of a round (the fault these tests are
