@@ -29,8 +29,8 @@ async fn processes_share_one_counter() {
     // (processes, batch, IDs per task): per process 32 × n, a multiple of the batch.
     let runs: [(usize, u64, u64); 4] = [
         (4, 1, common::pick(100, 500)),
-        (4, 25, common::pick(1250, 5000)),
-        (4, 1000, common::pick(2000, 10_000)),
+        (4, 25, common::pick(250, 5000)),
+        (4, 1000, common::pick(1000, 10_000)),
         (8, 25, common::pick(250, 2500)),
     ];
     let mut total = 0;
