@@ -33,6 +33,7 @@ mod reliability_counter_errors;
 mod reliability_failover;
 mod reliability_faults;
 mod reliability_limits;
+mod reliability_nemesis;
 mod reliability_partition;
 mod reliability_processes;
 mod reliability_repair_race;

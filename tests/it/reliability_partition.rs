@@ -28,12 +28,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::common::models::{Claimed, Event, Reading};
-use crate::reliability_support::{self as support, Unconfirmed};
+use crate::reliability_support as support;
 use mongo_sequence::SequentialId;
 use mongodb::bson::doc;
-use mongodb::event::command::CommandEvent;
-use mongodb::event::EventHandler;
-use mongodb::options::WriteConcern;
 use mongodb::Client;
 use sequence_testkit::{Network, Side};
 use serde::{Deserialize, Serialize};
@@ -52,94 +49,6 @@ const TASKS: usize = 2;
 /// How long the client stays cut off from the primary.
 const CLIENT_CUT: Duration = Duration::from_secs(15);
 
-/// A client of the workload `app`: short timeouts and polled checks, so that a cut-off call
-/// fails in seconds;
-/// counts its commands that failed on the wire and its unconfirmed counter updates.
-async fn workload_client(uri: &str, app: &str) -> (Client, Unconfirmed, Arc<AtomicU64>) {
-    let unconfirmed = Unconfirmed::default();
-    let failed = Arc::new(AtomicU64::new(0));
-    let (seen, failures) = (unconfirmed.clone(), failed.clone());
-    let client = common::client_with_app(uri, app, |o| {
-        o.server_selection_timeout = Some(Duration::from_secs(4));
-        o.connect_timeout = Some(Duration::from_secs(2));
-        o.heartbeat_freq = Some(Duration::from_millis(500));
-        // Polled checks time out after the connect timeout, and a timed-out check interrupts
-        // the calls in flight on that server (a streamed check would wait for its next reply).
-        o.server_monitoring_mode = Some(mongodb::options::ServerMonitoringMode::Poll);
-        o.write_concern = Some(WriteConcern::majority());
-        o.command_event_handler = Some(EventHandler::callback(move |e| {
-            let failure = match &e {
-                CommandEvent::Failed(_) => true,
-                CommandEvent::Succeeded(s) => s.reply.contains_key("writeConcernError"),
-                _ => false,
-            };
-            if failure {
-                failures.fetch_add(1, Ordering::SeqCst);
-            }
-            seen.observe(e);
-        }));
-    })
-    .await;
-    (client, unconfirmed, failed)
-}
-
-/// What the checker found for one model.
-struct Checked {
-    ok: usize,
-    errors: usize,
-    lost: i64,
-    bound: i64,
-    line: String,
-}
-
-/// No ID returned twice or stored twice, every acknowledged one stored, numbers lost within
-/// the bound, and calls succeeded after the last heal.
-#[allow(clippy::too_many_arguments)]
-async fn check(
-    label: &str,
-    calls: &[support::Call],
-    db: &mongodb::Database,
-    coll: &str,
-    field: &str,
-    counter: &str,
-    batch: i64,
-    unconfirmed: &Unconfirmed,
-    healed_at: u64,
-) -> Checked {
-    let stored = Stored::read(db, coll, field).await;
-    let (ok, errors, after) = support::check_calls(label, calls, &stored, healed_at);
-    let counter_value = common::counter(db, counter).await.unwrap_or(0);
-    let lost = counter_value - stored.documents() as i64;
-    // Each counter update whose outcome the client did not learn may have consumed what it
-    // reserved; a cache holds up to two ranges at the end; an insert that failed skipped its
-    // number. A gapless counter (`batch` 0 here) loses nothing.
-    let failed_inserts = if batch == 0 { 0 } else { errors.len() as i64 };
-    let bound = if batch == 0 {
-        0
-    } else {
-        unconfirmed.of(counter) + 2 * batch + failed_inserts
-    };
-    let gaps = Promise {
-        gaps_at_most: Some((counter_value, bound as u64)),
-        dense: false,
-    };
-    checker::judge(&ok, &stored, gaps).assert_clean(label);
-    let line = format!(
-        "{label}: ok={} errors={} stored={} lost={lost} (bound {bound}) ok_after={after} kinds={}",
-        ok.len(),
-        errors.len(),
-        stored.documents(),
-        support::tally(&errors)
-    );
-    Checked {
-        ok: ok.len(),
-        errors: errors.len(),
-        lost,
-        bound,
-        line,
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn partitions_lose_and_repeat_nothing() {
     let network = match Network::create(3) {
@@ -156,13 +65,13 @@ async fn partitions_lose_and_repeat_nothing() {
     let rounds = common::pick(1, 3);
 
     let (events_client, events_wire, events_failed) =
-        workload_client(server.uri(), "partition-events").await;
+        support::workload_client(server.uri(), "partition-events").await;
     let (readings_client, readings_wire, readings_failed) =
-        workload_client(server.uri(), "partition-readings").await;
+        support::workload_client(server.uri(), "partition-readings").await;
     let (slips_client, slips_wire, slips_failed) =
-        workload_client(server.uri(), "partition-slips").await;
+        support::workload_client(server.uri(), "partition-slips").await;
     let (claimed_client, claimed_wire, claimed_failed) =
-        workload_client(server.uri(), "partition-claimed").await;
+        support::workload_client(server.uri(), "partition-claimed").await;
     let db_name = "partition";
     let events = events_client
         .database(db_name)
@@ -302,7 +211,7 @@ async fn partitions_lose_and_repeat_nothing() {
     let reader = Client::with_uri_str(server.uri()).await.unwrap();
     let db = reader.database(db_name);
     let checked = [
-        check(
+        support::check_model(
             "batch=1",
             &event_calls,
             &db,
@@ -314,7 +223,7 @@ async fn partitions_lose_and_repeat_nothing() {
             healed_at,
         )
         .await,
-        check(
+        support::check_model(
             "batch=25",
             &reading_calls,
             &db,
@@ -326,7 +235,7 @@ async fn partitions_lose_and_repeat_nothing() {
             healed_at,
         )
         .await,
-        check(
+        support::check_model(
             "gapless",
             &slip_calls,
             &db,
@@ -338,7 +247,7 @@ async fn partitions_lose_and_repeat_nothing() {
             healed_at,
         )
         .await,
-        check(
+        support::check_model(
             "proxy",
             &claimed_calls,
             &db,

@@ -6,15 +6,19 @@
 #![allow(dead_code)]
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex as StdMutex};
 use std::time::{Duration, Instant};
 
 use crate::checker::{self, Promise, Stored};
+use crate::common;
 
 use mongo_sequence::Error;
 use mongodb::bson::{doc, Bson};
 use mongodb::event::command::CommandEvent;
+use mongodb::event::EventHandler;
+use mongodb::options::WriteConcern;
+use mongodb::Client;
 use sequence_testkit::{Network, ServerOptions, TestServer};
 
 /// A short name for the kind of an error, for summaries and assertions.
@@ -373,4 +377,92 @@ pub fn check_calls(
         .count();
     assert!(after > 0, "{label}: no insert succeeded after the faults");
     (ok, errors, after)
+}
+
+/// A client of the workload `app`: short timeouts and polled checks, so that a cut-off call
+/// fails in seconds;
+/// counts its commands that failed on the wire and its unconfirmed counter updates.
+pub async fn workload_client(uri: &str, app: &str) -> (Client, Unconfirmed, Arc<AtomicU64>) {
+    let unconfirmed = Unconfirmed::default();
+    let failed = Arc::new(AtomicU64::new(0));
+    let (seen, failures) = (unconfirmed.clone(), failed.clone());
+    let client = common::client_with_app(uri, app, |o| {
+        o.server_selection_timeout = Some(Duration::from_secs(4));
+        o.connect_timeout = Some(Duration::from_secs(2));
+        o.heartbeat_freq = Some(Duration::from_millis(500));
+        // Polled checks time out after the connect timeout, and a timed-out check interrupts
+        // the calls in flight on that server (a streamed check would wait for its next reply).
+        o.server_monitoring_mode = Some(mongodb::options::ServerMonitoringMode::Poll);
+        o.write_concern = Some(WriteConcern::majority());
+        o.command_event_handler = Some(EventHandler::callback(move |e| {
+            let failure = match &e {
+                CommandEvent::Failed(_) => true,
+                CommandEvent::Succeeded(s) => s.reply.contains_key("writeConcernError"),
+                _ => false,
+            };
+            if failure {
+                failures.fetch_add(1, Ordering::SeqCst);
+            }
+            seen.observe(e);
+        }));
+    })
+    .await;
+    (client, unconfirmed, failed)
+}
+
+/// What the checker found for one model.
+pub struct Checked {
+    pub ok: usize,
+    pub errors: usize,
+    pub lost: i64,
+    pub bound: i64,
+    pub line: String,
+}
+
+/// No ID returned twice or stored twice, every acknowledged one stored, numbers lost within
+/// the bound, and calls succeeded after the last heal.
+#[allow(clippy::too_many_arguments)]
+pub async fn check_model(
+    label: &str,
+    calls: &[Call],
+    db: &mongodb::Database,
+    coll: &str,
+    field: &str,
+    counter: &str,
+    batch: i64,
+    unconfirmed: &Unconfirmed,
+    healed_at: u64,
+) -> Checked {
+    let stored = Stored::read(db, coll, field).await;
+    let (ok, errors, after) = check_calls(label, calls, &stored, healed_at);
+    let counter_value = common::counter(db, counter).await.unwrap_or(0);
+    let lost = counter_value - stored.documents() as i64;
+    // Each counter update whose outcome the client did not learn may have consumed what it
+    // reserved; a cache holds up to two ranges at the end; an insert that failed skipped its
+    // number. A gapless counter (`batch` 0 here) loses nothing.
+    let failed_inserts = if batch == 0 { 0 } else { errors.len() as i64 };
+    let bound = if batch == 0 {
+        0
+    } else {
+        unconfirmed.of(counter) + 2 * batch + failed_inserts
+    };
+    let gaps = Promise {
+        gaps_at_most: Some((counter_value, bound as u64)),
+        dense: false,
+    };
+    checker::judge(&ok, &stored, gaps).assert_clean(label);
+    let line = format!(
+        "{label}: ok={} errors={} stored={} lost={lost} (bound {bound}) ok_after={after} kinds={}",
+        ok.len(),
+        errors.len(),
+        stored.documents(),
+        tally(&errors)
+    );
+    Checked {
+        ok: ok.len(),
+        errors: errors.len(),
+        lost,
+        bound,
+        line,
+    }
 }
