@@ -21,8 +21,10 @@
 //! only right when nothing else sends such commands to that deployment during the run. The waits of a run are the calls that waited for a counter round trip
 //! (`Stats::waits` of the run's sequence).
 //!
-//! Throughput is in documents inserted (or IDs allocated, for `next_id`) per second; latencies
-//! are per call (for the `insert_many` scenarios, per call of 1000 documents).
+//! Throughput is in documents inserted (or IDs allocated, for `next_id` and `atomic_next`) per
+//! second; latencies are per call (for the `insert_many` scenarios, per call of 1000
+//! documents). The `next_id` rows' ratio is to `atomic_next`, an `AtomicI64::fetch_add` shared
+//! by the tasks and called in the same shape: the least that handing out a value can cost.
 //!
 //! Built with `--features metrics`, the run also has the rows `insert_with_id_metrics` (batch
 //! 25) and `next_id_metrics` (batch 1000): the same scenarios as `insert_with_id` and `next_id`
@@ -75,8 +77,9 @@ usage: bench [--quick] [--render] [--rounds N] [--docs N] [--json] [--chart PATH
                  runs at 1 task insert N/5; next_id runs allocate N x min(batch, 200) IDs
   --json         print one JSON object on stdout (everything else goes to stderr)
   --chart PATH   write an SVG chart of IDs/s against batch size to PATH
-  --only NAME    run only the scenario NAME (repeatable), e.g. --only next_id; built with
-                 --features metrics, also insert_with_id_metrics and next_id_metrics";
+  --only NAME    run only the scenario NAME (repeatable), e.g. --only atomic_next --only
+                 next_id (a ratio needs its baseline run too); built with --features metrics,
+                 also insert_with_id_metrics and next_id_metrics";
 
 fn parse_args() -> Result<Options, lexopt::Error> {
     use lexopt::prelude::*;

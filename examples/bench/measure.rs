@@ -41,7 +41,8 @@ pub struct Scenario {
 impl Scenario {
     /// A scenario from 1 task up, its ratio taken against the plain inserts of its kind:
     /// `plain_insert_one` for single-document calls, `plain_insert_many` for `insert_many`
-    /// calls, none for IDs allocated without an insert.
+    /// calls, `atomic_next` (an atomic add in the same call shape) for IDs allocated without an
+    /// insert.
     pub const fn new(
         name: &'static str,
         batch: BatchSize,
@@ -51,7 +52,7 @@ impl Scenario {
         let baseline = match work {
             Work::Docs | Work::FewDocs => Some("plain_insert_one"),
             Work::Many => Some("plain_insert_many"),
-            Work::Ids(_) => None,
+            Work::Ids(_) => Some("atomic_next"),
         };
         Scenario {
             name,
@@ -183,17 +184,46 @@ where
     F: Fn(u64) -> Fut + Clone + Send + Sync + 'static,
     Fut: Future<Output = Result<u64>> + Send + 'static,
 {
+    drive_holding(
+        tasks,
+        calls_per_task,
+        || (),
+        move |(), n| {
+            let call = call(n);
+            async move { Ok(((), call.await?)) }
+        },
+    )
+}
+
+/// [`drive`] for calls made with a handle their task holds, as an application holds its
+/// collection handle: `hold()` makes each task's, which every call of the task takes and gives
+/// back (moved, not cloned, so that the harness writes nothing shared per call).
+pub fn drive_holding<H, M, F, Fut>(
+    tasks: usize,
+    calls_per_task: u64,
+    hold: M,
+    call: F,
+) -> BoxFuture<Result<Measured>>
+where
+    H: Send + 'static,
+    M: Fn() -> H + Send + 'static,
+    F: Fn(H, u64) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = Result<(H, u64)>> + Send + 'static,
+{
     Box::pin(async move {
         let started = Instant::now();
         let handles: Vec<_> = (0..tasks as u64)
             .map(|task| {
                 let call = call.clone();
+                let mut held = hold();
                 tokio::spawn(async move {
                     let mut latency = new_histogram();
                     let mut ids = 0;
                     for i in 0..calls_per_task {
                         let t = Instant::now();
-                        ids += call(task * calls_per_task + i).await?;
+                        let (back, n) = call(held, task * calls_per_task + i).await?;
+                        held = back;
+                        ids += n;
                         latency.saturating_record(t.elapsed().as_nanos() as u64);
                     }
                     Ok::<_, BoxError>((ids, latency))

@@ -40,14 +40,15 @@ pub fn progress(
 
 /// What the columns of the table mean.
 const NOTE: &str = "\
-ops/s: documents inserted (next_id: IDs allocated) per second. p50/p99: latency of one call
+ops/s: documents inserted (next_id, atomic_next: IDs allocated) per second. p50/p99: latency of one call
 (insert_many: of 1000 documents). trips/ID: counter round trips (findAndModify, update,
 find, insert into counters) per ID. waits/ID: calls that waited for a counter round trip
 (Stats::waits), per ID; with a batch, above 1/batch means callers outran the prefetch.
 allocs/ID: allocations of this process per ID (per document inserted), the bench's own timing
 included.
 ratio: ops/s over plain_insert_one's at the same task count in the same round, median of the
-rounds; for insert_many_with_ids and plain_insert_many, over plain_insert_many's.
+rounds; for insert_many_with_ids and plain_insert_many, over plain_insert_many's; for the
+next_id rows, over atomic_next's (an atomic add in the same call shape: the floor).
 ";
 
 pub fn table(rows: &[Row]) -> String {

@@ -21,7 +21,7 @@ use models::{
     BAuto, BCrockford, BLuhn, BProxy, BProxyGapless, BSqids, Scoped, ScopedOne, Sharded, B1, B1000,
     B25,
 };
-use next_id::next_id;
+use next_id::{atomic_next, next_id};
 use processes::{gapless_2p, gapless_4p, plain_4p, proxy_2p};
 use scoped::insert_scoped;
 
@@ -190,6 +190,10 @@ pub const SCENARIOS: &[Scenario] = &[
         Work::Many,
         insert_many_with_ids::<B1>,
     ),
+    Scenario {
+        baseline: None,
+        ..Scenario::new("atomic_next", BatchSize::None, Work::Ids(1000), atomic_next)
+    },
     Scenario::new("next_id", BatchSize::Fixed(1), Work::Ids(1), next_id::<B1>),
     Scenario::new(
         "next_id",
