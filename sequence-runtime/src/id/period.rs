@@ -219,6 +219,22 @@ impl Format {
         period.canonical(self.resolution().unwrap_or(Resolution::Hour))
     }
 
+    /// Whether `slot` is the counter this format uses at the instant `now` gives (read for a
+    /// format with periods only): made by a format that renders the same way, for the period
+    /// of that instant.
+    pub(crate) fn serves(&self, slot: &Slot, now: impl FnOnce() -> Timestamp) -> bool {
+        let period = match self.constant {
+            Some(_) => None,
+            None => self.period_at(now()),
+        };
+        self.is_slot_of(slot, period)
+    }
+
+    /// Whether `slot` is this format's counter of `period`.
+    fn is_slot_of(&self, slot: &Slot, period: Option<PeriodId>) -> bool {
+        slot.period == period && slot.spec == self.spec
+    }
+
     /// The slot in use at the instant `now()` (only read for sequences with periods); `prev`
     /// is returned again when it is still the right one, so that nothing is allocated until
     /// the period changes.
@@ -229,15 +245,13 @@ impl Format {
     ) -> Arc<Slot> {
         if let Some(constant) = &self.constant {
             return match prev {
-                Some(p) if p.period.is_none() && p.spec == constant.spec => p.clone(),
+                Some(p) if self.is_slot_of(p, None) => p.clone(),
                 _ => constant.clone(),
             };
         }
         let period = self.period_at(now());
-        if let Some(p) = prev {
-            if p.period == period && p.spec == self.spec {
-                return p.clone();
-            }
+        if let Some(p) = prev.filter(|p| self.is_slot_of(p, period)) {
+            return p.clone();
         }
         let period = period.expect("a format without a constant slot has periods");
         let pattern = self.pattern.as_ref().expect("periods come from a pattern");

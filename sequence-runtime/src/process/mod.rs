@@ -5,15 +5,15 @@
 //! - `memo.rs`: the per-thread memo of models' values (their `Sequence`), by model type and
 //!   collection handle;
 //! - `cache/mod.rs`: a sequence's shared state ([`ProcessState`]) and its cache of reserved
-//!   ranges, with its refills in `cache/refill.rs`;
-//! - `cache_state.rs`: what a cache holds under its lock, and the arithmetic of its ranges;
+//!   ranges: the range in use, handed out without a lock, in `cache/segment.rs`; what the
+//!   cache holds under its lock, and the arithmetic of its ranges, in `cache/state.rs`; its
+//!   refills in `cache/refill.rs`;
 //! - `coalesce.rs`: one reservation for the callers of a counter waiting together;
 //! - `bulk.rs`: the reservation made ahead for the next bulk insert of a sequence;
 //! - `scope_caches.rs`: the caches of the scope values in use of a scoped sequence with a batch.
 
 mod bulk;
 mod cache;
-mod cache_state;
 mod coalesce;
 mod memo;
 mod registry;

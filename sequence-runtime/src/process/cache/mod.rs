@@ -4,27 +4,31 @@
 //! the rate of use needs for callers not to wait (see [`Batch::MAX_AHEAD`]).
 //!
 //! One cache exists per sequence per process (see the registry) and is shared by every caller of
-//! that sequence. The lock is never held across an `.await`; a refill is one reservation from the
+//! that sequence. A caller takes a value of the range in use without the lock (one atomic add on
+//! its thread's copy of the range, see [`segment`] and [`copies`]); the lock is taken at the
+//! range's end, at its prefetch mark and when the period changes. It is never held across an `.await`; a refill is one reservation from the
 //! [`CounterStore`], at most one in flight per sequence.
 //!
 //! For a sequence with periods, the cache remembers which period's counter (the [`Slot`]) its
-//! ranges belong to. The clock is read under the lock on every call, so IDs are handed out in the
+//! ranges belong to. The clock is read on every call, before the value is taken, and a new
+//! period's first caller retires the range in use under the lock, so IDs are handed out in the
 //! order of the clock readings: once a caller got an ID of a new period, no later caller gets one
 //! of the previous period. When the period changes, the cached ranges of the old one are dropped
 //! (counted as wasted) and the next ID comes from the new period's counter.
 
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use jiff::Timestamp;
 use tokio::sync::futures::OwnedNotified;
 use tokio::sync::Notify;
 
+mod copies;
 mod refill;
+mod segment;
+mod state;
 
 use super::bulk::BulkAhead;
-use super::cache_state::{
-    ensure_current, install, keep, prefetch_due, refill_size, trim, CacheState,
-};
 use super::coalesce::Coalescer;
 use super::scope_caches::ScopeCaches;
 use crate::clock::{Clock, SystemClock};
@@ -37,6 +41,8 @@ use crate::options::Batch;
 use crate::store::Reservation;
 use crate::strategy::Counters;
 use refill::Refill;
+use segment::{Segment, Taken};
+use state::{ensure_current, install, keep, prefetch_due, refill_size, trim, CacheState};
 
 /// What one call of the cache needs to know about its sequence.
 pub(crate) struct Request<'a> {
@@ -59,6 +65,9 @@ pub(crate) struct ProcessState {
     /// The values reserved ahead for the next `insert_many_with_ids`.
     pub(crate) bulk: BulkAhead,
     state: Mutex<CacheState>,
+    /// The number of this cache in the process, by which threads keep their copies of its
+    /// range in use (see [`copies`]).
+    id: u64,
     refilled: Arc<Notify>,
     /// The scope value of a scope's cache (see [`ScopeCaches`]): its ranges come from that
     /// value's counter. `None` for a sequence's own state.
@@ -81,6 +90,7 @@ impl ProcessState {
             bulk: BulkAhead::default(),
             stats,
             state: Mutex::default(),
+            id: NEXT_CACHE.fetch_add(1, Relaxed),
             refilled: Arc::default(),
             scope,
             scopes: ScopeCaches::default(),
@@ -98,12 +108,16 @@ impl ProcessState {
     }
 }
 
+/// The number of the next cache made in this process (see [`ProcessState::id`]).
+static NEXT_CACHE: AtomicU64 = AtomicU64::new(1);
+
 /// The state of a cache under its lock. With the feature `metrics`, releasing it records the
 /// change in the values the cache holds (the gauge `mongo_sequence_cached_ids`), unless the
 /// holder records it itself (see [`ProcessState::lock_hot`]).
 struct Locked<'a> {
     st: MutexGuard<'a, CacheState>,
-    /// The values held when the lock was taken (`None`: the holder records its changes).
+    /// The cache's [`gauge_basis`](CacheState::gauge_basis) when the lock was taken (`None`:
+    /// the holder records its changes).
     #[cfg(feature = "metrics")]
     before: Option<u64>,
     #[cfg(feature = "metrics")]
@@ -128,7 +142,7 @@ impl std::ops::DerefMut for Locked<'_> {
 impl Drop for Locked<'_> {
     fn drop(&mut self) {
         if let Some(before) = self.before {
-            self.stats.series.cached(before, self.st.cached());
+            self.stats.series.cached(before, self.st.gauge_basis());
         }
     }
 }
@@ -174,7 +188,7 @@ impl ProcessState {
         let st = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         Locked {
             #[cfg(feature = "metrics")]
-            before: count.then(|| st.cached()),
+            before: count.then(|| st.gauge_basis()),
             #[cfg(feature = "metrics")]
             stats: &self.stats,
             st,
@@ -184,7 +198,12 @@ impl ProcessState {
     /// The next ID from the cache and the slot it belongs to, refilling the cache from the
     /// store when it is empty.
     pub(crate) async fn next(self: &Arc<Self>, req: &Request<'_>) -> Result<(i64, Arc<Slot>)> {
-        match self.step(req) {
+        let step = match self.take_unlocked(req, |s, _| s.slot.clone()) {
+            Some((id, false, slot)) => return Ok((id, slot)),
+            Some((id, true, slot)) => self.at_mark(id, slot, req),
+            None => self.step(req),
+        };
+        match step {
             Step::Got(id, slot, None) => Ok((id, slot)),
             // Kept out of this future, which every cached ID builds and runs: the state of a
             // prefetch or a wait (a timer, a refill) would make each call pay for it.
@@ -196,10 +215,71 @@ impl ProcessState {
     /// until the cache needs more than a value taken (the hot path of models): the next ID, or
     /// what the call does next, which [`finish`](Self::finish) does without looking again.
     pub(crate) fn look(self: &Arc<Self>, req: &Request<'_>) -> Look {
-        match self.step(req) {
+        // The slot is only read for the call that goes on (the value at the prefetch mark).
+        let step = match self.take_unlocked(req, |s, at_mark| at_mark.then(|| s.slot.clone())) {
+            Some((id, _, None)) => return Look::Ready(id),
+            Some((id, _, Some(slot))) => self.at_mark(id, slot, req),
+            None => self.step(req),
+        };
+        match step {
             Step::Got(id, _, None) => Look::Ready(id),
             step => Look::Later(Later(step)),
         }
+    }
+
+    /// A value of the range in use, taken without the lock from this thread's copy if that
+    /// range serves the current period, whether it is the range's prefetch mark, and what
+    /// `with` reads of the range (told whether the value is at the mark).
+    #[inline]
+    fn take_unlocked<W>(
+        &self,
+        req: &Request<'_>,
+        with: impl FnOnce(&Segment, bool) -> W,
+    ) -> Option<(i64, bool, W)> {
+        let (id, at_mark, w) = copies::with_copy(self.id, |segment| {
+            if !segment.serves(req.format) {
+                return None;
+            }
+            let (id, at_mark) = match segment.take() {
+                Taken::Value(id) => (id, false),
+                Taken::AtMark(id) => (id, true),
+                Taken::Spent => return None,
+            };
+            Some((id, at_mark, with(segment, at_mark)))
+        })??;
+        self.stats.series.issued(1);
+        self.stats.series.left_cache(1);
+        Some((id, at_mark, w))
+    }
+
+    /// What the caller that took `id`, the value at the prefetch mark of a range of `slot`,
+    /// does: starts the prefetch if it is due.
+    fn at_mark(self: &Arc<Self>, id: i64, slot: Arc<Slot>, req: &Request<'_>) -> Step {
+        let mut st = self.lock_hot();
+        let prefetch = self.prefetch_at_mark(&mut st, req);
+        Step::Got(id, slot, prefetch)
+    }
+
+    /// The prefetch to start, if due, for a caller that took the value at the prefetch mark;
+    /// if it is not due only because the mark was set from another share (`prefetch_at`), the
+    /// mark moves to where it is due.
+    fn prefetch_at_mark(
+        self: &Arc<Self>,
+        st: &mut CacheState,
+        req: &Request<'_>,
+    ) -> Option<Refill> {
+        st.prefetch_at = req.prefetch_at;
+        // A scope value's cache prefetches once it used a whole range: a tenant with a few
+        // inserts in a while takes one range, not two.
+        let proven = self.scope.is_none() || st.issued() >= refill_size(st, req.batch);
+        if !proven || st.refill.is_some() || st.standby.is_some() {
+            return None;
+        }
+        if prefetch_due(st, req.prefetch_at) {
+            return Some(self.begin_refill(st, req.batch));
+        }
+        st.rearm(req.prefetch_at);
+        None
     }
 
     /// Finishes the call `later` that [`look`](Self::look) began.
@@ -260,8 +340,12 @@ impl ProcessState {
     /// What the caller of `next` does now, decided under the lock.
     fn step(self: &Arc<Self>, req: &Request<'_>) -> Step {
         let mut st = self.lock_hot();
+        st.prefetch_at = req.prefetch_at;
         let slot = self.align(&mut st, req);
-        if let Some((id, prefetch)) = self.take(&mut st, req) {
+        let taken = self.take(&mut st, req);
+        // The range in use now, which this thread's next calls take from without the lock.
+        copies::remember(self.id, st.segment().cloned());
+        if let Some((id, prefetch)) = taken {
             return Step::Got(id, slot, prefetch);
         }
         match st.refill {
@@ -285,7 +369,7 @@ impl ProcessState {
             None => slot,
         };
         let dropped =
-            st.current.take().map_or(0, |r| r.len()) + st.standby.take().map_or(0, |r| r.len());
+            st.take_current().map_or(0, |r| r.len()) + st.standby.take().map_or(0, |r| r.len());
         if dropped > 0 {
             self.stats.wasted(dropped);
             self.stats.series.left_cache(dropped);
@@ -318,7 +402,12 @@ impl ProcessState {
         for cache in self.scopes.caches() {
             cache.set_clock(clock.clone());
         }
-        self.lock().clock = clock;
+        let mut st = self.lock();
+        st.clock = clock;
+        // The range in use tells its period by the new clock from now on.
+        if let Some(left) = st.take_current() {
+            st.put_current(left);
+        }
     }
 
     fn failure_of(&self, ticket: u64) -> Option<Error> {
@@ -334,33 +423,39 @@ impl ProcessState {
         st: &mut CacheState,
         req: &Request<'_>,
     ) -> Option<(i64, Option<Refill>)> {
-        if !ensure_current(st, req.batch) {
-            return None;
-        }
-        // A scope value's cache prefetches once it used a whole range: a tenant with a few
-        // inserts in a while takes one range, not two.
-        let proven = self.scope.is_none() || st.issued >= refill_size(st, req.batch);
-        let prefetch =
-            (proven && prefetch_due(st, req.prefetch_at)).then(|| self.begin_refill(st, req.batch));
-        let id = self.take_one(st);
-        self.stats.series.left_cache(1);
+        let (id, at_mark) = self.take_locked(st, req.batch)?;
+        let prefetch = if at_mark {
+            self.prefetch_at_mark(st, req)
+        } else {
+            None
+        };
         Some((id, prefetch))
     }
 
-    /// Takes the first ID of the range in use, which must exist.
-    fn take_one(&self, st: &mut CacheState) -> i64 {
-        let current = st.current.take().expect("a range in use");
-        let (head, rest) = current.split_first(1);
-        st.current = rest;
-        st.issued += 1;
-        self.stats.series.issued(1);
-        head.first()
+    /// Takes one ID under the lock, if the cache has one, and whether it is at the prefetch mark
+    /// of its range: from the range in use, or the prefetched one installed when that is spent
+    /// (by the callers that take values without the lock, too).
+    fn take_locked(&self, st: &mut CacheState, batch: Batch) -> Option<(i64, bool)> {
+        loop {
+            if !ensure_current(st, batch) {
+                return None;
+            }
+            let taken = st.segment().expect("a range in use").take();
+            let (id, at_mark) = match taken {
+                Taken::Value(id) => (id, false),
+                Taken::AtMark(id) => (id, true),
+                Taken::Spent => continue,
+            };
+            self.stats.series.issued(1);
+            self.stats.series.left_cache(1);
+            return Some((id, at_mark));
+        }
     }
 
     /// What the sequence did in this process: the shared statistics with the IDs handed out
     /// from the cache and from the caches of its scope values.
     pub(crate) fn snapshot(&self) -> Stats {
-        let issued = self.lock().issued;
+        let issued = self.lock().issued();
         self.stats_with(issued)
     }
 
@@ -371,7 +466,7 @@ impl ProcessState {
         let mut stats = self.stats.snapshot();
         stats.issued += issued;
         for cache in self.scopes.caches() {
-            stats.issued += cache.lock().issued;
+            stats.issued += cache.lock().issued();
         }
         stats
     }
@@ -385,17 +480,18 @@ impl Reported for ProcessState {
     fn report(&self) -> (Stats, CacheSnapshot) {
         let (issued, cache) = {
             let st = self.lock();
-            let values_left = st.current.map_or(0, |r| r.len());
+            let current = st.current_left();
+            let values_left = current.map_or(0, |r| r.len());
             let cache = CacheSnapshot {
                 counter: st.slot.as_ref().map(|s| s.key.to_string()),
-                current: st.current,
+                current,
                 values_left,
                 next: st.standby,
                 refilling: st.refill.is_some(),
                 cached: values_left.saturating_add(st.standby.map_or(0, |r| r.len())),
                 batch: st.batch.map(|batch| refill_size(&st, batch)),
             };
-            (st.issued, cache)
+            (st.issued(), cache)
         };
         // The caches of the scope values are read after this one's lock is released.
         (self.stats_with(issued), cache)
@@ -409,7 +505,7 @@ impl ProcessState {
     pub(crate) fn skip_past(&self, lo: i64, hi: i64, batch: Batch) -> Option<i64> {
         let mut st = self.lock();
         st.dead = Some((lo, hi));
-        let current = st.current.take();
+        let current = st.take_current();
         let standby = st.standby.take();
         for (cached, in_use) in [(current, true), (standby, false)] {
             let Some(cached) = cached else { continue };
@@ -418,15 +514,21 @@ impl ProcessState {
                 .wasted(cached.len() - live.map_or(0, |r| r.len()));
             match live {
                 // What is left of the range in use stays in use.
-                Some(live) if in_use => st.current = Some(live),
+                Some(live) if in_use => st.put_current(live),
                 // The prefetched range waits its turn, or becomes the range in use (installed
                 // as one, so that its length and start time are its own).
-                Some(live) if st.current.is_some() => st.standby = Some(live),
+                Some(live) if st.has_current() => st.standby = Some(live),
                 Some(live) => install(&mut st, live, batch),
                 None => {}
             }
         }
-        ensure_current(&mut st, batch).then(|| self.take_one(&mut st))
+        let (id, at_mark) = self.take_locked(&mut st, batch)?;
+        if at_mark {
+            // Its prefetch is checked by the next value's taker.
+            let prefetch_at = st.prefetch_at;
+            st.rearm(prefetch_at);
+        }
+        Some(id)
     }
 
     /// Hands out the first value of `r`, a reservation above stored IDs for the counter of
@@ -479,12 +581,13 @@ impl ProcessState {
                 if st.refill.is_none() {
                     st.epoch += 1;
                     st.current_since = None;
+                    let current = st.take_current();
                     if self.scope.is_some() {
                         // A scope value's cache is taken out when it is forgotten: what it
                         // handed out is counted with the sequence's statistics.
-                        self.stats.issued(std::mem::take(&mut st.issued));
+                        self.stats.issued(st.take_issued());
                     }
-                    return (st.current.take(), st.standby.take(), st.slot.clone());
+                    return (current, st.standby.take(), st.slot.clone());
                 }
                 self.refilled.notified()
             };
@@ -755,13 +858,11 @@ mod tests {
     #[test]
     fn reservations_ahead_stop_at_max_ahead() {
         // The last range lasted no time at all, against a round trip of 10 s.
-        let mut st = CacheState {
-            slot: Some(slot()),
-            current_len: 100,
-            current_since: Some(Instant::now()),
-            trip: Some(Duration::from_secs(10)),
-            ..CacheState::default()
-        };
+        let mut st = CacheState::default();
+        st.slot = Some(slot());
+        st.current_len = 100;
+        st.current_since = Some(Instant::now());
+        st.trip = Some(Duration::from_secs(10));
         install(&mut st, range(101, 200), Batch::Fixed(100));
         assert_eq!(st.ahead, Batch::MAX_AHEAD);
         let refill =
@@ -772,13 +873,11 @@ mod tests {
     #[test]
     fn a_batch_below_ahead_from_is_never_multiplied() {
         let batch = Batch::Fixed(Batch::AHEAD_FROM - 1);
-        let mut st = CacheState {
-            slot: Some(slot()),
-            current_len: 99,
-            current_since: Some(Instant::now()),
-            trip: Some(Duration::from_secs(10)),
-            ..CacheState::default()
-        };
+        let mut st = CacheState::default();
+        st.slot = Some(slot());
+        st.current_len = 99;
+        st.current_since = Some(Instant::now());
+        st.trip = Some(Duration::from_secs(10));
         install(&mut st, range(100, 198), batch);
         assert_eq!(st.ahead, 0);
         let refill = Arc::new(ProcessState::new(Labels::default())).begin_refill(&mut st, batch);
@@ -789,13 +888,11 @@ mod tests {
     #[test]
     fn a_quiet_cache_halves_its_batches_ahead_one_range_at_a_time() {
         let shared = Arc::new(ProcessState::new(Labels::default()));
-        let mut st = CacheState {
-            slot: Some(slot()),
-            ahead: Batch::MAX_AHEAD,
-            current_len: 100 * Batch::MAX_AHEAD,
-            trip: Some(Duration::from_millis(1)),
-            ..CacheState::default()
-        };
+        let mut st = CacheState::default();
+        st.slot = Some(slot());
+        st.ahead = Batch::MAX_AHEAD;
+        st.current_len = 100 * Batch::MAX_AHEAD;
+        st.trip = Some(Duration::from_millis(1));
         let mut sizes = Vec::new();
         for _ in 0..5 {
             st.current_since = Some(ago(Duration::from_secs(2)));
@@ -843,6 +940,48 @@ mod tests {
         assert!(more[0] > next);
     }
 
+    /// Tasks on two threads take values from one cache, without its lock but at a range's end
+    /// and mark: every value once, each task's in increasing order, all from the ranges the
+    /// store reserved, and the statistics count every value handed out, none wasted.
+    #[test]
+    fn tasks_on_two_threads_share_the_cache_without_its_lock() {
+        const TASKS: usize = 16;
+        const EACH: usize = 2_000;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let store = Arc::new(Recorder::default());
+            let options = SequenceOptions::builder("shared").batch(100).build();
+            let seq = Sequence::with_store(store.clone(), options).unwrap();
+            let tasks: Vec<_> = (0..TASKS)
+                .map(|_| {
+                    let seq = seq.clone();
+                    tokio::spawn(async move { take(&seq, EACH).await })
+                })
+                .collect();
+            let mut all = Vec::new();
+            for task in tasks {
+                let mine = task.await.unwrap();
+                assert!(mine.windows(2).all(|w| w[0] < w[1]), "{mine:?}");
+                all.extend(mine);
+            }
+            all.sort_unstable();
+            all.dedup();
+            assert_eq!(all.len(), TASKS * EACH, "a value was handed out twice");
+            let reserved: u64 = store.sizes().iter().sum();
+            assert!(
+                *all.last().unwrap() <= reserved as i64,
+                "a value never reserved"
+            );
+            let stats = seq.stats();
+            assert_eq!(stats.issued, (TASKS * EACH) as u64);
+            assert_eq!(stats.reserved, reserved);
+            assert_eq!(stats.wasted, 0);
+        });
+    }
+
     /// The hot path's one look: on an empty cache it takes the refill on itself, so a second
     /// look meanwhile waits for that refill rather than starting one, and neither looks again
     /// before its call is finished; both values come from the one refill.
@@ -877,13 +1016,11 @@ mod tests {
             .grow_below(Duration::from_millis(1))
             .shrink_above(Duration::from_secs(1));
         let batch = Batch::Adaptive(adaptive);
-        let mut st = CacheState {
-            slot: Some(slot()),
-            adaptive_size: 32,
-            current_len: 32,
-            current_since: Some(ago(Duration::from_secs(2))),
-            ..CacheState::default()
-        };
+        let mut st = CacheState::default();
+        st.slot = Some(slot());
+        st.adaptive_size = 32;
+        st.current_len = 32;
+        st.current_since = Some(ago(Duration::from_secs(2)));
         install(&mut st, range(33, 64), batch);
         assert_eq!(st.adaptive_size, 16);
         assert_eq!(
@@ -899,12 +1036,10 @@ mod tests {
         let steady = AdaptiveBatch::new(4, 64)
             .grow_below(Duration::from_millis(1))
             .shrink_above(Duration::from_secs(3600));
-        let mut st = CacheState {
-            slot: Some(slot()),
-            adaptive_size: 32,
-            current_since: Some(ago(Duration::from_secs(2))),
-            ..CacheState::default()
-        };
+        let mut st = CacheState::default();
+        st.slot = Some(slot());
+        st.adaptive_size = 32;
+        st.current_since = Some(ago(Duration::from_secs(2)));
         install(&mut st, range(1, 32), Batch::Adaptive(steady));
         assert_eq!(st.adaptive_size, 32, "2 s is neither quick nor slow");
 

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::super::cache_state::{keep, refill_size, trim, CacheState};
+use super::state::{keep, refill_size, trim, CacheState};
 use super::{ProcessState, Request};
 use crate::error::Result;
 use crate::id::Slot;

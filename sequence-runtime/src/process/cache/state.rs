@@ -76,7 +76,8 @@ impl CacheState {
 
     /// The IDs the cache handed out.
     pub(super) fn issued(&self) -> u64 {
-        self.retired_issued - self.issued_taken + self.current.as_ref().map_or(0, |s| s.handed_out())
+        self.retired_issued - self.issued_taken
+            + self.current.as_ref().map_or(0, |s| s.handed_out())
     }
 
     /// The IDs handed out, taken out of the cache's count, once the range in use is taken out
@@ -119,8 +120,17 @@ impl CacheState {
             .slot
             .clone()
             .expect("a range is cached for the counter of a slot");
-        let mark = prefetch_mark(self.current_len.max(range.len()), range.len(), self.prefetch_at);
-        self.current = Some(Arc::new(Segment::new(range, mark, slot, self.clock.clone())));
+        let mark = prefetch_mark(
+            self.current_len.max(range.len()),
+            range.len(),
+            self.prefetch_at,
+        );
+        self.current = Some(Arc::new(Segment::new(
+            range,
+            mark,
+            slot,
+            self.clock.clone(),
+        )));
     }
 
     /// Whether the range in use has values left.
