@@ -2,8 +2,9 @@
 //! failovers", which rests on counter updates at `w: majority`. The same schedule runs twice at
 //! once, each on a 3-node replica set of its own: replication to both secondaries held back
 //! (the `stopReplProducer` fail point), numbers taken on the primary, the primary killed with
-//! `SIGKILL`, a secondary elected, replication let go, numbering continued on the new primary,
-//! the old primary started again (it rolls back what it alone had). Once with the counter's
+//! `SIGKILL`, a secondary elected, replication let go, numbering continued on the new primary
+//! until its counter is past the old primary's, the old primary started again (it rolls back
+//! what it alone had). Once with the counter's
 //! write concern lowered to `w: 1`, once at the default (`majority`); the inserts are
 //! `w: majority` both times. The numbers are stored in a field without a unique index, so a
 //! number issued twice is stored twice.
@@ -180,8 +181,20 @@ async fn run(counter_wc: WriteConcern, label: &str) -> Run {
     for &i in &secondaries {
         hold_replication(&server, i, false).await;
     }
-    // Numbering continues on the new primary.
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // Numbering continues on the new primary until its counter is past every number the old
+    // primary took: at `w: 1` each of those has then been handed out again.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let on_new = counter_on(&server, elected, &name).await;
+        if on_new > on_old {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{label}: numbering continues on the new primary (node {elected} has {on_new}, the old primary had {on_old})"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     stop.store(true, Ordering::SeqCst);
     let (ok, errors) = workload.await.unwrap();
     acknowledged.extend(ok);
