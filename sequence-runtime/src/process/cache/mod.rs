@@ -41,7 +41,7 @@ use crate::options::Batch;
 use crate::store::Reservation;
 use crate::strategy::Counters;
 use refill::Refill;
-use segment::{Segment, Taken};
+use segment::Segment;
 use state::{ensure_current, install, keep, prefetch_due, refill_size, trim, CacheState};
 
 /// What one call of the cache needs to know about its sequence.
@@ -236,20 +236,24 @@ impl ProcessState {
         req: &Request<'_>,
         with: impl FnOnce(&Segment, bool) -> W,
     ) -> Option<(i64, bool, W)> {
-        let (id, at_mark, w) = copies::with_copy(self.id, |segment| {
+        let (taken, w) = copies::with_copy(self.id, |segment| {
             if !segment.serves(req.format) {
                 return None;
             }
-            let (id, at_mark) = match segment.take() {
-                Taken::Value(id) => (id, false),
-                Taken::AtMark(id) => (id, true),
-                Taken::Spent => return None,
-            };
-            Some((id, at_mark, with(segment, at_mark)))
+            let taken = segment.take()?;
+            let w = with(segment, taken.at_mark);
+            Some((taken, w))
         })??;
+        self.handed_out_one();
+        Some((taken.value, taken.at_mark, w))
+    }
+
+    /// Records a value handed out from the cache (with `metrics`, its series; the count itself
+    /// is the range's).
+    #[inline]
+    fn handed_out_one(&self) {
         self.stats.series.issued(1);
         self.stats.series.left_cache(1);
-        Some((id, at_mark, w))
     }
 
     /// What the caller that took `id`, the value at the prefetch mark of a range of `slot`,
@@ -440,15 +444,13 @@ impl ProcessState {
             if !ensure_current(st, batch) {
                 return None;
             }
-            let taken = st.segment().expect("a range in use").take();
-            let (id, at_mark) = match taken {
-                Taken::Value(id) => (id, false),
-                Taken::AtMark(id) => (id, true),
-                Taken::Spent => continue,
+            // Spent meanwhile by the callers that take values without the lock: install the
+            // next range.
+            let Some(taken) = st.segment().expect("a range in use").take() else {
+                continue;
             };
-            self.stats.series.issued(1);
-            self.stats.series.left_cache(1);
-            return Some((id, at_mark));
+            self.handed_out_one();
+            return Some((taken.value, taken.at_mark));
         }
     }
 

@@ -43,14 +43,13 @@ pub(super) struct Segment {
 #[repr(align(128))]
 struct Padded(AtomicU64);
 
-/// What a caller took from a [`Segment`].
-pub(super) enum Taken {
-    /// A value.
-    Value(i64),
-    /// A value at the prefetch mark: the caller checks whether the prefetch is due.
-    AtMark(i64),
-    /// Nothing: the range is spent or retired.
-    Spent,
+/// A value a caller took from a [`Segment`].
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct Taken {
+    pub(super) value: i64,
+    /// Whether it is the value at the prefetch mark: its taker checks whether the prefetch is
+    /// due.
+    pub(super) at_mark: bool,
 }
 
 impl Segment {
@@ -77,19 +76,14 @@ impl Segment {
         format.serves(&self.slot, || super::now(self.clock.as_ref()))
     }
 
-    /// Takes the next value.
+    /// Takes the next value; `None` if the range is spent or retired.
     #[inline]
-    pub(super) fn take(&self) -> Taken {
+    pub(super) fn take(&self) -> Option<Taken> {
         let offset = self.taken.0.fetch_add(1, Relaxed);
-        if offset >= self.len {
-            return Taken::Spent;
-        }
-        let value = self.first + offset as i64;
-        if offset == self.mark.load(Relaxed) {
-            Taken::AtMark(value)
-        } else {
-            Taken::Value(value)
-        }
+        (offset < self.len).then(|| Taken {
+            value: self.first + offset as i64,
+            at_mark: offset == self.mark.load(Relaxed),
+        })
     }
 
     /// The range's length.
@@ -153,14 +147,24 @@ mod tests {
         Segment::new(IdRange::new(first, last).unwrap(), mark, slot, None)
     }
 
+    fn taken(value: i64, at_mark: bool) -> Option<Taken> {
+        Some(Taken { value, at_mark })
+    }
+
     #[test]
     fn values_come_in_order_with_the_mark_once_then_nothing() {
         let s = segment(10, 14, 2);
         let taken: Vec<_> = (0..7)
             .map(|_| match s.take() {
-                Taken::Value(v) => format!("{v}"),
-                Taken::AtMark(v) => format!("{v}!"),
-                Taken::Spent => "-".to_owned(),
+                Some(Taken {
+                    value,
+                    at_mark: false,
+                }) => format!("{value}"),
+                Some(Taken {
+                    value,
+                    at_mark: true,
+                }) => format!("{value}!"),
+                None => "-".to_owned(),
             })
             .collect();
         assert_eq!(taken, ["10", "11", "12!", "13", "14", "-", "-"]);
@@ -173,11 +177,11 @@ mod tests {
     fn a_closed_range_hands_out_nothing_and_gives_back_the_rest() {
         let s = segment(1, 100, 50);
         for _ in 0..30 {
-            assert!(matches!(s.take(), Taken::Value(_)));
+            assert!(matches!(s.take(), Some(Taken { at_mark: false, .. })));
         }
         assert_eq!(s.left(), IdRange::new(31, 100));
         assert_eq!(s.close(), (30, IdRange::new(31, 100)));
-        assert!(matches!(s.take(), Taken::Spent));
+        assert_eq!(s.take(), None);
         // Adds after the close do not count as handed out.
         assert_eq!(s.handed_out(), 100.min(s.len));
     }
@@ -198,15 +202,15 @@ mod tests {
     #[test]
     fn a_rearmed_mark_is_never_behind_the_values_taken() {
         let s = segment(1, 10, 0);
-        assert!(matches!(s.take(), Taken::AtMark(1)));
-        assert!(matches!(s.take(), Taken::Value(2)));
+        assert_eq!(s.take(), taken(1, true));
+        assert_eq!(s.take(), taken(2, false));
         s.rearm(0);
-        assert!(matches!(s.take(), Taken::AtMark(3)));
+        assert_eq!(s.take(), taken(3, true));
         s.rearm(6);
-        assert!(matches!(s.take(), Taken::Value(4)));
-        assert!(matches!(s.take(), Taken::Value(5)));
-        assert!(matches!(s.take(), Taken::Value(6)));
-        assert!(matches!(s.take(), Taken::AtMark(7)));
+        assert_eq!(s.take(), taken(4, false));
+        assert_eq!(s.take(), taken(5, false));
+        assert_eq!(s.take(), taken(6, false));
+        assert_eq!(s.take(), taken(7, true));
     }
 
     /// Threads take from one range while another closes it: every value is taken once, the
@@ -226,8 +230,8 @@ mod tests {
                             let mut mine = Vec::new();
                             loop {
                                 match s.take() {
-                                    Taken::Value(v) | Taken::AtMark(v) => mine.push(v),
-                                    Taken::Spent => return mine,
+                                    Some(Taken { value, .. }) => mine.push(value),
+                                    None => return mine,
                                 }
                             }
                         })
