@@ -6,8 +6,9 @@
 //!   collection handle;
 //! - `cache/mod.rs`: a sequence's shared state ([`ProcessState`]) and its cache of reserved
 //!   ranges: the range in use, handed out without a lock, in `cache/segment.rs`; what the
-//!   cache holds under its lock, and the arithmetic of its ranges, in `cache/state.rs`; its
-//!   refills in `cache/refill.rs`;
+//!   cache holds under its lock, and the arithmetic of its ranges, in `cache/state.rs`; what
+//!   the paths besides taking values do to it in `cache/adjust.rs`; its refills in
+//!   `cache/refill.rs`;
 //! - `coalesce.rs`: one reservation for the callers of a counter waiting together;
 //! - `bulk.rs`: the reservation made ahead for the next bulk insert of a sequence;
 //! - `scope_caches.rs`: the caches of the scope values in use of a scoped sequence with a batch.
