@@ -1,18 +1,25 @@
 //! The combined nemesis: a seeded schedule of faults over a 3-node replica set whose nodes run
 //! in network namespaces of their own, while every mode writes at once: one round trip per ID,
 //! cached ranges of 25, gapless groups, proxy claims, a scoped model (five shops, batch 25) and
-//! an hourly model on a clock of the test's own. Every few seconds the schedule takes one of:
+//! an hourly model on a clock of the test's own. Every few seconds the schedule takes one of
+//! these (each kind once first, in an order of the seed's, then at random):
 //! a step-down of the primary, a `SIGKILL` of the primary and its restart, the primary paused
 //! (`SIGSTOP`) until another node is elected and then resumed, the primary cut off from both
 //! secondaries and healed, a `failCommand` fault on the primary (`insert` or
-//! `findAndModify`, a dropped connection or error 91, one to three times), and a jump of the
-//! hourly model's clock (forward, across the hour at times, or back within the hour). Each
-//! fault is proven by the system's own evidence: an election in a later term (`replSetGetStatus`),
-//! the exit status of the killed node (`waitpid`), the fail point's `timesEntered`.
+//! `findAndModify`, a dropped connection or error 91, one to three times), a jump of the
+//! hourly model's clock (forward, across the hour at times, or back within the hour), a
+//! `SIGKILL` of a writer process (another takes its place), or a writer process paused
+//! (`SIGSTOP`) for 1 to 8 s and resumed: past the nodes' transaction lifetime of 5 s at times,
+//! so that a proxy round it had in flight is aborted under it (a zombie writer). The writer
+//! processes are two workers beside the test process (`reliability_processes/writers.rs`):
+//! cached ranges of 50 and proxy claims of 25. Each fault is proven by the system's own
+//! evidence: an election in a later term (`replSetGetStatus`), the exit status of a killed
+//! node or writer (`waitpid`), the fail point's `timesEntered`, a paused writer's state in
+//! `/proc`.
 //!
 //! At the end the set is healed and every model's calls are judged by the checker from the
-//! database (majority read): no number stored twice (per shop, per hour), every acknowledged
-//! one stored, gaps within the bound of the guarantees, gapless numbers dense, every proxied
+//! database (majority read), the writer processes' calls too: no number stored twice (per shop,
+//! per hour), every acknowledged one stored, gaps within the bound of the guarantees, gapless numbers dense, every proxied
 //! document with its claim. The seed is printed first (`nemesis: seed=S`); `NEMESIS_SEED=S`
 //! replays the same schedule. Its summary line:
 //! `reliability: nemesis seed=S ops=N faults=F duplicates=0 lost=0 gapless_dense=true`.
@@ -30,13 +37,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::common::models::{hour, hourly_key, Claimed, Event, Hourly, Reading, Receipt};
+use crate::reliability_processes::{Writers, Writes};
 use crate::reliability_support as support;
 use mongo_sequence::clock::{Clock, ManualClock};
 use mongo_sequence::jiff::{SignedDuration, Timestamp};
 use mongo_sequence::SequentialId;
 use mongodb::bson::doc;
 use mongodb::Client;
-use sequence_testkit::{Network, Side, TestServer};
+use sequence_testkit::{Network, ServerOptions, Side, TestServer};
 use serde::{Deserialize, Serialize};
 
 /// Tickets numbered per shop.
@@ -68,26 +76,47 @@ enum Fault {
     IsolatePrimary,
     FailPoint,
     ClockJump,
+    KillWriter,
+    PauseWriter,
 }
 
 impl Fault {
-    const ALL: [Fault; 6] = [
+    const ALL: [Fault; 8] = [
         Fault::StepDown,
         Fault::KillPrimary,
         Fault::PausePrimary,
         Fault::IsolatePrimary,
         Fault::FailPoint,
         Fault::ClockJump,
+        Fault::KillWriter,
+        Fault::PauseWriter,
     ];
 }
 
-/// The schedule's random numbers (SplitMix64): the same seed, the same schedule.
-struct Schedule(u64);
+/// The nodes' `transactionLifetimeLimitSeconds`: a writer paused longer has the round it had in
+/// flight aborted under it.
+const TRANSACTION_LIFETIME: Duration = Duration::from_secs(5);
+
+/// The schedule: its random numbers (SplitMix64; the same seed, the same schedule) and the
+/// kinds of fault not applied yet of the first round.
+struct Schedule {
+    state: u64,
+    first: Vec<Fault>,
+    taken: usize,
+}
 
 impl Schedule {
+    fn new(seed: u64) -> Schedule {
+        Schedule {
+            state: seed,
+            first: Vec::new(),
+            taken: 0,
+        }
+    }
+
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
+        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.state;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
@@ -96,6 +125,24 @@ impl Schedule {
     /// A number in `lo..=hi`.
     fn between(&mut self, lo: u64, hi: u64) -> u64 {
         lo + self.next() % (hi - lo + 1)
+    }
+
+    /// The next fault: every kind once first, in an order of the seed's, then any kind at
+    /// random, so that a run long enough for [`Fault::ALL`]'s kinds applies each of them.
+    fn fault(&mut self) -> Fault {
+        if self.first.is_empty() && self.taken == 0 {
+            self.first = Fault::ALL.to_vec();
+            // Fisher–Yates, from the seed.
+            for i in (1..self.first.len()).rev() {
+                let j = self.between(0, i as u64) as usize;
+                self.first.swap(i, j);
+            }
+        }
+        self.taken += 1;
+        match self.first.pop() {
+            Some(fault) => fault,
+            None => Fault::ALL[self.between(0, Fault::ALL.len() as u64 - 1) as usize],
+        }
     }
 }
 
@@ -131,7 +178,7 @@ async fn direct(server: &TestServer, i: usize) -> Client {
 async fn a_seeded_nemesis_loses_and_repeats_nothing() {
     let seed = seed();
     println!("nemesis: seed={seed}");
-    let mut schedule = Schedule(seed);
+    let mut schedule = Schedule::new(seed);
     let network = match Network::create(3) {
         Ok(network) => network,
         Err(e) if std::env::var("CI").is_ok_and(|v| v == "true") => {
@@ -142,7 +189,12 @@ async fn a_seeded_nemesis_loses_and_repeats_nothing() {
             return;
         }
     };
-    let server = support::three_nodes(Some(network.clone())).await;
+    let lifetime = format!(
+        "transactionLifetimeLimitSeconds={}",
+        TRANSACTION_LIFETIME.as_secs()
+    );
+    let options = ServerOptions::default().args(["--setParameter", lifetime.as_str()]);
+    let server = support::three_nodes_with(Some(network.clone()), options).await;
     let duration = Duration::from_secs(if common::soak() { 600 } else { 70 });
     let db_name = "nemesis";
 
@@ -258,11 +310,13 @@ async fn a_seeded_nemesis_loses_and_repeats_nothing() {
         }))
     };
 
+    let mut writers = Writers::start(server.uri(), db_name, &[Writes::Batch, Writes::Proxy]);
+
     let mut applied = Vec::new();
     let mut fired_total = 0;
     while start.elapsed() + Duration::from_secs(10) < duration {
         tokio::time::sleep(Duration::from_millis(schedule.between(1500, 4000))).await;
-        let fault = Fault::ALL[schedule.between(0, Fault::ALL.len() as u64 - 1) as usize];
+        let fault = schedule.fault();
         match fault {
             Fault::StepDown => {
                 let (primary, term) = support::primary_and_term(&server).await;
@@ -359,6 +413,31 @@ async fn a_seeded_nemesis_loses_and_repeats_nothing() {
                 clock_moves.fetch_add(1, Ordering::SeqCst);
                 applied.push(format!("clock:{}", to.strftime("%H:%M")));
             }
+            Fault::KillWriter => {
+                let w = schedule.between(0, writers.len() as u64 - 1) as usize;
+                let acknowledged = writers.kill_and_replace(w);
+                applied.push(format!(
+                    "kill-writer:{}@{acknowledged}",
+                    writers.writes(w).name()
+                ));
+            }
+            Fault::PauseWriter => {
+                let w = schedule.between(0, writers.len() as u64 - 1) as usize;
+                let pause = Duration::from_millis(schedule.between(1000, 8000));
+                writers.pause(w);
+                tokio::time::sleep(pause).await;
+                writers.resume(w);
+                let zombie = if pause > TRANSACTION_LIFETIME {
+                    "(zombie)"
+                } else {
+                    ""
+                };
+                applied.push(format!(
+                    "pause-writer:{}:{}ms{zombie}",
+                    writers.writes(w).name(),
+                    pause.as_millis()
+                ));
+            }
         }
         println!(
             "nemesis: {:>5} ms {}",
@@ -366,10 +445,13 @@ async fn a_seeded_nemesis_loses_and_repeats_nothing() {
             applied.last().unwrap()
         );
     }
-    let faults_failing = applied.iter().filter(|a| !a.starts_with("clock")).count();
+    let faults_failing = applied
+        .iter()
+        .filter(|a| !a.starts_with("clock") && !a.contains("writer"))
+        .count();
     assert!(
         faults_failing > 0,
-        "the schedule applied no fault but clocks"
+        "the schedule applied no fault to the nodes"
     );
     network.heal().expect("healed");
     whole(&server).await;
@@ -388,6 +470,7 @@ async fn a_seeded_nemesis_loses_and_repeats_nothing() {
 
     let reader = Client::with_uri_str(server.uri()).await.unwrap();
     let db = reader.database(db_name);
+    let written = writers.finish(&db).await;
     let checked = [
         support::check_model(
             "batch=1",
@@ -480,7 +563,11 @@ async fn a_seeded_nemesis_loses_and_repeats_nothing() {
         stamps_errors.len(),
         stamps_stored.documents()
     );
+    for w in &written {
+        println!("nemesis: {}", w.line);
+    }
     let ops = checked.iter().map(|c| c.ok + c.errors).sum::<usize>()
+        + written.iter().map(|w| w.ok + w.errors).sum::<usize>()
         + ticket_calls.len()
         + stamp_calls.len();
     println!(
@@ -493,4 +580,24 @@ async fn a_seeded_nemesis_loses_and_repeats_nothing() {
         .await
         .unwrap();
     drop(network);
+}
+
+/// The schedule applies every kind of fault once before any twice, in an order that depends on
+/// the seed alone.
+#[test]
+fn the_schedule_takes_every_kind_first_in_the_seeds_order() {
+    let faults = |seed: u64, n: usize| -> Vec<usize> {
+        let mut schedule = Schedule::new(seed);
+        (0..n).map(|_| schedule.fault() as usize).collect()
+    };
+    let mut orders = std::collections::HashSet::new();
+    for seed in 0..20 {
+        let run = faults(seed, Fault::ALL.len() + 10);
+        let mut first = run[..Fault::ALL.len()].to_vec();
+        orders.insert(first.clone());
+        first.sort_unstable();
+        assert_eq!(first, (0..Fault::ALL.len()).collect::<Vec<_>>(), "seed {seed}");
+        assert_eq!(run, faults(seed, Fault::ALL.len() + 10), "seed {seed} replays");
+    }
+    assert!(orders.len() > 1, "the order depends on the seed");
 }

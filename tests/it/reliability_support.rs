@@ -160,10 +160,16 @@ impl Unconfirmed {
 
 /// A 3-node replica set with an election timeout of 2 s, on loopback or on `network`.
 pub async fn three_nodes(network: Option<Arc<Network>>) -> Arc<TestServer> {
+    three_nodes_with(network, ServerOptions::default()).await
+}
+
+/// [`three_nodes`], its nodes started with `options` otherwise.
+pub async fn three_nodes_with(
+    network: Option<Arc<Network>>,
+    options: ServerOptions,
+) -> Arc<TestServer> {
     let server = tokio::task::spawn_blocking(move || {
-        let options = ServerOptions::default()
-            .nodes(3)
-            .election_timeout(Duration::from_secs(2));
+        let options = options.nodes(3).election_timeout(Duration::from_secs(2));
         TestServer::start(match network {
             Some(network) => options.network(network),
             None => options,

@@ -5,6 +5,8 @@
 //! - `kills.rs`: processes killed in the middle of a range or a round, and started again;
 //! - `zombie.rs`: a worker paused past the server's transaction lifetime and resumed;
 //! - `memory.rs`: a worker's resident memory over a long run in every mode;
+//! - `writers.rs`: workers that write through the faults of the combined nemesis, killed and
+//!   paused by its schedule;
 //! - `worker.rs`: what a worker process does.
 //!
 //! The workers are this test binary itself, run again with `--ignored --exact
@@ -17,7 +19,10 @@ mod concurrent;
 mod kills;
 mod memory;
 mod worker;
+mod writers;
 mod zombie;
+
+pub(crate) use writers::{Writers, Writes};
 
 use crate::checker::{self, Promise, Stored};
 use crate::common;
@@ -156,13 +161,26 @@ fn wait_ok(child: &mut Child, limit: Duration, stderr: &Path) {
     }
 }
 
-/// The IDs a worker wrote (ignoring a last line cut short by a kill).
+/// The IDs a worker wrote (ignoring a last line cut short by a kill); a worker of these tests
+/// writes no failed call.
 fn read_ids(path: &Path) -> Vec<i64> {
+    let (ids, errors) = read_outcomes(path);
+    assert!(errors.is_empty(), "{}: calls failed: {errors:?}", path.display());
+    ids
+}
+
+/// The IDs and the kinds of the failed calls (`err KIND` lines) a worker wrote, ignoring a last
+/// line cut short by a kill.
+fn read_outcomes(path: &Path) -> (Vec<i64>, Vec<String>) {
     let text = std::fs::read_to_string(path).unwrap_or_default();
-    text.split_inclusive('\n')
-        .filter(|l| l.ends_with('\n'))
-        .map(|l| l.trim_end().parse().unwrap())
-        .collect()
+    let (mut ids, mut errors) = (Vec::new(), Vec::new());
+    for line in text.split_inclusive('\n').filter(|l| l.ends_with('\n')) {
+        match line.trim_end().strip_prefix("err ") {
+            Some(kind) => errors.push(kind.to_owned()),
+            None => ids.push(line.trim_end().parse().unwrap()),
+        }
+    }
+    (ids, errors)
 }
 
 /// A scratch directory for the workers' files, removed on drop.

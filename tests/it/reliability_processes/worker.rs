@@ -18,6 +18,12 @@ use super::{
 /// Longest a worker runs, whatever it is told.
 const WORKER_TIME_LIMIT: Duration = Duration::from_secs(180);
 
+/// Longest a worker of the combined nemesis runs: its longest run (`SOAK`) and a margin.
+const NEMESIS_TIME_LIMIT: Duration = Duration::from_secs(660);
+
+/// Longest one insert of a worker may take, whatever the fault.
+const CALL_LIMIT: Duration = Duration::from_secs(30);
+
 /// The documents the crash test inserts. The ID is not `_id` and has no unique index, so an ID
 /// issued twice would be stored twice instead of being refused.
 #[derive(Debug, Clone, Serialize, Deserialize, SequentialId)]
@@ -135,17 +141,19 @@ fn worker() {
         let db = client.database(&env(WORKER_DB));
         match mode.as_str() {
             "alloc" => alloc_worker(db).await,
-            "insert" => {
+            "insert" | "insert_through_faults" => {
                 let make = |worker: String| Job { number: 0, worker };
-                insert_worker(db.collection("jobs"), make, |job| job.number).await
+                let faults = mode.ends_with("_through_faults");
+                insert_worker(db.collection("jobs"), make, |job| job.number, faults).await
             }
-            "proxy" => {
+            "proxy" | "proxy_through_faults" => {
                 let make = |worker: String| ProxiedJob { number: 0, worker };
-                insert_worker(db.collection("proxied"), make, |job| job.number).await
+                let faults = mode.ends_with("_through_faults");
+                insert_worker(db.collection("proxied"), make, |job| job.number, faults).await
             }
             "gapless_stream" => {
                 let make = |worker: String| GaplessJob { number: 0, worker };
-                insert_worker(db.collection("gapless_jobs"), make, |job| job.number).await
+                insert_worker(db.collection("gapless_jobs"), make, |job| job.number, false).await
             }
             "first_values" => {
                 static NEXT: AtomicU64 = AtomicU64::new(0);
@@ -159,7 +167,7 @@ fn worker() {
                     }
                 };
                 let ack = |job: &TenantJob| tenant_job_key(job.tenant, job.number);
-                insert_worker(db.collection("tenant_jobs"), make, ack).await
+                insert_worker(db.collection("tenant_jobs"), make, ack, false).await
             }
             "gapless" => gapless_worker(db).await,
             "skew" => skew_worker(db).await,
@@ -278,8 +286,17 @@ async fn skew_worker(db: mongodb::Database) {
 /// `tasks` tasks insert documents `make` makes until standard input closes (or the time
 /// limit), appending each acknowledged insert's `ack` (its ID, or what identifies it) to the
 /// output file at once, so that a kill loses none of them.
-async fn insert_worker<M>(coll: mongodb::Collection<M>, make: fn(String) -> M, ack: fn(&M) -> i64)
-where
+///
+/// `through_faults` (the modes `*_through_faults`, which the combined nemesis runs): a call
+/// may fail, with a typed error of the server or the driver within 30 s, and its line is then
+/// `err KIND` (see [`kind`](crate::reliability_support::kind)), followed by a pause of 100 ms;
+/// the time limit is the nemesis's longest run. Otherwise every call must succeed.
+async fn insert_worker<M>(
+    coll: mongodb::Collection<M>,
+    make: fn(String) -> M,
+    ack: fn(&M) -> i64,
+    through_faults: bool,
+) where
     M: SequentialId<Id = i64>,
 {
     let stop = Arc::new(AtomicBool::new(false));
@@ -298,18 +315,30 @@ where
             .unwrap(),
     ));
     let label = env(WORKER_LABEL);
+    let limit = if through_faults {
+        NEMESIS_TIME_LIMIT
+    } else {
+        WORKER_TIME_LIMIT
+    };
     let started = Instant::now();
     let tasks: Vec<_> = (0..env_num(WORKER_TASKS))
         .map(|_| {
             let (coll, out, stop, label) = (coll.clone(), out.clone(), stop.clone(), label.clone());
             tokio::spawn(async move {
-                while !stop.load(Ordering::SeqCst) && started.elapsed() < WORKER_TIME_LIMIT {
+                while !stop.load(Ordering::SeqCst) && started.elapsed() < limit {
                     let mut doc = make(label.clone());
-                    doc.insert_with_id(&coll).await.unwrap();
-                    out.lock()
-                        .unwrap()
-                        .write_all(format!("{}\n", ack(&doc)).as_bytes())
-                        .unwrap();
+                    let call = tokio::time::timeout(CALL_LIMIT, doc.insert_with_id(&coll));
+                    let line = match call.await.expect("a call returns within 30 s") {
+                        Ok(_) => format!("{}\n", ack(&doc)),
+                        Err(e @ mongo_sequence::Error::Mongo(_)) if through_faults => {
+                            format!("err {}\n", crate::reliability_support::kind(&e))
+                        }
+                        Err(e) => panic!("worker: insert: {e:?}"),
+                    };
+                    out.lock().unwrap().write_all(line.as_bytes()).unwrap();
+                    if line.starts_with("err") {
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                    }
                 }
             })
         })
@@ -317,5 +346,7 @@ where
     for t in tasks {
         t.await.unwrap();
     }
-    M::sequence(&coll).release().await.unwrap();
+    if let Err(e) = M::sequence(&coll).release().await {
+        assert!(through_faults, "worker: release: {e:?}");
+    }
 }
