@@ -163,3 +163,49 @@ async fn a_failed_refill_reaches_its_callers_and_the_next_call_retries() {
     assert_eq!(seq.next().await.unwrap(), 1);
     assert_eq!(seq.stats().reservations, 1);
 }
+
+/// Numbered in ranges of 100,000: a loop of `next_id` takes cached IDs only.
+#[derive(Debug, serde::Serialize, serde::Deserialize, mongo_sequence::SequentialId)]
+#[seq(name = "coop", batch = 100_000)]
+struct Event {
+    #[serde(rename = "_id")]
+    #[seq(id)]
+    id: i64,
+}
+
+/// A task taking a model's cached IDs in a loop (each `next_id` ready at once) yields to the
+/// runtime once it has spent its budget of Tokio's cooperative scheduling: a task spawned after
+/// it on the same thread runs before the loop of 1,000 IDs ends, and soon (the budget is 128
+/// per poll). Without it, the replies the runtime reads for that thread would wait too, the
+/// prefetch of the next range among them.
+#[tokio::test(flavor = "current_thread")]
+async fn a_loop_of_cached_ids_lets_other_tasks_run() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+
+    let db = common::database("coop").await;
+    let events = db.collection::<Event>("events");
+    // The first range, a round trip; the prefetch mark is far past the loop.
+    Event::next_id(&events).await.unwrap();
+    let ran = Arc::new(AtomicBool::new(false));
+    let looping = {
+        let (events, ran) = (events.clone(), ran.clone());
+        tokio::spawn(async move {
+            for i in 0..1_000 {
+                Event::next_id(&events).await.unwrap();
+                if ran.load(Ordering::SeqCst) {
+                    return Some(i);
+                }
+            }
+            None
+        })
+    };
+    let other = {
+        let ran = ran.clone();
+        tokio::spawn(async move { ran.store(true, Ordering::SeqCst) })
+    };
+    let seen_at = looping.await.unwrap();
+    other.await.unwrap();
+    let at = seen_at.expect("the other task ran before the loop of 1,000 cached IDs ended");
+    assert!(at <= 200, "the loop yielded after {at} IDs");
+}

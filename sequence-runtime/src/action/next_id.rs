@@ -2,7 +2,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::{ready, Context, Poll};
 
 use mongodb::{ClientSession, Collection};
 
@@ -39,6 +39,12 @@ impl<'a, T: Send + Sync> NextId<'a, T> {
 
 /// The future of a [`NextId`]: an ID from this process's cache is ready at once, without an
 /// allocation; anything else goes to the counter.
+///
+/// A ready ID consumes a unit of the task's budget of Tokio's cooperative scheduling, as
+/// Tokio's own resources do: a task taking cached IDs in a loop yields once it has spent its
+/// budget, so that the runtime runs its other tasks and reads the replies that arrived
+/// meanwhile, the prefetch of the next range among them (a range could otherwise run out
+/// while its successor's reply waits unread).
 #[must_use = "a future does nothing until it is polled"]
 pub struct NextIdFuture<'a, I>(State<'a, I>);
 
@@ -68,10 +74,13 @@ impl<I: IdValue> Future for NextIdFuture<'_, I> {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<I>> {
         match &mut self.0 {
-            State::Ready(id) => Poll::Ready(
-                id.take()
-                    .expect("a `NextIdFuture` polled after it was ready"),
-            ),
+            State::Ready(id) => {
+                ready!(tokio::task::coop::poll_proceed(cx)).made_progress();
+                Poll::Ready(
+                    id.take()
+                        .expect("a `NextIdFuture` polled after it was ready"),
+                )
+            }
             State::Pending(future) => future.as_mut().poll(cx),
         }
     }

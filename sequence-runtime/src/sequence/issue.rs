@@ -45,7 +45,14 @@ impl Sequence {
     }
 
     /// The next value and the slot it belongs to, for `operation` (`next`, `next_id`).
+    ///
+    /// Each call consumes a unit of the task's budget of Tokio's cooperative scheduling: a
+    /// value from the cache or a draw is ready without a round trip, and a task taking them in
+    /// a loop yields once it has spent its budget (see [`NextIdFuture`]).
+    ///
+    /// [`NextIdFuture`]: crate::action::NextIdFuture
     async fn issue(&self, operation: &'static str) -> Result<(i64, Arc<Slot>)> {
+        tokio::task::coop::consume_budget().await;
         let engine = self.scoped_engine()?;
         let options = &self.state.options;
         if options.gapless {

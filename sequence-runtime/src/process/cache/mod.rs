@@ -889,6 +889,42 @@ mod tests {
         });
     }
 
+    /// A task taking cached values in a loop yields once it has spent its budget of Tokio's
+    /// cooperative scheduling: a task spawned after it, on the same thread, runs before the
+    /// loop of 1,000 values ends, and soon (the budget is 128 per poll).
+    #[test]
+    fn a_loop_of_cached_values_lets_other_tasks_run() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let options = SequenceOptions::builder("coop").batch(100_000).build();
+            let seq = Sequence::with_store(Arc::new(MemoryStore::new()), options).unwrap();
+            seq.next().await.unwrap();
+            let ran = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let looping = {
+                let (seq, ran) = (seq.clone(), ran.clone());
+                tokio::spawn(async move {
+                    for i in 0..1_000 {
+                        seq.next().await.unwrap();
+                        if ran.load(std::sync::atomic::Ordering::SeqCst) {
+                            return Some(i);
+                        }
+                    }
+                    None
+                })
+            };
+            let other = {
+                let ran = ran.clone();
+                tokio::spawn(async move { ran.store(true, std::sync::atomic::Ordering::SeqCst) })
+            };
+            let seen_at = looping.await.unwrap();
+            other.await.unwrap();
+            let at = seen_at.expect("the other task ran before the loop of 1,000 values ended");
+            assert!(at <= 200, "the loop yielded after {at} values");
+        });
+    }
+
     /// The hot path's one look: on an empty cache it takes the refill on itself, so a second
     /// look meanwhile waits for that refill rather than starting one, and neither looks again
     /// before its call is finished; both values come from the one refill.
