@@ -596,8 +596,16 @@ fn the_schedule_takes_every_kind_first_in_the_seeds_order() {
         let mut first = run[..Fault::ALL.len()].to_vec();
         orders.insert(first.clone());
         first.sort_unstable();
-        assert_eq!(first, (0..Fault::ALL.len()).collect::<Vec<_>>(), "seed {seed}");
-        assert_eq!(run, faults(seed, Fault::ALL.len() + 10), "seed {seed} replays");
+        assert_eq!(
+            first,
+            (0..Fault::ALL.len()).collect::<Vec<_>>(),
+            "seed {seed}"
+        );
+        assert_eq!(
+            run,
+            faults(seed, Fault::ALL.len() + 10),
+            "seed {seed} replays"
+        );
     }
     assert!(orders.len() > 1, "the order depends on the seed");
 }

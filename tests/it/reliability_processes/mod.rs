@@ -165,7 +165,11 @@ fn wait_ok(child: &mut Child, limit: Duration, stderr: &Path) {
 /// writes no failed call.
 fn read_ids(path: &Path) -> Vec<i64> {
     let (ids, errors) = read_outcomes(path);
-    assert!(errors.is_empty(), "{}: calls failed: {errors:?}", path.display());
+    assert!(
+        errors.is_empty(),
+        "{}: calls failed: {errors:?}",
+        path.display()
+    );
     ids
 }
 

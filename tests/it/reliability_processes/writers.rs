@@ -197,9 +197,11 @@ impl Writers {
                 outputs,
             } = writer;
             drop(child.stdin.take());
-            tokio::task::spawn_blocking(move || wait_ok(&mut child, Duration::from_secs(120), &err))
-                .await
-                .unwrap();
+            tokio::task::spawn_blocking(move || {
+                wait_ok(&mut child, Duration::from_secs(120), &err)
+            })
+            .await
+            .unwrap();
             judged.push(judge(writes, &outputs, db).await);
         }
         judged
