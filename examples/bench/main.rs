@@ -7,6 +7,7 @@
 //! cargo run --release --example bench -- --chart docs/bench.svg
 //! cargo run --example bench -- --quick                 # small counts: a smoke run, not a measurement
 //! cargo run --release --example bench -- --render       # formatted IDs rendered alone, no server
+//! cargo run --release --example bench -- --scale [--quick] [--rounds N] [--json] [--chart docs/scale.svg]
 //! ```
 //!
 //! Uses `MONGODB_URI` if set, otherwise starts a throw-away single-node replica set (like the
@@ -36,11 +37,19 @@
 //! cargo run --release --example bench --features metrics -- --rounds 3 \
 //!     --only insert_with_id --only insert_with_id_metrics --only next_id --only next_id_metrics
 //! ```
+//!
+//! `--scale` measures instead how each mode (plain `insert_one`, batch 1, batch 25, gapless,
+//! proxy) bends as the work grows, as ratios to plain inserts run side by side: against 1 to
+//! 16 processes, against 1 to 1024 tasks in one process, the memory held against 10 to
+//! 1,000,000 scope values, and against 1,000 to 1,000,000 counters in the counters collection
+//! (see the module `scale`). A run took 30 minutes on a 2-vCPU machine, 13 of them at
+//! 1,000,000 scope values; with `--quick`, under a minute.
 
 mod alloc;
 mod measure;
 mod render;
 mod report;
+mod scale;
 mod scenarios;
 
 #[global_allocator]
@@ -58,6 +67,8 @@ use scenarios::{plain_insert_one, worker, COLL, SCENARIOS, WORKER};
 struct Options {
     quick: bool,
     render: bool,
+    /// The curves of `--scale` instead of the scenarios.
+    scale: bool,
     rounds: usize,
     docs: u64,
     json: bool,
@@ -68,15 +79,23 @@ struct Options {
 
 const USAGE: &str = "\
 usage: bench [--quick] [--render] [--rounds N] [--docs N] [--json] [--chart PATH] [--only SCENARIO]...
+       bench --scale [--quick] [--rounds N] [--docs N] [--json] [--chart PATH]
 
   --quick        small counts and one round: a smoke run, not a measurement
   --render       time the rendering of the formatted models' IDs alone (no server) and exit
-  --rounds N     rounds of every scenario; the table shows the median (default 3)
+  --scale        how each mode bends as the work grows, as ratios to plain inserts run side
+                 by side: against processes (1 to 16, 8 tasks each), tasks in one process
+                 (1 to 1024), scope values (memory held, 10 to 1,000,000) and counters in the
+                 collection (1,000 to 1,000,000); --quick stops at 10,000 of the last two
+  --rounds N     rounds of every scenario (with --scale: of every mode at every point); the
+                 table shows the median (default 3)
   --docs N       documents per run of the insert_one scenarios at 1 task (default 10000);
                  insert_many runs insert 20N; both 4 times as many at 32 tasks; gapless
-                 runs at 1 task insert N/5; next_id runs allocate N x min(batch, 200) IDs
+                 runs at 1 task insert N/5; next_id runs allocate N x min(batch, 200) IDs;
+                 with --scale, documents per run at every point (gapless N/5)
   --json         print one JSON object on stdout (everything else goes to stderr)
-  --chart PATH   write an SVG chart of IDs/s against batch size to PATH
+  --chart PATH   write an SVG chart of IDs/s against batch size to PATH (with --scale: a
+                 panel per curve, e.g. docs/scale.svg)
   --only NAME    run only the scenario NAME (repeatable), e.g. --only atomic_next --only
                  next_id (a ratio needs its baseline run too); built with --features metrics,
                  also insert_with_id_metrics and next_id_metrics";
@@ -86,6 +105,7 @@ fn parse_args() -> Result<Options, lexopt::Error> {
     let mut options = Options {
         quick: false,
         render: false,
+        scale: false,
         rounds: 3,
         docs: 10_000,
         json: false,
@@ -98,6 +118,7 @@ fn parse_args() -> Result<Options, lexopt::Error> {
         match arg {
             Long("quick") => options.quick = true,
             Long("render") => options.render = true,
+            Long("scale") => options.scale = true,
             Long("rounds") => rounds = Some(parser.value()?.parse()?),
             Long("docs") => docs = Some(parser.value()?.parse()?),
             Long("json") => options.json = true,
@@ -115,6 +136,9 @@ fn parse_args() -> Result<Options, lexopt::Error> {
             }
             _ => return Err(arg.unexpected()),
         }
+    }
+    if options.scale && (options.render || !options.only.is_empty()) {
+        return Err(String::from("--scale takes neither --render nor --only").into());
     }
     if options.quick {
         options.rounds = 1;
@@ -180,6 +204,30 @@ async fn main() -> Result<()> {
         })
         .await?;
         db.drop().await?;
+    }
+
+    if options.scale {
+        let curves = scale::run(&scale::Bench {
+            client: client.clone(),
+            uri: server.uri().to_owned(),
+            pool,
+            rounds: options.rounds,
+            docs: options.docs,
+            quick: options.quick,
+        })
+        .await?;
+        let table = scale::table(&curves);
+        if options.json {
+            eprint!("{table}");
+            println!("{}", scale::json(&version, &curves));
+        } else {
+            print!("{table}");
+        }
+        if let Some(path) = &options.chart {
+            scale::chart(path, &version, &curves)?;
+            say(&format!("bench: chart written to {}", path.display()));
+        }
+        return Ok(());
     }
 
     let mut results: Vec<Vec<Rounds>> = SCENARIOS

@@ -368,7 +368,8 @@ impl Rounds {
     }
 }
 
-fn median(values: &[f64]) -> f64 {
+/// The median of `values` (NaN if there are none).
+pub fn median(values: &[f64]) -> f64 {
     let mut v = values.to_vec();
     v.sort_by(f64::total_cmp);
     match v.len() {

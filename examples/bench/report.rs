@@ -118,11 +118,13 @@ pub fn json(server: &str, rows: &[Row]) -> serde_json::Value {
     })
 }
 
-fn round1(x: f64) -> f64 {
+/// `x` to one decimal.
+pub fn round1(x: f64) -> f64 {
     (x * 10.0).round() / 10.0
 }
 
-fn round3(x: f64) -> f64 {
+/// `x` to three decimals.
+pub fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 

@@ -10,18 +10,23 @@ use mongo_sequence::SequentialId;
 use mongodb::bson::doc;
 
 use super::inserts::{insert_one_each, plain_one_each};
-use super::models::{BProxy, Gapless, Sample};
+use super::models::{BProxy, Gapless, Sample, B1, B25};
 use super::COLL;
 use crate::measure::{connect, BoxFuture, Measured, Result, Run};
 
 /// The first argument that makes the bench a worker of a scenario of several processes.
 pub const WORKER: &str = "--insert-worker";
 
-/// The models the workers insert, by the name their command line gives.
-#[derive(Clone, Copy)]
+/// The models the workers (and the rate curves of `--scale`) insert, by the name their command
+/// line gives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Model {
     /// `Plain`: the driver's `insert_one`, no sequence.
     Plain,
+    /// `B1`: `insert_with_id` at batch 1, a counter round trip per document.
+    B1,
+    /// `B25`: `insert_with_id` at batch 25.
+    B25,
     /// `Gapless`: gapless inserts.
     Gapless,
     /// `BProxy`: batch 25 with a proxy collection.
@@ -29,9 +34,12 @@ pub enum Model {
 }
 
 impl Model {
-    fn name(self) -> &'static str {
+    /// The name of the model on a worker's command line, and in the rows of `--scale`.
+    pub fn name(self) -> &'static str {
         match self {
             Model::Plain => "plain",
+            Model::B1 => "batch1",
+            Model::B25 => "batch25",
             Model::Gapless => "gapless",
             Model::Proxy => "proxy",
         }
@@ -40,36 +48,42 @@ impl Model {
     fn named(name: &str) -> Result<Model> {
         match name {
             "plain" => Ok(Model::Plain),
+            "batch1" => Ok(Model::B1),
+            "batch25" => Ok(Model::B25),
             "gapless" => Ok(Model::Gapless),
             "proxy" => Ok(Model::Proxy),
             other => Err(format!("{WORKER}: unknown model {other}").into()),
         }
     }
 
-    /// `calls` inserts in each of `tasks` tasks into `db`, the documents numbered from
-    /// `first`.
-    async fn insert(
+    /// `calls` inserts in each of `tasks` tasks into the collection `coll` of `db`, the
+    /// documents numbered from `first`.
+    pub async fn insert(
         self,
         db: &mongodb::Database,
+        coll: &str,
         tasks: usize,
         calls: u64,
         first: u64,
     ) -> Result<Measured> {
         match self {
-            Model::Plain => plain_one_each(db.collection(COLL), tasks, calls, first).await,
-            Model::Gapless => each::<Gapless>(db, tasks, calls, first).await,
-            Model::Proxy => each::<BProxy>(db, tasks, calls, first).await,
+            Model::Plain => plain_one_each(db.collection(coll), tasks, calls, first).await,
+            Model::B1 => each::<B1>(db, coll, tasks, calls, first).await,
+            Model::B25 => each::<B25>(db, coll, tasks, calls, first).await,
+            Model::Gapless => each::<Gapless>(db, coll, tasks, calls, first).await,
+            Model::Proxy => each::<BProxy>(db, coll, tasks, calls, first).await,
         }
     }
 }
 
 async fn each<M: SequentialId + Sample>(
     db: &mongodb::Database,
+    coll: &str,
     tasks: usize,
     calls: u64,
     first: u64,
 ) -> Result<Measured> {
-    insert_one_each(db.collection::<M>(COLL), tasks, calls, first).await
+    insert_one_each(db.collection::<M>(coll), tasks, calls, first).await
 }
 
 /// Plain inserts from four processes, a quarter of the tasks each: what four processes of
@@ -103,7 +117,7 @@ struct Worker {
 /// Inserts of `model` from `count` processes at once, `run.tasks / count` tasks each: this one
 /// and `count - 1` workers. All connect first, then start together; the run lasts until the
 /// last one is done.
-fn processes(run: Run, model: Model, count: usize) -> BoxFuture<Result<Measured>> {
+pub fn processes(run: Run, model: Model, count: usize) -> BoxFuture<Result<Measured>> {
     Box::pin(async move {
         let share = (run.tasks / count).max(1);
         let mut workers = Vec::new();
@@ -144,7 +158,9 @@ fn processes(run: Run, model: Model, count: usize) -> BoxFuture<Result<Measured>
             writeln!(worker.stdin, "go")?;
             results.push(tokio::task::spawn_blocking(move || report(worker)));
         }
-        let ours = model.insert(&run.db, share, run.calls_per_task, 0).await?;
+        let ours = model
+            .insert(&run.db, COLL, share, run.calls_per_task, 0)
+            .await?;
         let (mut ids, mut elapsed, mut latency) = (ours.ids, ours.elapsed, ours.latency);
         for result in results {
             let (theirs, took, latencies) = result.await??;
@@ -200,7 +216,7 @@ pub async fn worker(args: &[String]) -> Result<()> {
     std::io::stdin().lock().read_line(&mut String::new())?;
     let db = client.database(db);
     let measured = model
-        .insert(&db, tasks.parse()?, calls.parse()?, first.parse()?)
+        .insert(&db, COLL, tasks.parse()?, calls.parse()?, first.parse()?)
         .await?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     writeln!(out, "done {} {}", measured.ids, measured.elapsed.as_nanos())?;

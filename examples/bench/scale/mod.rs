@@ -1,0 +1,208 @@
+//! `--scale`: how each mode bends as the work grows, as ratios to plain inserts measured side by
+//! side in the same run. Four curves:
+//!
+//! - **processes**: 1 to 16 processes of 8 tasks each, every mode (plain `insert_one`, batch 1,
+//!   batch 25, gapless, proxy) from all of them at once on one counter;
+//! - **tasks**: 1 to 1024 tasks in one process, the same modes;
+//! - **scope values**: the memory a process holds after taking IDs of a scoped model over 10 to
+//!   1,000,000 scope values, and the time it took;
+//! - **counters**: `insert_with_id` at batch 1 and 25 against plain inserts, with 1,000 to
+//!   1,000,000 other counter documents in the counters collection, and that collection's size.
+//!
+//! Every run of a rate curve inserts the same number of documents (`--docs`; gapless a fifth),
+//! split over its tasks, on a fresh database dropped after (in the counters curve, the runs of
+//! a round share one, filled with the counters first, each mode in a collection of its own);
+//! each point runs every mode once per round, in alternating order from round to round, and
+//! reports the median of the rounds. A ratio is a mode's throughput over the plain inserts' of
+//! the same point in the same round, median of the rounds. The memory curve runs each point
+//! once.
+
+mod chart;
+mod counters;
+mod rates;
+mod report;
+mod scopes;
+
+pub use chart::chart;
+pub use report::{json, table};
+
+use std::time::Instant;
+
+use mongodb::{Client, Database};
+use sequence_testkit::unique_db_name;
+
+use crate::measure::{median, Measured, Result};
+use crate::scenarios::{Model, COLL};
+
+/// What every curve needs: the client, the server and how much work a run does.
+pub struct Bench {
+    pub client: Client,
+    /// The server's URI, for the workers of the processes curve.
+    pub uri: String,
+    /// The connection pool of `client`.
+    pub pool: u32,
+    pub rounds: usize,
+    /// Documents per run of the plain, batch and proxy inserts; gapless runs insert a fifth.
+    pub docs: u64,
+    /// Smaller curves: a smoke run, not a measurement.
+    pub quick: bool,
+}
+
+/// The four curves, as measured.
+pub struct Curves {
+    pub rounds: usize,
+    pub docs: u64,
+    pub pool: u32,
+    /// Against the number of processes (`point`), 8 tasks each.
+    pub processes: Vec<RateRow>,
+    /// Against the number of tasks in one process (`point`).
+    pub tasks: Vec<RateRow>,
+    pub scopes: Vec<scopes::MemoryRow>,
+    /// Against the number of counter documents in the collection (`point`).
+    pub counters: Vec<RateRow>,
+    /// The counters collection's size at each point of [`Curves::counters`].
+    pub collections: Vec<counters::CollectionSize>,
+}
+
+/// One mode at one point of a rate curve: the medians of its rounds.
+pub struct RateRow {
+    /// The curve's x: processes, tasks or counter documents.
+    pub point: u64,
+    /// Tasks in all, over every process.
+    pub tasks: usize,
+    pub model: Model,
+    /// Documents inserted per run.
+    pub docs: u64,
+    pub docs_per_s: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    /// Median over the rounds of the throughput over plain's in the same round.
+    pub ratio: f64,
+}
+
+/// Runs the four curves, with progress lines on stderr.
+pub async fn run(bench: &Bench) -> Result<Curves> {
+    let started = Instant::now();
+    let processes = rates::against_processes(bench).await?;
+    let tasks = rates::against_tasks(bench).await?;
+    let scopes = scopes::curve(bench).await?;
+    let (counters, collections) = counters::curve(bench).await?;
+    eprintln!(
+        "scale: the four curves took {:.0} s",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(Curves {
+        rounds: bench.rounds,
+        docs: bench.docs,
+        pool: bench.pool,
+        processes,
+        tasks,
+        scopes,
+        counters,
+        collections,
+    })
+}
+
+/// Documents per run of `model`: `docs`, a fifth of it for gapless inserts (each a transaction
+/// of its own at one task).
+fn docs_of(model: Model, docs: u64) -> u64 {
+    match model {
+        Model::Gapless => (docs / 5).max(1),
+        _ => docs,
+    }
+}
+
+/// The modes in the order of `round`: as given in even rounds, reversed in odd ones, so that
+/// no mode always runs first.
+fn in_order(modes: &[Model], round: usize) -> Vec<Model> {
+    let mut order = modes.to_vec();
+    if round % 2 == 1 {
+        order.reverse();
+    }
+    order
+}
+
+/// A fresh database named after `curve`, with the documents' and the counters' collections
+/// created (so that creating them is not measured).
+async fn fresh_db(client: &Client, curve: &str) -> Result<Database> {
+    let db = client.database(&unique_db_name(&format!("scale_{curve}")));
+    db.create_collection(COLL).await?;
+    db.create_collection("counters").await?;
+    Ok(db)
+}
+
+/// The line of one run, on stderr as the runs go: `at` names the point.
+fn progress(at: &str, round: usize, rounds: usize, model: Model, measured: &Measured) {
+    eprintln!(
+        "scale: {at}, round {}/{rounds}: {:<8} {:>6} docs: {:>8.0} docs/s, latency µs p50 {:.1} \
+         p99 {:.1}, {:.2} s",
+        round + 1,
+        model.name(),
+        measured.ids,
+        measured.ops_per_s(),
+        measured.latency_us(0.50),
+        measured.latency_us(0.99),
+        measured.elapsed.as_secs_f64(),
+    );
+}
+
+/// The rounds of one point of a rate curve: what each mode measured in each round.
+struct Samples {
+    /// The modes, plain first (the baseline).
+    modes: &'static [Model],
+    /// `ops[m][r]`: docs/s of `modes[m]` in round `r`.
+    ops: Vec<Vec<f64>>,
+    p50_us: Vec<Vec<f64>>,
+    p99_us: Vec<Vec<f64>>,
+    /// Documents per run of each mode.
+    docs: Vec<u64>,
+}
+
+impl Samples {
+    fn new(modes: &'static [Model]) -> Samples {
+        debug_assert_eq!(modes.first(), Some(&Model::Plain));
+        let per_mode = || vec![Vec::new(); modes.len()];
+        Samples {
+            modes,
+            ops: per_mode(),
+            p50_us: per_mode(),
+            p99_us: per_mode(),
+            docs: vec![0; modes.len()],
+        }
+    }
+
+    /// Adds the run of `model` in the current round.
+    fn record(&mut self, model: Model, measured: &Measured) {
+        let m = self
+            .modes
+            .iter()
+            .position(|&x| x == model)
+            .expect("a mode of the point");
+        self.ops[m].push(measured.ops_per_s());
+        self.p50_us[m].push(measured.latency_us(0.50));
+        self.p99_us[m].push(measured.latency_us(0.99));
+        self.docs[m] = measured.ids;
+    }
+
+    /// The rows of the point `point` at `tasks` tasks, one per mode.
+    fn rows(&self, point: u64, tasks: usize) -> Vec<RateRow> {
+        let plain = &self.ops[0];
+        self.modes
+            .iter()
+            .enumerate()
+            .map(|(m, &model)| {
+                let ratios: Vec<f64> = self.ops[m].iter().zip(plain).map(|(x, b)| x / b).collect();
+                RateRow {
+                    point,
+                    tasks,
+                    model,
+                    docs: self.docs[m],
+                    docs_per_s: median(&self.ops[m]),
+                    p50_us: median(&self.p50_us[m]),
+                    p99_us: median(&self.p99_us[m]),
+                    ratio: median(&ratios),
+                }
+            })
+            .collect()
+    }
+}
