@@ -127,7 +127,11 @@ impl<C> ScopeCaches<C> {
     /// Forgets every scope value; returns their caches, whose values go back.
     pub(crate) fn take_all(&self) -> Vec<Arc<C>> {
         let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
-        entries.map.drain().filter_map(|(_, e)| e.cache).collect()
+        // Taken whole, so that the table's memory goes too.
+        std::mem::take(&mut entries.map)
+            .into_values()
+            .filter_map(|e| e.cache)
+            .collect()
     }
 
     /// Forgets the scope value `canonical` (its cached values were found in use); returns its
@@ -146,6 +150,16 @@ impl<C> ScopeCaches<C> {
             .len()
     }
 
+    /// How many entries the table has room for.
+    #[cfg(test)]
+    fn room(&self) -> usize {
+        self.entries
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .map
+            .capacity()
+    }
+
     /// Every cache held now.
     pub(crate) fn caches(&self) -> Vec<Arc<C>> {
         let entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
@@ -158,7 +172,9 @@ impl<C> ScopeCaches<C> {
 }
 
 /// Forgets the entries idle for [`IDLE`], then, if more than `bound` remain, the least
-/// recently used down to three quarters of `bound`, never `keep`; returns their caches.
+/// recently used down to three quarters of `bound`, never `keep`; returns their caches. The
+/// table then keeps room for twice the entries left, no more, so that a table once full does
+/// not keep its size after its values went idle.
 fn forget<C>(
     map: &mut HashMap<String, Entry<C>>,
     now: Instant,
@@ -187,6 +203,7 @@ fn forget<C>(
             }
         }
     }
+    map.shrink_to(map.len() * 2);
     forgotten
 }
 
@@ -229,6 +246,30 @@ mod tests {
     }
 
     #[test]
+    fn the_memory_of_forgotten_values_goes_with_them() {
+        let caches = ScopeCaches::default();
+        let t0 = Instant::now();
+        for i in 0..10_000 {
+            let key = format!("t{i}");
+            caches.cache_with_bound(&key, t0, 1000, state);
+            caches.cache_with_bound(&key, t0, 1000, state);
+        }
+        assert!(
+            caches.room() >= 750,
+            "the table holds the values remembered"
+        );
+        // Every value idle: the next call forgets them, and their table's room with them.
+        caches.cache_for("late", t0 + IDLE, state);
+        assert_eq!(caches.remembered(), 1);
+        assert!(caches.room() < 32, "room for {} entries", caches.room());
+        for i in 0..1000 {
+            caches.cache_for(&format!("u{i}"), t0 + IDLE, state);
+        }
+        assert_eq!(caches.take_all().len(), 0, "no value was called twice");
+        assert_eq!(caches.room(), 0, "release leaves no table behind");
+    }
+
+    #[test]
     fn remembered_values_stay_within_the_bound() {
         let caches = ScopeCaches::default();
         let t0 = Instant::now();
@@ -247,6 +288,11 @@ mod tests {
             );
         }
         assert!(forgotten > 0, "caches past the bound were given back");
+        assert!(
+            caches.room() <= 4 * bound,
+            "room for {} entries",
+            caches.room()
+        );
         // The most recent value is never the one forgotten.
         assert!(caches
             .cache_with_bound("t199", t0 + Duration::from_millis(1000), bound, state)
