@@ -8,6 +8,7 @@
 //! cargo run --example bench -- --quick                 # small counts: a smoke run, not a measurement
 //! cargo run --release --example bench -- --render       # formatted IDs rendered alone, no server
 //! cargo run --release --example bench -- --scale [--quick] [--rounds N] [--json] [--chart docs/scale.svg]
+//! cargo run --release --example bench -- --scale --curve tasks --curve counters   # those two only
 //! ```
 //!
 //! Uses `MONGODB_URI` if set, otherwise starts a throw-away single-node replica set (like the
@@ -43,10 +44,13 @@
 //! 16 processes, against 1 to 1024 tasks in one process, the memory held against 10 to
 //! 1,000,000 scope values, and against 1,000 to 1,000,000 counters in the counters collection
 //! (see the module `scale`). A run took 30 minutes on a 2-vCPU machine, 13 of them at
-//! 1,000,000 scope values; with `--quick`, under a minute.
+//! 1,000,000 scope values; with `--quick`, under a minute. `--curve NAME` (repeatable; `processes`,
+//! `tasks`, `scopes` or `counters`) runs only the curves named, all four by default: the others
+//! are left out of the table, empty arrays in the JSON and blank panels in the chart.
 
 mod alloc;
 mod measure;
+mod plot;
 mod render;
 mod report;
 mod scale;
@@ -75,11 +79,13 @@ struct Options {
     chart: Option<PathBuf>,
     /// Scenario names to run (all if empty).
     only: Vec<String>,
+    /// The curves of `--scale` to run (all four if none is given).
+    curves: Vec<scale::Curve>,
 }
 
 const USAGE: &str = "\
 usage: bench [--quick] [--render] [--rounds N] [--docs N] [--json] [--chart PATH] [--only SCENARIO]...
-       bench --scale [--quick] [--rounds N] [--docs N] [--json] [--chart PATH]
+       bench --scale [--quick] [--rounds N] [--docs N] [--json] [--chart PATH] [--curve NAME]...
 
   --quick        small counts and one round: a smoke run, not a measurement
   --render       time the rendering of the formatted models' IDs alone (no server) and exit
@@ -87,6 +93,9 @@ usage: bench [--quick] [--render] [--rounds N] [--docs N] [--json] [--chart PATH
                  by side: against processes (1 to 16, 8 tasks each), tasks in one process
                  (1 to 1024), scope values (memory held, 10 to 1,000,000) and counters in the
                  collection (1,000 to 1,000,000); --quick stops at 10,000 of the last two
+  --curve NAME   with --scale, run only the curve NAME (repeatable): processes, tasks,
+                 scopes or counters (default all four); the others stay out of the table,
+                 empty in the JSON and blank in the chart
   --rounds N     rounds of every scenario (with --scale: of every mode at every point); the
                  table shows the median (default 3)
   --docs N       documents per run of the insert_one scenarios at 1 task (default 10000);
@@ -111,6 +120,7 @@ fn parse_args() -> Result<Options, lexopt::Error> {
         json: false,
         chart: None,
         only: Vec::new(),
+        curves: Vec::new(),
     };
     let (mut rounds, mut docs) = (None, None);
     let mut parser = lexopt::Parser::from_env();
@@ -130,6 +140,18 @@ fn parse_args() -> Result<Options, lexopt::Error> {
                 }
                 options.only.push(name);
             }
+            Long("curve") => {
+                let name = parser.value()?.string()?;
+                let Some(curve) = scale::Curve::named(&name) else {
+                    let names: Vec<&str> = scale::Curve::ALL.iter().map(|c| c.name()).collect();
+                    return Err(
+                        format!("unknown curve `{name}`: one of {}", names.join(", ")).into(),
+                    );
+                };
+                if !options.curves.contains(&curve) {
+                    options.curves.push(curve);
+                }
+            }
             Short('h') | Long("help") => {
                 println!("{USAGE}");
                 std::process::exit(0);
@@ -139,6 +161,12 @@ fn parse_args() -> Result<Options, lexopt::Error> {
     }
     if options.scale && (options.render || !options.only.is_empty()) {
         return Err(String::from("--scale takes neither --render nor --only").into());
+    }
+    if !options.scale && !options.curves.is_empty() {
+        return Err(String::from("--curve needs --scale").into());
+    }
+    if options.curves.is_empty() {
+        options.curves = scale::Curve::ALL.to_vec();
     }
     if options.quick {
         options.rounds = 1;
@@ -214,6 +242,7 @@ async fn main() -> Result<()> {
             rounds: options.rounds,
             docs: options.docs,
             quick: options.quick,
+            curves: options.curves.clone(),
         })
         .await?;
         let table = scale::table(&curves);

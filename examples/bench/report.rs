@@ -2,6 +2,7 @@
 //! chart of IDs per second against batch size.
 
 use crate::measure::{Measured, Result, Row, Scenario};
+use crate::plot;
 
 /// The line of one run, on stderr as the rounds go.
 pub fn progress(
@@ -164,19 +165,14 @@ pub fn chart(path: &std::path::Path, server: &str, rows: &[Row]) -> Result<()> {
         .x_label_area_size(48)
         .y_label_area_size(80)
         .build_cartesian_2d((0.7..x_max).log_scale(), (y_min..y_max).log_scale())?;
-    chart
-        .configure_mesh()
-        .x_desc("batch size (IDs reserved per counter round trip)")
-        .y_desc("IDs per second")
-        .light_line_style(BLACK.mix(0.04))
-        .x_label_formatter(&|x| format!("{x:.0}"))
-        .y_label_formatter(&|y| format_rate(*y))
-        .draw()?;
+    plot::mesh(
+        &mut chart,
+        "batch size (IDs reserved per counter round trip)",
+        "IDs per second",
+    )
+    .y_label_formatter(&|y| format_rate(*y))
+    .draw()?;
 
-    // The legend's sample of a line: a short stroke of its color.
-    let legend = |color: RGBColor| {
-        move |(x, y): (i32, i32)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-    };
     let lines = [
         ("next_id", 32, RGBColor(0xd6, 0x27, 0x28)),
         ("next_id", 1, RGBColor(0xff, 0x98, 0x96)),
@@ -184,16 +180,8 @@ pub fn chart(path: &std::path::Path, server: &str, rows: &[Row]) -> Result<()> {
         ("insert_with_id", 1, RGBColor(0x9e, 0xc7, 0xe9)),
     ];
     for (scenario, tasks, color) in lines {
-        let points = series(scenario, tasks);
-        chart
-            .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))?
-            .label(format!("{scenario}, {}", tasks_label(tasks)))
-            .legend(legend(color));
-        chart.draw_series(
-            points
-                .into_iter()
-                .map(|p| Circle::new(p, 4, color.filled())),
-        )?;
+        let label = format!("{scenario}, {}", tasks_label(tasks));
+        plot::line(&mut chart, &label, series(scenario, tasks), color, 4)?;
     }
     for (tasks, color) in [
         (32, RGBColor(0x2c, 0xa0, 0x2c)),
@@ -205,26 +193,10 @@ pub fn chart(path: &std::path::Path, server: &str, rows: &[Row]) -> Result<()> {
         else {
             continue;
         };
-        let level = plain.ops_per_s;
-        chart
-            .draw_series(DashedLineSeries::new(
-                [(0.7, level), (x_max, level)],
-                8,
-                6,
-                color.stroke_width(2),
-            ))?
-            .label(format!(
-                "plain_insert_one (ObjectId), {}",
-                tasks_label(tasks)
-            ))
-            .legend(legend(color));
+        let label = format!("plain_insert_one (ObjectId), {}", tasks_label(tasks));
+        plot::level(&mut chart, plain.ops_per_s, &label, color)?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()?;
+    plot::labels(&mut chart)?;
     root.present()?;
     Ok(())
 }

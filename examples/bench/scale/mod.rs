@@ -16,6 +16,9 @@
 //! reports the median of the rounds. A ratio is a mode's throughput over the plain inserts' of
 //! the same point in the same round, median of the rounds. The memory curve runs each point
 //! once.
+//!
+//! `--curve NAME` runs only the curves named (see [`Curve`]): the others are left empty, out of
+//! the table, empty arrays in the JSON and blank panels in the chart.
 
 mod chart;
 mod counters;
@@ -34,6 +37,44 @@ use sequence_testkit::unique_db_name;
 use crate::measure::{median, Measured, Result};
 use crate::scenarios::{Model, COLL};
 
+/// A curve of `--scale`, as `--curve` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Curve {
+    /// The rate curve against processes of 8 tasks each.
+    Processes,
+    /// The rate curve against tasks in one process.
+    Tasks,
+    /// The memory curve against scope values.
+    Scopes,
+    /// The rate curve against counters in the collection, with the collection's size.
+    Counters,
+}
+
+impl Curve {
+    /// The four curves, in the order they run (and of the table, the JSON and the chart).
+    pub const ALL: [Curve; 4] = [
+        Curve::Processes,
+        Curve::Tasks,
+        Curve::Scopes,
+        Curve::Counters,
+    ];
+
+    /// The curve's name for `--curve`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Curve::Processes => "processes",
+            Curve::Tasks => "tasks",
+            Curve::Scopes => "scopes",
+            Curve::Counters => "counters",
+        }
+    }
+
+    /// The curve `--curve` names `name`, if any.
+    pub fn named(name: &str) -> Option<Curve> {
+        Curve::ALL.into_iter().find(|c| c.name() == name)
+    }
+}
+
 /// What every curve needs: the client, the server and how much work a run does.
 pub struct Bench {
     pub client: Client,
@@ -46,13 +87,17 @@ pub struct Bench {
     pub docs: u64,
     /// Smaller curves: a smoke run, not a measurement.
     pub quick: bool,
+    /// The curves to run; the others are left empty.
+    pub curves: Vec<Curve>,
 }
 
-/// The four curves, as measured.
+/// The four curves, as measured; those that did not run are empty.
 pub struct Curves {
     pub rounds: usize,
     pub docs: u64,
     pub pool: u32,
+    /// The curves that ran, in the order of [`Curve::ALL`].
+    pub ran: Vec<Curve>,
     /// Against the number of processes (`point`), 8 tasks each.
     pub processes: Vec<RateRow>,
     /// Against the number of tasks in one process (`point`).
@@ -80,21 +125,37 @@ pub struct RateRow {
     pub ratio: f64,
 }
 
-/// Runs the four curves, with progress lines on stderr.
+/// Runs the curves of `bench.curves`, in the order of [`Curve::ALL`], with progress lines on
+/// stderr; the others are left empty.
 pub async fn run(bench: &Bench) -> Result<Curves> {
     let started = Instant::now();
-    let processes = rates::against_processes(bench).await?;
-    let tasks = rates::against_tasks(bench).await?;
-    let scopes = scopes::curve(bench).await?;
-    let (counters, collections) = counters::curve(bench).await?;
+    let ran: Vec<Curve> = Curve::ALL
+        .into_iter()
+        .filter(|c| bench.curves.contains(c))
+        .collect();
+    let mut processes = Vec::new();
+    let mut tasks = Vec::new();
+    let mut scopes = Vec::new();
+    let (mut counters, mut collections) = (Vec::new(), Vec::new());
+    for &curve in &ran {
+        match curve {
+            Curve::Processes => processes = rates::against_processes(bench).await?,
+            Curve::Tasks => tasks = rates::against_tasks(bench).await?,
+            Curve::Scopes => scopes = scopes::curve(bench).await?,
+            Curve::Counters => (counters, collections) = counters::curve(bench).await?,
+        }
+    }
+    let names: Vec<&str> = ran.iter().map(|c| c.name()).collect();
     eprintln!(
-        "scale: the four curves took {:.0} s",
+        "scale: the curves {} took {:.0} s",
+        names.join(", "),
         started.elapsed().as_secs_f64()
     );
     Ok(Curves {
         rounds: bench.rounds,
         docs: bench.docs,
         pool: bench.pool,
+        ran,
         processes,
         tasks,
         scopes,

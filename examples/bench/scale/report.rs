@@ -4,45 +4,62 @@ use crate::report::{round1, round3};
 
 use super::counters::CollectionSize;
 use super::scopes::{mib, MemoryRow};
-use super::{Curves, RateRow};
+use super::{Curve, Curves, RateRow};
 
-/// The tables of the four curves, each followed by what it shows.
+/// The tables of the curves that ran, each followed by what it shows, and what the columns of
+/// the rate curves mean.
 pub fn table(curves: &Curves) -> String {
     let mut out = format!(
         "scale: {} round(s), {} docs per run (gapless: a fifth), pool of {} connections\n\n",
         curves.rounds, curves.docs, curves.pool
     );
-    out += &rate_table("processes", &curves.processes);
-    out += "\
-processes: every mode from that many processes at once (this one and the bench started again
-as workers), 8 tasks each, all on one counter; the run lasts until the last process is done.
-";
-    out += "\n";
-    out += &rate_table("tasks", &curves.tasks);
-    out += &format!(
-        "\
-tasks: every mode from that many tasks in this process. The client's pool has {} connections:
-above that many tasks the calls queue for a connection, plain and sequenced inserts alike.
-",
-        curves.pool
-    );
-    out += "\n";
-    out += &memory_table(&curves.scopes);
-    out += "\n";
-    out += &rate_table("counters", &curves.counters);
-    out += &collection_table(&curves.collections);
-    out += "\
-counters: every mode at 8 tasks with that many other counter documents (shaped like the
-runtime's) in the counters collection, filled anew each round; batch1 takes a counter round
-trip per document. size: the counters' bytes, uncompressed; on disk: their bytes on disk;
-index: the indexes' bytes on disk ($collStats, after a checkpoint).
-";
-    out += "\n";
+    for curve in &curves.ran {
+        out += &match curve {
+            Curve::Processes => processes_section(curves),
+            Curve::Tasks => tasks_section(curves),
+            Curve::Scopes => memory_table(&curves.scopes),
+            Curve::Counters => counters_section(curves),
+        };
+        out += "\n";
+    }
     out += "\
 docs/s: documents inserted per second, median of the rounds. p50/p99: latency of one insert.
 ratio: docs/s over plain's at the same point in the same round, median of the rounds.
 ";
     out
+}
+
+/// The processes curve's table and what it shows.
+fn processes_section(curves: &Curves) -> String {
+    rate_table("processes", &curves.processes)
+        + "\
+processes: every mode from that many processes at once (this one and the bench started again
+as workers), 8 tasks each, all on one counter; the run lasts until the last process is done.
+"
+}
+
+/// The tasks curve's table and what it shows.
+fn tasks_section(curves: &Curves) -> String {
+    rate_table("tasks", &curves.tasks)
+        + &format!(
+            "\
+tasks: every mode from that many tasks in this process. The client's pool has {} connections:
+above that many tasks the calls queue for a connection, plain and sequenced inserts alike.
+",
+            curves.pool
+        )
+}
+
+/// The counters curve's tables (the rates, then the collection's size) and what they show.
+fn counters_section(curves: &Curves) -> String {
+    rate_table("counters", &curves.counters)
+        + &collection_table(&curves.collections)
+        + "\
+counters: every mode at 8 tasks with that many other counter documents (shaped like the
+runtime's) in the counters collection, filled anew each round; batch1 takes a counter round
+trip per document. size: the counters' bytes, uncompressed; on disk: their bytes on disk;
+index: the indexes' bytes on disk ($collStats, after a checkpoint).
+"
 }
 
 /// The table of a rate curve whose x is named `point`; with a column of the tasks in all
