@@ -223,7 +223,9 @@ impl Format {
     /// format with periods only): made by a format that renders the same way, for the period
     /// of that instant.
     pub(crate) fn serves(&self, slot: &Slot, now: impl FnOnce() -> Timestamp) -> bool {
-        let period = match self.constant {
+        let period = match &self.constant {
+            // The slot this format made: nothing to compare.
+            Some(constant) if std::ptr::eq(&**constant, slot) => return true,
             Some(_) => None,
             None => self.period_at(now()),
         };
@@ -232,7 +234,7 @@ impl Format {
 
     /// Whether `slot` is this format's counter of `period`.
     fn is_slot_of(&self, slot: &Slot, period: Option<PeriodId>) -> bool {
-        slot.period == period && slot.spec == self.spec
+        slot.period == period && (Arc::ptr_eq(&slot.spec, &self.spec) || slot.spec == self.spec)
     }
 
     /// The slot in use at the instant `now()` (only read for sequences with periods); `prev`

@@ -11,7 +11,7 @@ use mongodb::Collection;
 
 use super::handle;
 use super::sequential_id::SequentialId;
-use crate::error::Result;
+use crate::error::Error;
 use crate::id::IdValue;
 use crate::process::{Later, Look};
 use crate::sequence::Sequence;
@@ -32,7 +32,10 @@ pub(crate) fn cached_id<M: SequentialId>(coll: &Collection<M>) -> Option<Cached<
                 } else {
                     M::Id::from_counter(value)
                 };
-                Cached::Taken { value, id }
+                match id {
+                    Ok(id) => Cached::Taken { value, id },
+                    Err(e) => Cached::Failed(Box::new(e)),
+                }
             }
             Look::Later(later) => Cached::Later(seq.clone(), later),
         })
@@ -47,8 +50,11 @@ pub(crate) enum Cached<I> {
         value: i64,
         /// The value as the model's ID: itself, or rendered as the configuration says
         /// (padding, check digits, an encoding, a template's text).
-        id: Result<I>,
+        id: I,
     },
+    /// A value taken from the cache that the model's ID cannot hold or render (boxed: the
+    /// hot path moves an ID, not an error).
+    Failed(Box<Error>),
     /// The rest of the call, to finish at once with [`Sequence::finish_id`].
     Later(Sequence, Later),
 }

@@ -24,7 +24,8 @@ pub(crate) async fn insert_one<T: SequentialId>(
     options: Option<&InsertOneOptions>,
 ) -> Result<T::Id> {
     let (id, taken) = match cached_id::cached_id(coll) {
-        Some(Cached::Taken { value, id }) => (id?, NumberFrom::Cached(value)),
+        Some(Cached::Taken { value, id }) => (id, NumberFrom::Cached(value)),
+        Some(Cached::Failed(e)) => return Err(*e),
         Some(Cached::Later(seq, later)) => {
             let (id, issued) = seq.finish_id::<T::Id>(later).await?;
             (id, NumberFrom::Issued(seq, issued))

@@ -169,6 +169,7 @@ impl<'a, T: SequentialId> IntoFuture for NextId<'a, T> {
         if self.session.is_none() {
             match cached_id::cached_id(self.coll) {
                 Some(Cached::Taken { id, .. }) => return NextIdFuture::ready(id),
+                Some(Cached::Failed(e)) => return NextIdFuture::failed(*e),
                 Some(Cached::Later(seq, later)) => {
                     return NextIdFuture::pending(Box::pin(async move {
                         Ok(seq.finish_id::<T::Id>(later).await?.0)

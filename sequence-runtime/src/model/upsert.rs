@@ -51,8 +51,9 @@ async fn number<T: SequentialId>(
         match cached_id::cached_id(coll) {
             Some(Cached::Taken { value, id }) => {
                 let issued = seq.issued(value)?;
-                return Ok((id?, Some((seq, issued))));
+                return Ok((id, Some((seq, issued))));
             }
+            Some(Cached::Failed(e)) => return Err(*e),
             Some(Cached::Later(seq, later)) => {
                 let (id, issued) = seq.finish_id::<T::Id>(later).await?;
                 return Ok((id, Some((seq, issued))));

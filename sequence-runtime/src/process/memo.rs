@@ -41,7 +41,9 @@ impl<V> HandleMemo<V> {
         let last = match recent.iter().rposition(|(k, _, _)| *k == handle) {
             Some(i) => {
                 let last = recent.len() - 1;
-                recent.swap(i, last);
+                if i != last {
+                    recent.swap(i, last);
+                }
                 last
             }
             None => {

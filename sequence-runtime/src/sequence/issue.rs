@@ -14,7 +14,7 @@ use crate::observability::{CACHE, SKIP_AHEAD};
 use crate::options::Batch;
 use crate::process::{Later, Look, ProcessState, Request};
 use crate::store::Reservation;
-use crate::strategy::Origin;
+use crate::strategy::{Maker, Origin};
 
 /// The refusal of `operation` outside a session on a gapless sequence.
 fn gapless_refusal(operation: &'static str) -> Error {
@@ -95,8 +95,18 @@ impl Sequence {
     /// models whose sequence is a plain counter with a batch): the next value, or the rest of
     /// the call for [`finish_id`](Self::finish_id). `None` if the options are invalid.
     pub(crate) fn look(&self) -> Option<Look> {
-        let engine = self.engine().ok()?;
-        Some(engine.shared.look(&self.request(engine).ok()?))
+        // As `request`, without building a `Result` of the error it cannot meet here.
+        let engine = self.state.engine.as_ref().ok()?;
+        let Maker::Counters(counters) = &*engine.maker else {
+            return None;
+        };
+        let options = &self.state.options;
+        Some(engine.shared.look(&Request {
+            format: &engine.format,
+            batch: options.batch,
+            prefetch_at: options.prefetch_at,
+            counters,
+        }))
     }
 
     /// The ID of the call that [`look`](Self::look) began, rendered as `T`, with the counter it

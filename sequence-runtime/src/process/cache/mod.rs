@@ -168,8 +168,9 @@ pub(crate) enum Look {
 }
 
 /// The rest of a call of the cache (see [`Look::Later`]); to be finished at once by the
-/// caller, since a refill it holds keeps the other callers waiting.
-pub(crate) struct Later(Step);
+/// caller, since a refill it holds keeps the other callers waiting. Boxed, so that a look
+/// that finds an ID ready returns and moves two words.
+pub(crate) struct Later(Box<Step>);
 
 impl ProcessState {
     fn lock(&self) -> Locked<'_> {
@@ -223,7 +224,7 @@ impl ProcessState {
         };
         match step {
             Step::Got(id, _, None) => Look::Ready(id),
-            step => Look::Later(Later(step)),
+            step => Look::Later(Later(Box::new(step))),
         }
     }
 
@@ -292,7 +293,7 @@ impl ProcessState {
         later: Later,
         req: &Request<'_>,
     ) -> Result<(i64, Arc<Slot>)> {
-        self.slow_path(later.0, req).await
+        self.slow_path(*later.0, req).await
     }
 
     /// Starts the prefetch `job`, if any, in the background.
