@@ -82,7 +82,8 @@ impl Sequence {
     /// that stops without it loses at most the ranges it holds (one, plus one prefetched; from
     /// a batch of [`Batch::AHEAD_FROM`](crate::options::Batch::AHEAD_FROM) on, each up to [`Batch::MAX_AHEAD`](crate::options::Batch::MAX_AHEAD) batches),
     /// and the values reserved ahead for the next `insert_many_with_ids` of a model that
-    /// inserts in bulk again and again (one call's worth).
+    /// inserts in bulk again and again (one call's worth). It also frees what the process
+    /// remembers of the sequence's scope values and of which of its counters exist.
     ///
     /// It takes no session: it gives back what this process holds, which is no part of a
     /// caller's transaction.
@@ -99,6 +100,8 @@ impl Sequence {
         for cache in engine.shared.scopes.take_all() {
             held.extend(cached_ranges(&cache).await);
         }
+        // Which counters exist: a hint of the rounds of several counters, rebuilt as they go.
+        crate::store::forget_known_counters(&engine.store.identity());
         self.give_back(held).await
     }
 

@@ -34,5 +34,6 @@ pub use counter_store::{BoxFuture, CounterStore, Reservation};
 pub(crate) use deployment::Deployment;
 pub use layout::StoredCounter;
 pub use memory::MemoryStore;
+pub(crate) use mongo::forget_known_counters;
 pub use mongo::MongoStore;
 pub use sequence_record::SequenceRecord;

@@ -2,11 +2,15 @@
 //! those it expects missing and updates those it expects stored: the keys of the counters it
 //! reserved from lately (at most [`KNOWN_KEYS`], forgotten all at once when full), and
 //! whether the last counters of a round it did not know turned out mostly missing.
+//!
+//! The stores of the same counters (same deployment, collection and layout) share what they
+//! know in the process (see [`shared`]): a model's sequence is built once per thread, and each
+//! would otherwise fill a set of its own. `Sequence::release` empties it ([`forget`]).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError, Weak};
 
 use crate::id::CounterKey;
 
@@ -62,6 +66,36 @@ impl KnownCounters {
     }
 }
 
+/// What the stores of each identity (see `CounterStore::identity`) know, while one of them is
+/// in use.
+static SHARED: LazyLock<Mutex<HashMap<String, Weak<KnownCounters>>>> =
+    LazyLock::new(Mutex::default);
+
+/// What the stores of `identity` know, shared by those alive; the entries of identities no
+/// store uses any more are dropped meanwhile.
+pub(super) fn shared(identity: &str) -> Arc<KnownCounters> {
+    let mut all = SHARED.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(known) = all.get(identity).and_then(Weak::upgrade) {
+        return known;
+    }
+    all.retain(|_, known| known.strong_count() > 0);
+    let known = Arc::new(KnownCounters::default());
+    all.insert(identity.to_owned(), Arc::downgrade(&known));
+    known
+}
+
+/// Forgets what the stores of `identity` know, and the memory it took.
+pub(crate) fn forget(identity: &str) {
+    let known = {
+        let all = SHARED.lock().unwrap_or_else(PoisonError::into_inner);
+        all.get(identity).and_then(Weak::upgrade)
+    };
+    if let Some(known) = known {
+        let mut keys = known.keys.lock().unwrap_or_else(PoisonError::into_inner);
+        *keys = HashSet::new();
+    }
+}
+
 /// Puts `value` in `set`, which holds at most `bound` values: when it is full, it forgets them
 /// all first.
 pub(super) fn remember_at_most<T: Eq + Hash>(set: &mut HashSet<T>, value: T, bound: usize) {
@@ -102,6 +136,28 @@ mod tests {
         );
         known.found(3, 2);
         assert!(known.unknown_missing());
+    }
+
+    #[test]
+    fn the_stores_of_the_same_counters_share_what_they_know_until_released() {
+        let identity = "known_counters_test\0app.counters";
+        let (a, b) = (shared(identity), shared(identity));
+        assert!(Arc::ptr_eq(&a, &b));
+        assert!(!Arc::ptr_eq(
+            &a,
+            &shared("known_counters_test\0other.counters")
+        ));
+        let keys: Vec<CounterKey> = (0..1000)
+            .map(|i| CounterKey::named(format!("c{i}")))
+            .collect();
+        a.remember(&keys);
+        assert!(b.knows(&keys[999]));
+        forget(identity);
+        assert!(!b.knows(&keys[999]));
+        assert_eq!(b.keys.lock().unwrap().capacity(), 0, "its memory went too");
+        drop((a, b));
+        // No store of it left: the next one starts anew.
+        assert_eq!(Arc::strong_count(&shared(identity)), 1);
     }
 
     #[test]

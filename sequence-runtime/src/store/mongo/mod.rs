@@ -29,6 +29,8 @@ const WAITED_FIELD: &str = "waited";
 
 mod key_index;
 mod known_counters;
+
+pub(crate) use known_counters::forget as forget_known_counters;
 mod periods;
 mod reserve;
 mod together;
@@ -68,7 +70,8 @@ pub struct MongoStore {
     /// Whether this store (or a clone) has seen its record handled in this process: its
     /// writes then skip the process-wide list of recorded sequences.
     recorded: Arc<AtomicBool>,
-    /// Which counters exist, as far as rounds of several counters know.
+    /// Which counters exist, as far as rounds of several counters know; shared by the stores
+    /// of the same counters in the process.
     known: Arc<KnownCounters>,
 }
 
@@ -110,14 +113,16 @@ impl MongoStore {
         let options = CollectionOptions::builder()
             .write_concern(write_concern)
             .build();
-        Ok(MongoStore {
+        let mut store = MongoStore {
             collection: db.collection_with_options(collection, options),
             layout,
             deployment,
             record: None,
             recorded: Arc::default(),
             known: Arc::default(),
-        })
+        };
+        store.known = known_counters::shared(&store.identity());
+        Ok(store)
     }
 
     /// The same store, which writes `record` beside the counters once per process, after its
