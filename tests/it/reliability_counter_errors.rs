@@ -119,8 +119,9 @@ async fn under(code: i32, name: &str) -> String {
         let stored = Stored::read(&db, coll, "number").await;
         let last = common::counter(&db, counter).await.unwrap_or(0);
         // An update the server refused before it ran takes nothing; the client counts every
-        // update it did not see succeed, and a cache holds up to two ranges at the end.
-        let bound = unconfirmed.of(counter) as u64 + if batch > 1 { 2 * batch } else { 0 };
+        // update it did not see succeed, and a cache holds or dropped the rest.
+        let bound =
+            unconfirmed.of(counter) as u64 + common::held_by_cache(&db, counter, batch).await;
         let gaps = Promise {
             gaps_at_most: Some((last, bound)),
             dense: false,

@@ -263,10 +263,9 @@ async fn failover_loses_no_acknowledged_document() {
         let counter = common::counter(&rdb, counter_name).await.unwrap_or(0);
         let lost = counter - stored.documents() as i64;
         // Each counter update whose outcome the client did not learn may have consumed what
-        // it reserved (a range of `batch`); a cache holds up to two ranges at the end; a
-        // failed insert skipped its number.
+        // it reserved; a cache holds or dropped the rest; a failed insert skipped its number.
         let bound = unconfirmed.of(counter_name) as u64
-            + if batch > 1 { 2 * batch } else { 0 }
+            + common::held_by_cache(&rdb, counter_name, batch).await
             + errors.len() as u64;
         let gaps = Promise {
             gaps_at_most: Some((counter, bound)),

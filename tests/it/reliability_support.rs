@@ -444,13 +444,14 @@ pub async fn check_model(
     let counter_value = common::counter(db, counter).await.unwrap_or(0);
     let lost = counter_value - stored.documents() as i64;
     // Each counter update whose outcome the client did not learn may have consumed what it
-    // reserved; a cache holds up to two ranges at the end; an insert that failed skipped its
-    // number. A gapless counter (`batch` 0 here) loses nothing.
-    let failed_inserts = if batch == 0 { 0 } else { errors.len() as i64 };
+    // reserved; a cache holds or dropped the rest; an insert that failed skipped its number.
+    // A gapless counter (`batch` 0 here) loses nothing.
     let bound = if batch == 0 {
         0
     } else {
-        unconfirmed.of(counter) + 2 * batch + failed_inserts
+        unconfirmed.of(counter)
+            + common::held_by_cache(db, counter, batch as u64).await as i64
+            + errors.len() as i64
     };
     let gaps = Promise {
         gaps_at_most: Some((counter_value, bound as u64)),

@@ -2,8 +2,8 @@
 //! once per deployment and counters collection, with the values its inserts and its cache
 //! really hold.
 
-use crate::common;
 use crate::common::models::Item;
+use crate::common::{self, settled};
 
 use mongo_sequence::{id::IdRange, observability, Sequence, SequenceOptions, SequentialId};
 use serde::{Deserialize, Serialize};
@@ -14,24 +14,6 @@ use serde::{Deserialize, Serialize};
 struct Ticket {
     #[serde(rename = "_id")]
     id: i64,
-}
-
-/// The one entry of `sequence` at `location`, once no refill of its cache is in flight.
-async fn settled(location: &str, sequence: &str) -> observability::SequenceSnapshot {
-    for _ in 0..500 {
-        let snapshot = observability::snapshot();
-        let found: Vec<_> = snapshot
-            .named(sequence)
-            .filter(|s| s.location == location)
-            .cloned()
-            .collect();
-        assert_eq!(found.len(), 1, "{sequence} at {location}: {found:?}");
-        if !found[0].cache.refilling {
-            return found.into_iter().next().unwrap();
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
-    panic!("the refill of {sequence} at {location} never landed");
 }
 
 #[tokio::test]

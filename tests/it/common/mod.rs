@@ -450,3 +450,54 @@ pub async fn claims_match(
     }
     docs
 }
+
+/// The most values a process's cache of a sequence with `batch` holds at a time: the range in
+/// use and the next one, each a batch, or from `Batch::AHEAD_FROM` on up to
+/// `Batch::MAX_AHEAD` batches each (a busy cache reserving ahead).
+pub fn held_at_most(batch: u64) -> u64 {
+    use mongo_sequence::Batch;
+    if batch <= 1 {
+        0
+    } else if batch >= Batch::AHEAD_FROM {
+        2 * Batch::MAX_AHEAD * batch
+    } else {
+        2 * batch
+    }
+}
+
+/// The one snapshot entry of the sequence `name` whose counters are at `location`, once no
+/// refill of its cache is in flight.
+pub async fn settled(
+    location: &str,
+    name: &str,
+) -> mongo_sequence::observability::SequenceSnapshot {
+    for _ in 0..1000 {
+        let snapshot = mongo_sequence::observability::snapshot();
+        let found: Vec<_> = snapshot
+            .named(name)
+            .filter(|s| s.location == location)
+            .cloned()
+            .collect();
+        assert_eq!(found.len(), 1, "{name} at {location}: {found:?}");
+        if !found[0].cache.refilling {
+            return found.into_iter().next().unwrap();
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("the refill of {name} at {location} never landed");
+}
+
+/// The values of the sequence `name` (counters in `db`) that this process reserved and that no
+/// document can hold, however its calls went: those its cache holds now (once no refill is in
+/// flight) and those it dropped (`Stats::wasted`). Checks that the cache holds no more than
+/// [`held_at_most`] of `batch`.
+pub async fn held_by_cache(db: &Database, name: &str, batch: u64) -> u64 {
+    let entry = settled(&format!("{}.counters", db.name()), name).await;
+    assert!(
+        entry.cache.cached <= held_at_most(batch),
+        "{name}: the cache holds {} values, more than {} at batch {batch}",
+        entry.cache.cached,
+        held_at_most(batch)
+    );
+    entry.cache.cached + entry.stats.wasted
+}
