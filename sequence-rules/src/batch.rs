@@ -59,7 +59,7 @@ impl Batch {
     /// values of one batch would run out within a few counter round trips, the next
     /// reservation takes as many batches (in one round trip) as the rate of use needs, up to
     /// [`MAX_AHEAD`](Self::MAX_AHEAD), so that callers do not wait for the counter.
-    pub const AHEAD_FROM: u64 = 100;
+    pub const AHEAD_FROM: u64 = 10;
 
     /// The most batches one reservation of the cache takes ahead. A process holds at most two
     /// reservations (the one in use and the next), so a crash loses at most

@@ -640,9 +640,9 @@ async fn callers_waiting_together_share_one_reservation_in_arrival_order() {
     );
 }
 
-/// From `batch = 100` on, a cache whose ranges run out within a few round trips reserves
+/// From `batch = 10` on, a cache whose ranges run out within a few round trips reserves
 /// several batches per round trip. A reservation takes 5 ms here and one caller takes IDs back
-/// to back: a range of 100 lasts microseconds.
+/// to back: a range of 25 or 100 lasts microseconds.
 #[tokio::test(flavor = "current_thread")]
 async fn busy_caches_reserve_batches_ahead() {
     async fn take(batch: u64, n: i64) -> (Vec<i64>, mongo_sequence::observability::Stats) {
@@ -671,11 +671,19 @@ async fn busy_caches_reserve_batches_ahead() {
         stats.reservations <= 30,
         "one batch per round trip would take 200: {stats:?}"
     );
-    // Below `AHEAD_FROM`, one batch per round trip.
-    let (ids, stats) = take(99, 5_000).await;
+    let (ids, stats) = take(25, 5_000).await;
     assert_eq!(ids, (1..=5_000).collect::<Vec<_>>());
-    assert_eq!(stats.reserved, stats.reservations * 99, "{stats:?}");
-    assert!(stats.reservations >= 5_000 / 99, "{stats:?}");
+    assert_eq!(stats.reserved % 25, 0, "whole batches: {stats:?}");
+    assert!(
+        stats.reservations <= 40,
+        "one batch per round trip would take 200: {stats:?}"
+    );
+    // Below `AHEAD_FROM`, one batch per round trip.
+    let below = Batch::AHEAD_FROM - 1;
+    let (ids, stats) = take(below, 900).await;
+    assert_eq!(ids, (1..=900).collect::<Vec<_>>());
+    assert_eq!(stats.reserved, stats.reservations * below, "{stats:?}");
+    assert!(stats.reservations >= 900 / below, "{stats:?}");
 }
 
 /// The sequence of an invalid configuration (which the derive rules out at compile time) holds

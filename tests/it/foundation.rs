@@ -100,7 +100,7 @@ struct Order {
 
 /// A batched model takes its IDs from the process's cache of the counter, shared with every
 /// `Sequence` handle of that counter: admin operations on a handle apply to the model's next
-/// IDs, each database has its own counter, and every round trip reserves a whole batch.
+/// IDs, each database has its own counter, and every round trip reserves whole batches.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn batched_models_share_the_counters_cache() {
     let name = sequence_testkit::unique_db_name("batched_model");
@@ -114,14 +114,14 @@ async fn batched_models_share_the_counters_cache() {
     let seq = Order::sequence(&orders);
     let stats = seq.stats();
     assert_eq!(stats.issued, 60);
-    // Ranges 1-25, 26-50 and 51-75: the last one prefetched while the second was in use, or
-    // reserved when it ran out.
+    // Whole batches: IDs taken back to back outrun a round trip, so the cache may reserve
+    // several batches at once.
     common::wait_until(std::time::Duration::from_secs(5), || {
         round_trips.round_trips() == seq.stats().reservations
     })
     .await;
     assert_eq!(round_trips.round_trips(), seq.stats().reservations);
-    assert_eq!(seq.stats().reserved, 25 * seq.stats().reservations);
+    assert_eq!(seq.stats().reserved % 25, 0, "whole batches");
 
     // Moving the counter drops the cached values: the model's next ID is the new one.
     seq.set_next(1000).await.unwrap();

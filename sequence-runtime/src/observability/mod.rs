@@ -85,7 +85,7 @@
 //! | `mongo_sequence::cache` | `Refill started` | debug | `counter`, `values`, `prefetch` | the cache reserves its next range: in the background (`prefetch = true`) or while callers wait |
 //! | `mongo_sequence::cache` | `Prefetch failed` | warn | `counter`, `error` | a background refill failed; the next caller that finds the cache empty tries again |
 //! | `mongo_sequence::cache` | `Period changed` | debug | `counter`, `dropped` | a new period began; the values cached for the previous one were dropped |
-//! | `mongo_sequence::cache` | `Batches ahead changed` | debug | `counter`, `batch`, `ahead` | a busy cache (batch of 100 or more) changed how many batches one refill takes |
+//! | `mongo_sequence::cache` | `Batches ahead changed` | debug | `counter`, `batch`, `ahead` | a busy cache (batch of 10 or more) changed how many batches one refill takes |
 //! | `mongo_sequence::skip_ahead` | `Skipped ahead` | debug | `sequence`, `counter`, `taken`, `storedUpTo`, `values` | an ID was already stored; the insert goes on above `storedUpTo` |
 //! | `mongo_sequence::insert` | `Insert resent` | debug | `attempt`, `error` | an insert's outcome was unknown; the same document is sent again |
 //! | `mongo_sequence::gapless` | `Gapless transaction retried` | debug | `sequence`, `counter`, `attempt`, `error` | a gapless insert's (or group's) transaction met a transient error and runs again |

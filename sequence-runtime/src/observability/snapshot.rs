@@ -31,7 +31,7 @@ pub struct CacheSnapshot {
     /// How many values the cache holds: `values_left` and the next range's.
     pub cached: u64,
     /// How many values the next refill reserves now: the batch, several batches for a busy
-    /// cache of a batch of 100 or more, or the size an adaptive batch has reached. `None`
+    /// cache of a batch of 10 or more, or the size an adaptive batch has reached. `None`
     /// until the cache first refills.
     pub batch: Option<u64>,
 }
@@ -248,27 +248,28 @@ mod tests {
 
     #[tokio::test]
     async fn a_cached_sequence_shows_its_stats_and_its_ranges() {
-        let options = SequenceOptions::builder("snap-cached").batch(25).build();
+        // A batch below `Batch::AHEAD_FROM`: one batch per refill.
+        let options = SequenceOptions::builder("snap-cached").batch(9).build();
         let seq = Sequence::in_memory(options).unwrap();
-        take(&seq, 30).await;
+        take(&seq, 12).await;
         let entry = settled("snap-cached").await;
         assert_eq!(entry.deployment, None);
         assert_eq!(entry.location, "memory");
         assert_eq!(entry.strategy, "counter");
         assert_eq!(entry.stats, seq.stats());
         let stats = entry.stats;
-        // 1..=25, 26..=50, and 51..=75 prefetched once 10% of 26..=50 was used.
+        // 1..=9, 10..=18, and 19..=27 prefetched once 10% of 10..=18 was used.
         assert_eq!(
             (stats.issued, stats.reserved, stats.reservations),
-            (30, 75, 3)
+            (12, 27, 3)
         );
         let cache = entry.cache;
         assert_eq!(cache.counter.as_deref(), Some("snap-cached"));
-        assert_eq!(cache.current, IdRange::new(31, 50));
-        assert_eq!(cache.values_left, 20);
-        assert_eq!(cache.next, IdRange::new(51, 75));
-        assert_eq!(cache.cached, 45);
-        assert_eq!(cache.batch, Some(25));
+        assert_eq!(cache.current, IdRange::new(13, 18));
+        assert_eq!(cache.values_left, 6);
+        assert_eq!(cache.next, IdRange::new(19, 27));
+        assert_eq!(cache.cached, 15);
+        assert_eq!(cache.batch, Some(9));
     }
 
     #[tokio::test]

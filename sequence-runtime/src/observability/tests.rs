@@ -161,12 +161,13 @@ mod events {
     #[test]
     fn a_cache_reserves_in_spans_and_warns_once_near_the_end() {
         let recorder = recording("traced_inv", || async {
+            // A batch below `Batch::AHEAD_FROM`: one batch per refill.
             let options = SequenceOptions::builder("traced_inv")
-                .batch(10)
-                .max(100)
+                .batch(9)
+                .max(90)
                 .build();
             let seq = Sequence::in_memory(options).unwrap();
-            for _ in 0..85 {
+            for _ in 0..76 {
                 seq.next().await.unwrap();
             }
         });
@@ -182,9 +183,9 @@ mod events {
             assert_eq!(span.field("strategy"), "counter");
             assert_eq!(span.field("counter"), "traced_inv");
             assert_eq!(span.field("mode"), "refill");
-            assert_eq!(span.field("values"), "10");
-            assert_eq!(span.field("first"), (i * 10 + 1).to_string());
-            assert_eq!(span.field("last"), (i * 10 + 10).to_string());
+            assert_eq!(span.field("values"), "9");
+            assert_eq!(span.field("first"), (i * 9 + 1).to_string());
+            assert_eq!(span.field("last"), (i * 9 + 9).to_string());
             assert_eq!(span.field("retries"), "0");
         }
         let refills = recorder.events("Refill started");
@@ -211,9 +212,9 @@ mod events {
             "valuesLeft",
             "shareLeft",
         ]);
-        assert_eq!(warning.field("last"), "90");
-        assert_eq!(warning.field("max"), "100");
-        assert_eq!(warning.field("valuesLeft"), "10");
+        assert_eq!(warning.field("last"), "81");
+        assert_eq!(warning.field("max"), "90");
+        assert_eq!(warning.field("valuesLeft"), "9");
         assert_eq!(warning.field("shareLeft"), "0.1");
     }
 

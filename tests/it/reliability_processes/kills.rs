@@ -111,7 +111,7 @@ async fn killed_processes_never_reuse_an_id() {
         "only {mid_range} of {kills} kills hit a process in the middle of a range"
     );
     let last = common::counter(&db, "crash").await.unwrap_or(0);
-    let bound = 2 * CRASH_BATCH as u64 * (kills + SLOTS) as u64;
+    let bound = common::held_at_most(CRASH_BATCH as u64) * (kills + SLOTS) as u64;
     let promise = Promise {
         gaps_at_most: Some((last, bound)),
         ..Promise::default()
