@@ -14,7 +14,7 @@ use crate::observability::{CACHE, SKIP_AHEAD};
 use crate::options::Batch;
 use crate::process::{Later, Look, ProcessState, Request};
 use crate::store::Reservation;
-use crate::strategy::{Maker, Origin};
+use crate::strategy::{Counters, Maker, Origin};
 
 /// The refusal of `operation` outside a session on a gapless sequence.
 fn gapless_refusal(operation: &'static str) -> Error {
@@ -82,13 +82,18 @@ impl Sequence {
 
     /// What a call of the cache of `engine` needs to know about this sequence.
     fn request<'e>(&self, engine: &'e Engine) -> Result<Request<'e>> {
+        Ok(self.request_from(engine, engine.maker.counters("next")?))
+    }
+
+    /// The request of a call of the cache of `engine` whose ranges come from `counters`.
+    fn request_from<'e>(&self, engine: &'e Engine, counters: &'e Counters) -> Request<'e> {
         let options = &self.state.options;
-        Ok(Request {
+        Request {
             format: &engine.format,
             batch: options.batch,
             prefetch_at: options.prefetch_at,
-            counters: engine.maker.counters("next")?,
-        })
+            counters,
+        }
     }
 
     /// One look at the cache of this handle's counter, shared in this process (the hot path of
@@ -100,13 +105,7 @@ impl Sequence {
         let Maker::Counters(counters) = &*engine.maker else {
             return None;
         };
-        let options = &self.state.options;
-        Some(engine.shared.look(&Request {
-            format: &engine.format,
-            batch: options.batch,
-            prefetch_at: options.prefetch_at,
-            counters,
-        }))
+        Some(engine.shared.look(&self.request_from(engine, counters)))
     }
 
     /// The ID of the call that [`look`](Self::look) began, rendered as `T`, with the counter it

@@ -113,16 +113,16 @@ impl MongoStore {
         let options = CollectionOptions::builder()
             .write_concern(write_concern)
             .build();
-        let mut store = MongoStore {
-            collection: db.collection_with_options(collection, options),
+        let collection = db.collection_with_options(collection, options);
+        let known = known_counters::shared(&identity(&deployment, &collection, &layout));
+        Ok(MongoStore {
+            collection,
             layout,
             deployment,
             record: None,
             recorded: Arc::default(),
-            known: Arc::default(),
-        };
-        store.known = known_counters::shared(&store.identity());
-        Ok(store)
+            known,
+        })
     }
 
     /// The same store, which writes `record` beside the counters once per process, after its
@@ -456,11 +456,16 @@ impl CounterStore for MongoStore {
     }
 
     fn identity(&self) -> String {
-        format!(
-            "{}\0{}\0{:?}",
-            self.deployment,
-            self.collection.namespace(),
-            self.layout
-        )
+        identity(&self.deployment, &self.collection, &self.layout)
     }
+}
+
+/// The identity of the counters of `layout` in `collection` of `deployment` (see
+/// [`CounterStore::identity`]).
+fn identity(
+    deployment: &Deployment,
+    collection: &Collection<Document>,
+    layout: &CounterLayout,
+) -> String {
+    format!("{}\0{}\0{:?}", deployment, collection.namespace(), layout)
 }
