@@ -31,6 +31,7 @@ both!(
     scope_values_in_use_get_a_cache_of_their_own,
     scope_caches_follow_the_period,
     first_values_of_many_scope_values_are_taken_together,
+    scope_values_that_come_back_get_a_cache_on_their_first_call,
 );
 
 /// With `batch`, a scope value's first call reserves its one value; from its second on, the
@@ -90,6 +91,66 @@ async fn scope_values_in_use_get_a_cache_of_their_own(b: Backend) {
         mongo_sequence::Sequence::in_memory(adaptive),
         Err(Error::InvalidConfig { key: "batch", .. })
     ));
+}
+
+/// Once most calls of a sequence find their scope value remembered, a new value's first call
+/// makes its cache (a batch reserved), so that its second call takes a value from memory, and
+/// the cache prefetches from its first range on; once most calls meet values seen for the first
+/// time, a new value's first call takes its one value again.
+async fn scope_values_that_come_back_get_a_cache_on_their_first_call(b: Backend) {
+    let seq = b.sequence(
+        SequenceOptions::builder("order")
+            .scope(["tenant"])
+            .batch(25)
+            .build(),
+    );
+    let next = |name: String| {
+        let scoped = seq.in_scope(tenant(&name)).unwrap();
+        async move { scoped.next().await.unwrap() }
+    };
+    // 40 tenants called twice each: half of the calls find their value.
+    for i in 0..40 {
+        assert_eq!(next(format!("t{i}")).await, 1);
+        assert_eq!(next(format!("t{i}")).await, 2);
+    }
+    let new = seq.in_scope(tenant("new")).unwrap();
+    let before = seq.stats().reservations;
+    assert_eq!(new.next().await.unwrap(), 1);
+    assert_eq!(
+        new.current().await.unwrap(),
+        Some(25),
+        "a batch on the first call"
+    );
+    assert_eq!(new.next().await.unwrap(), 2);
+    assert_eq!(
+        seq.stats().reservations - before,
+        1,
+        "the second call takes its value from memory"
+    );
+    // The 13th value is half the first range: the prefetch of the next starts there.
+    for want in 3..=13 {
+        assert_eq!(new.next().await.unwrap(), want);
+    }
+    let mut counter = new.current().await.unwrap();
+    for _ in 0..100 {
+        if counter == Some(50) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        counter = new.current().await.unwrap();
+    }
+    assert_eq!(counter, Some(50), "the first range's prefetch");
+    // 200 tenants called once each: a new value's first call takes one value again.
+    for i in 0..200 {
+        assert_eq!(next(format!("s{i}")).await, 1);
+    }
+    let spread = seq.in_scope(tenant("spread")).unwrap();
+    assert_eq!(spread.next().await.unwrap(), 1);
+    assert_eq!(spread.current().await.unwrap(), Some(1), "one value");
+    // `release` gives every unused value back: `new` keeps 13, `spread` 1.
+    seq.release().await.unwrap();
+    assert_eq!(new.current().await.unwrap(), Some(13));
+    assert_eq!(spread.current().await.unwrap(), Some(1));
 }
 
 /// The first calls of many scope values at once share their round trips (one reservation of

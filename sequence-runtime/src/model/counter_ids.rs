@@ -41,6 +41,7 @@ pub(crate) async fn insert_one<T: SequentialId>(
             let (id, issued) = match first_values::insert_one(doc, coll, &seq, options).await? {
                 First::Inserted(id) => return Ok(id),
                 First::Alone => seq.issue_ids::<T::Id>(1, None).await?.remove(0),
+                First::FromCache(cache) => seq.issue_id_from::<T::Id>(&cache).await?,
                 First::FromSequence => seq.issue_id::<T::Id>().await?,
             };
             (id, NumberFrom::Issued(seq, issued))

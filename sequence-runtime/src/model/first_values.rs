@@ -36,7 +36,8 @@ use crate::error::{Error, Result};
 use crate::id::{IdValue, Slot};
 use crate::observability::INSERT;
 use crate::options::Batch;
-use crate::sequence::Sequence;
+use crate::process::ProcessState;
+use crate::sequence::{FirstCall, Sequence};
 use crate::store::BoxFuture;
 
 /// How many rounds of first values a model's collection has in flight at once in a process:
@@ -62,6 +63,8 @@ pub(super) enum First<I> {
     /// document, its counter gave out near its end, or the model stores its ID field in a way
     /// a round cannot write.
     Alone,
+    /// Not a first value: its scope value's cache gives its number.
+    FromCache(Arc<ProcessState>),
     /// Not in a round: the scope value's sequence gives its number (from its cache, or a
     /// reservation of its own).
     FromSequence,
@@ -87,8 +90,11 @@ pub(super) async fn insert_one<T: SequentialId>(
     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
         return Ok(First::FromSequence);
     };
-    if !scoped.takes_first_value()? {
-        return Ok(First::FromSequence); // its scope value's cache gives it, serialized but once
+    match scoped.first_call()? {
+        FirstCall::Takes => {}
+        // Its scope value's cache gives it, serialized but once.
+        FirstCall::Cached(cache) => return Ok(First::FromCache(cache)),
+        FirstCall::Other => return Ok(First::FromSequence),
     }
     let Some((member, rx, shape)) = round_member::prepare(doc, scoped)? else {
         return Ok(First::Alone); // an ID field a round cannot write

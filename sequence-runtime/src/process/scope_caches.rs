@@ -9,6 +9,11 @@
 //!   (its refills queue in the same rounds, with the first calls of other values and the
 //!   refills of their caches). A process spread over more tenants than it serves twice in a
 //!   while thus reserves nothing it does not use.
+//! - **Unless the values come back**: once at least half of the sequence's recent calls (of
+//!   the last 512 to 1,024, after the first [`EVIDENCE`]) found their value remembered, a value
+//!   seen for the first time gets its cache on its first call, so that its second call does
+//!   not wait for the cache's first batch, and the caches made then prefetch from their first
+//!   range on (see [`Returns`]).
 //! - **At most [`MAX_SCOPES`] values are remembered** (with or without a cache); past that,
 //!   those idle for [`IDLE`] are forgotten first, then the least recently used, down to three
 //!   quarters of the bound.
@@ -28,6 +33,38 @@ const MAX_SCOPES: usize = 4096;
 /// How long a scope value stays remembered, and its cache held, without a call.
 const IDLE: Duration = Duration::from_secs(30);
 
+/// How many calls a sequence records before their share that found their value remembered
+/// decides anything.
+const EVIDENCE: u32 = 64;
+
+/// The calls after which the counts of [`Returns`] halve, so that the share follows what the
+/// recent calls do.
+const WINDOW: u32 = 1024;
+
+/// How many of a sequence's recent calls found their scope value remembered (within
+/// [`IDLE`]): when at least half did, the values come back.
+#[derive(Debug, Default)]
+struct Returns {
+    calls: u32,
+    found: u32,
+}
+
+impl Returns {
+    fn record(&mut self, found: bool) {
+        self.calls += 1;
+        self.found += u32::from(found);
+        if self.calls >= WINDOW {
+            self.calls /= 2;
+            self.found /= 2;
+        }
+    }
+
+    /// Whether the recent calls show the values coming back.
+    fn come_back(&self) -> bool {
+        self.calls >= EVIDENCE && 2 * self.found >= self.calls
+    }
+}
+
 /// A remembered scope value: when it was last used, and its cache once it has one.
 struct Entry<C> {
     last: Instant,
@@ -45,6 +82,7 @@ impl<C> Default for ScopeCaches<C> {
             entries: Mutex::new(Entries {
                 map: HashMap::new(),
                 swept: None,
+                returns: Returns::default(),
             }),
         }
     }
@@ -54,6 +92,7 @@ struct Entries<C> {
     map: HashMap<String, Entry<C>>,
     /// When idle entries were last looked for.
     swept: Option<Instant>,
+    returns: Returns,
 }
 
 impl<C> std::fmt::Debug for ScopeCaches<C> {
@@ -73,12 +112,15 @@ pub(crate) struct Found<C> {
 
 impl<C> ScopeCaches<C> {
     /// The cache of the scope value `canonical`, made with `make` on its second call within
-    /// [`IDLE`]; `None` on its first (it is remembered).
+    /// [`IDLE`], or on its first while the values come back; `None` on a first call otherwise
+    /// (it is remembered). `make` is told whether the values come back (its cache then
+    /// prefetches from its first range on). Each call is one call of the value: it counts in
+    /// the share of calls that found their value.
     pub(crate) fn cache_for(
         &self,
         canonical: &str,
         now: Instant,
-        make: impl FnOnce() -> Arc<C>,
+        make: impl FnOnce(bool) -> Arc<C>,
     ) -> Found<C> {
         self.cache_with_bound(canonical, now, MAX_SCOPES, make)
     }
@@ -88,30 +130,37 @@ impl<C> ScopeCaches<C> {
         canonical: &str,
         now: Instant,
         bound: usize,
-        make: impl FnOnce() -> Arc<C>,
+        make: impl FnOnce(bool) -> Arc<C>,
     ) -> Found<C> {
-        let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut guard = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        let entries = &mut *guard;
+        let come_back = entries.returns.come_back();
         let mut forgotten = Vec::new();
         let cache = match entries.map.get_mut(canonical) {
             Some(entry) if now.duration_since(entry.last) < IDLE => {
+                entries.returns.record(true);
                 entry.last = now;
-                Some(entry.cache.get_or_insert_with(make).clone())
+                Some(entry.cache.get_or_insert_with(|| make(come_back)).clone())
             }
             Some(entry) => {
                 // Idle too long: seen anew, its cache given back.
+                entries.returns.record(false);
                 entry.last = now;
                 forgotten.extend(entry.cache.take());
-                None
+                entry.cache = come_back.then(|| make(true));
+                entry.cache.clone()
             }
             None => {
+                entries.returns.record(false);
+                let cache = come_back.then(|| make(true));
                 entries.map.insert(
                     canonical.to_owned(),
                     Entry {
                         last: now,
-                        cache: None,
+                        cache: cache.clone(),
                     },
                 );
-                None
+                cache
             }
         };
         let sweep_due = entries
@@ -124,9 +173,11 @@ impl<C> ScopeCaches<C> {
         Found { cache, forgotten }
     }
 
-    /// Forgets every scope value; returns their caches, whose values go back.
+    /// Forgets every scope value, and what their calls showed; returns their caches, whose
+    /// values go back.
     pub(crate) fn take_all(&self) -> Vec<Arc<C>> {
         let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        entries.returns = Returns::default();
         // Taken whole, so that the table's memory goes too.
         std::mem::take(&mut entries.map)
             .into_values()
@@ -211,9 +262,9 @@ fn forget<C>(
 mod tests {
     use super::*;
 
-    /// A stand-in for a cache.
-    fn state() -> Arc<u32> {
-        Arc::new(0)
+    /// A stand-in for a cache: whether it was made while the values came back.
+    fn state(come_back: bool) -> Arc<bool> {
+        Arc::new(come_back)
     }
 
     #[test]
@@ -265,8 +316,55 @@ mod tests {
         for i in 0..1000 {
             caches.cache_for(&format!("u{i}"), t0 + IDLE, state);
         }
-        assert_eq!(caches.take_all().len(), 0, "no value was called twice");
+        // Values called once each: their share of calls that found them stays under half, so
+        // (past the first few) they get no cache.
+        assert!(caches.take_all().len() <= EVIDENCE as usize);
         assert_eq!(caches.room(), 0, "release leaves no table behind");
+    }
+
+    #[test]
+    fn values_that_come_back_get_their_cache_on_their_first_call() {
+        let caches = ScopeCaches::default();
+        let t0 = Instant::now();
+        let first_call = |key: &str| caches.cache_for(key, t0, state).cache;
+        // Few calls yet: a new value waits for its second call, even if every call came back.
+        for i in 0..EVIDENCE / 2 - 1 {
+            assert!(first_call(&format!("a{i}")).is_none());
+            assert!(
+                !*first_call(&format!("a{i}")).unwrap(),
+                "made on a second call"
+            );
+        }
+        // Enough calls, half of them finding their value: a new value gets its cache at once,
+        // made to prefetch from its first range.
+        first_call("a0");
+        first_call("a0");
+        let eager = first_call("new").expect("a cache on the first call");
+        assert!(*eager);
+        let again = first_call("new").unwrap();
+        assert!(
+            Arc::ptr_eq(&eager, &again),
+            "its second call finds the same cache"
+        );
+        // A spread of values seen once each: the share falls under half, and a new value
+        // again gets no cache until it comes back.
+        let mut eager_firsts = 0;
+        for i in 0..2000 {
+            eager_firsts += usize::from(first_call(&format!("s{i}")).is_some());
+        }
+        assert!(first_call("late").is_none());
+        assert!(
+            eager_firsts < 200,
+            "{eager_firsts} of 2000 values seen once got a cache"
+        );
+        // Values called four times each: the share climbs back over half. Forgetting
+        // everything forgets what the calls showed.
+        for i in 0..4000 {
+            first_call(&format!("b{}", i / 4));
+        }
+        assert!(first_call("b-new").is_some());
+        caches.take_all();
+        assert!(first_call("after-release").is_none());
     }
 
     #[test]

@@ -26,6 +26,21 @@ fn gapless_refusal(operation: &'static str) -> Error {
     }
 }
 
+/// Where a scoped insert's value comes from (see [`Sequence::first_call`]).
+pub(crate) enum FirstCall {
+    /// Its scope value's first value in a while: the caller takes it.
+    Takes,
+    /// The cache of its scope value.
+    Cached(Arc<ProcessState>),
+    /// Not a scope value's first value: the sequence gives it as `next_id` would.
+    Other,
+}
+
+/// The value `value` of the counter of `slot` rendered as `T`, with where it came from.
+fn rendered<T: IdValue>(value: i64, slot: Arc<Slot>) -> Result<(T, Issued)> {
+    Ok((T::render(value, &slot.rendering)?, Issued { value, slot }))
+}
+
 impl Sequence {
     /// The next counter value. With `batch = 1` it comes from a round trip to the counter,
     /// shared with the callers of the same counter in this process that wait at the same time:
@@ -115,20 +130,18 @@ impl Sequence {
         let engine = self.engine()?;
         let req = self.request(engine)?;
         let (value, slot) = engine.shared.finish(later, &req).await?;
-        Ok((T::render(value, &slot.rendering)?, Issued { value, slot }))
+        rendered(value, slot)
     }
 
     /// The cache of the scope value `scope` of this sequence, if it has one (its second call
     /// within a while); the caches forgotten meanwhile give their values back in the
     /// background.
     fn scope_cache(&self, engine: &Engine, scope: &Scope) -> Option<Arc<ProcessState>> {
-        let found =
-            engine
-                .shared
-                .scopes
-                .cache_for(scope.canonical(), std::time::Instant::now(), || {
-                    engine.shared.for_scope(scope.clone())
-                });
+        let found = engine.shared.scopes.cache_for(
+            scope.canonical(),
+            std::time::Instant::now(),
+            |come_back| engine.shared.for_scope(scope.clone(), come_back),
+        );
         if !found.forgotten.is_empty() {
             let seq = self.clone();
             let give_back = async move {
@@ -144,21 +157,29 @@ impl Sequence {
         found.cache
     }
 
-    /// Whether this handle's next value is the first its scope value takes in a while: a
-    /// scoped handle of one counter (not gapless) whose scope value has no cache, on its first
-    /// call within a while or with `batch = 1`. Asking is that call, as `next` would make it
-    /// (see `process::ScopeCaches`): a caller told `true` takes the value itself, with
-    /// [`first_ranges`](Self::first_ranges) or [`issue_ids`](Self::issue_ids).
-    pub(crate) fn takes_first_value(&self) -> Result<bool> {
+    /// Where this handle's next value comes from, for the inserts that take a scope value's
+    /// first value themselves: [`FirstCall::Takes`] for a scoped handle of one counter (not
+    /// gapless) whose scope value has no cache, on its first call within a while or with
+    /// `batch = 1`. Asking is that call, as `next` would make it (see `process::ScopeCaches`):
+    /// a caller told `Takes` takes the value itself, with [`first_ranges`](Self::first_ranges)
+    /// or [`issue_ids`](Self::issue_ids); one told `Cached` takes it with
+    /// [`issue_id_from`](Self::issue_id_from), without looking for the cache again.
+    pub(crate) fn first_call(&self) -> Result<FirstCall> {
         let engine = self.scoped_engine()?;
         let options = &self.state.options;
         let Some(scope) = &self.state.scope else {
-            return Ok(false);
+            return Ok(FirstCall::Other);
         };
         if options.gapless || engine.maker.one_counter("first value").is_err() {
-            return Ok(false);
+            return Ok(FirstCall::Other);
         }
-        Ok(options.batch == Batch::Fixed(1) || self.scope_cache(engine, scope).is_none())
+        if options.batch == Batch::Fixed(1) {
+            return Ok(FirstCall::Takes);
+        }
+        Ok(match self.scope_cache(engine, scope) {
+            Some(cache) => FirstCall::Cached(cache),
+            None => FirstCall::Takes,
+        })
     }
 
     /// The next `n` values of each `(handle, n)` of `each` (handles of this sequence in
@@ -300,7 +321,20 @@ impl Sequence {
     /// The next ID, rendered as `T`, with the counter it came from.
     pub(crate) async fn issue_id<T: IdValue>(&self) -> Result<(T, Issued)> {
         let (value, slot) = self.issue("next_id").await?;
-        Ok((T::render(value, &slot.rendering)?, Issued { value, slot }))
+        rendered(value, slot)
+    }
+
+    /// The next ID from `cache`, the cache of this handle's scope value that
+    /// [`first_call`](Self::first_call) found, rendered as `T`, with the counter it came from.
+    pub(crate) async fn issue_id_from<T: IdValue>(
+        &self,
+        cache: &Arc<ProcessState>,
+    ) -> Result<(T, Issued)> {
+        // As `issue`: a value ready at once consumes a unit of the task's budget.
+        tokio::task::coop::consume_budget().await;
+        let engine = self.scoped_engine()?;
+        let (value, slot) = cache.next(&self.request(engine)?).await?;
+        rendered(value, slot)
     }
 
     /// `n` contiguous IDs in one reservation (bypassing the cache), rendered as `T`, each with

@@ -4,6 +4,7 @@
 
 mod admin;
 mod issue;
+pub(crate) use issue::FirstCall;
 #[cfg(test)]
 mod round_trip;
 

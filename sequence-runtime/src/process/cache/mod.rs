@@ -74,6 +74,9 @@ pub(crate) struct ProcessState {
     scope: Option<Scope>,
     /// The caches of the scope values in use, for a scoped sequence with a batch.
     pub(crate) scopes: ScopeCaches<ProcessState>,
+    /// Whether a scope's cache prefetches from its first range on, rather than once it used a
+    /// whole range (always for a sequence's own state).
+    prefetch_first: bool,
 }
 
 impl ProcessState {
@@ -92,17 +95,20 @@ impl ProcessState {
             state: Mutex::default(),
             id: NEXT_CACHE.fetch_add(1, Relaxed),
             refilled: Arc::default(),
+            prefetch_first: scope.is_none(),
             scope,
             scopes: ScopeCaches::default(),
         }
     }
 
     /// A cache of this sequence's counter of the scope value `scope`, with this state's
-    /// statistics and clock, nothing cached yet.
-    pub(crate) fn for_scope(&self, scope: Scope) -> Arc<ProcessState> {
+    /// statistics and clock, nothing cached yet; made while the sequence's scope values come
+    /// back (`come_back`, see `ScopeCaches`), it prefetches from its first range on.
+    pub(crate) fn for_scope(&self, scope: Scope, come_back: bool) -> Arc<ProcessState> {
         // Its refills join the rounds of the sequence's first calls and other caches' refills.
         let coalescer = self.coalescer.clone();
-        let state = Self::with_parts(self.stats.clone(), coalescer, Some(scope));
+        let mut state = Self::with_parts(self.stats.clone(), coalescer, Some(scope));
+        state.prefetch_first = come_back;
         state.set_clock(self.lock().clock.clone());
         Arc::new(state)
     }
@@ -274,9 +280,10 @@ impl ProcessState {
         req: &Request<'_>,
     ) -> Option<Refill> {
         st.prefetch_at = req.prefetch_at;
-        // A scope value's cache prefetches once it used a whole range: a tenant with a few
-        // inserts in a while takes one range, not two.
-        let proven = self.scope.is_none() || st.issued() >= refill_size(st, req.batch);
+        // A scope value's cache prefetches once it used a whole range (a tenant with a few
+        // inserts in a while takes one range, not two), unless it was made while the values
+        // come back.
+        let proven = self.prefetch_first || st.issued() >= refill_size(st, req.batch);
         if !proven || st.refill.is_some() || st.standby.is_some() {
             return None;
         }
