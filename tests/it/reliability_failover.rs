@@ -2,7 +2,9 @@
 //! stepped down (`replSetStepDown: 5, force: true`) and once killed with `SIGKILL` and started
 //! again. Each fault is asserted applied: the step-down acknowledged, and after it and after
 //! the kill another node primary in a later election term; the killed node gone and back in
-//! the set; commands of the workload failed on the wire. No ID is issued twice, every acknowledged document is there afterwards (read with
+//! the set; the workload's client felt each step-down and kill: a command failed on the wire,
+//! or its monitor saw the primary it knew stop being primary (when no command was in flight
+//! at that moment, the driver may learn the new topology before it sends one). No ID is issued twice, every acknowledged document is there afterwards (read with
 //! majority read concern from the new primary), failed calls return typed errors, and inserts
 //! go on after the faults.
 //!
@@ -29,8 +31,10 @@ use mongo_sequence::clock::{Clock, ManualClock};
 use mongo_sequence::jiff::Timestamp;
 use mongodb::bson::doc;
 use mongodb::event::command::CommandEvent;
+use mongodb::event::sdam::SdamEvent;
 use mongodb::event::EventHandler;
 use mongodb::options::WriteConcern;
+use mongodb::ServerType;
 use sequence_testkit::TestServer;
 
 /// What happens when, in seconds from the start of the workload.
@@ -87,6 +91,9 @@ async fn failover_loses_no_acknowledged_document() {
     // The counter updates whose outcome the client did not learn bound the gaps.
     let failed_commands = Arc::new(AtomicU64::new(0));
     let seen = failed_commands.clone();
+    // The times the client's monitor saw a primary stop being primary.
+    let primaries_lost = Arc::new(AtomicU64::new(0));
+    let lost = primaries_lost.clone();
     let unconfirmed = Unconfirmed::default();
     let watched = unconfirmed.clone();
     let client = common::client_with_app(server.uri(), "failover", |o| {
@@ -101,6 +108,15 @@ async fn failover_loses_no_acknowledged_document() {
                 seen.fetch_add(1, Ordering::SeqCst);
             }
             watched.observe(e);
+        }));
+        o.sdam_event_handler = Some(EventHandler::callback(move |e| {
+            if let SdamEvent::ServerDescriptionChanged(change) = &e {
+                if change.previous_description.server_type() == ServerType::RsPrimary
+                    && change.new_description.server_type() != ServerType::RsPrimary
+                {
+                    lost.fetch_add(1, Ordering::SeqCst);
+                }
+            }
         }));
     })
     .await;
@@ -160,15 +176,21 @@ async fn failover_loses_no_acknowledged_document() {
 
     let mut killed = None;
     let mut applied = Vec::new();
-    // The failed commands counted when each fault began, and when the last election was
-    // observed ("after the faults" starts there).
+    // What the client had felt (failed commands, primaries lost) when each fault began, and
+    // when the last election was observed ("after the faults" starts there).
+    let felt = || {
+        (
+            failed_commands.load(Ordering::SeqCst),
+            primaries_lost.load(Ordering::SeqCst),
+        )
+    };
     let mut failed_at = Vec::new();
     let mut quiet_from = 0;
     let scheduled = schedule.len();
     for (at, fault) in schedule {
         let wait = Duration::from_secs(at).saturating_sub(start.elapsed());
         tokio::time::sleep(wait).await;
-        failed_at.push((fault, failed_commands.load(Ordering::SeqCst)));
+        failed_at.push((fault, felt()));
         match fault {
             Fault::StepDown => {
                 // The next hour begins as the first step-down does.
@@ -218,15 +240,16 @@ async fn failover_loses_no_acknowledged_document() {
         }
     }
     assert_eq!(applied.len(), scheduled, "every fault applied: {applied:?}");
-    // Each step-down and kill failed commands of the workload on the wire, before the next
-    // fault began (a restart fails none).
-    failed_at.push((Fault::RestartKilled, failed_commands.load(Ordering::SeqCst)));
+    // The client felt each step-down and kill before the next fault began: a command of the
+    // workload failed on the wire, or its monitor saw the primary go (a restart does neither).
+    failed_at.push((Fault::RestartKilled, felt()));
     for (k, pair) in failed_at.windows(2).enumerate() {
         let ((fault, before), (_, after)) = (pair[0], pair[1]);
         if !matches!(fault, Fault::RestartKilled) {
             assert!(
-                after > before,
-                "fault {k} ({fault:?}) failed no command of the workload: it missed it"
+                after.0 > before.0 || after.1 > before.1,
+                "fault {k} ({fault:?}) failed no command of the workload and its client did not \
+                 see the primary go: it missed it"
             );
         }
     }
@@ -314,10 +337,11 @@ async fn failover_loses_no_acknowledged_document() {
         "the workload's commands never failed on the wire: the faults missed it"
     );
     println!(
-        "reliability: failover seconds={duration} faults={} ({}) ids={total_ok} duplicates=0 missing=0 lost={total_lost} errors={total_errors} ok_after_faults={total_after} failed_commands={} primary_at_end={primary}",
+        "reliability: failover seconds={duration} faults={} ({}) ids={total_ok} duplicates=0 missing=0 lost={total_lost} errors={total_errors} ok_after_faults={total_after} failed_commands={} primaries_lost={} primary_at_end={primary}",
         applied.len(),
         applied.join(","),
-        failed
+        failed,
+        primaries_lost.load(Ordering::SeqCst)
     );
     println!("{period_line}");
     drop(reader);
