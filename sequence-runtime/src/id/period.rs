@@ -112,6 +112,11 @@ pub(crate) struct Format {
     spelling: Option<Arc<Spelling>>,
 }
 
+/// Whether two formats' specs are the same, by address first.
+fn same_spec(a: &Arc<str>, b: &Arc<str>) -> bool {
+    Arc::ptr_eq(a, b) || a == b
+}
+
 /// What an ID is made of: the counter value, and the period it was issued in.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -234,7 +239,12 @@ impl Format {
 
     /// Whether `slot` is this format's counter of `period`.
     fn is_slot_of(&self, slot: &Slot, period: Option<PeriodId>) -> bool {
-        slot.period == period && (Arc::ptr_eq(&slot.spec, &self.spec) || slot.spec == self.spec)
+        slot.period == period && same_spec(&slot.spec, &self.spec)
+    }
+
+    /// Whether `other` names the same counter and renders its values the same way.
+    pub(crate) fn same_as(&self, other: &Format) -> bool {
+        same_spec(&self.spec, &other.spec)
     }
 
     /// The slot in use at the instant `now()` (only read for sequences with periods); `prev`

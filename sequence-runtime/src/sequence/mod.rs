@@ -184,9 +184,9 @@ impl Sequence {
     ) -> Self {
         let engine = Engine {
             store,
+            format: shared.shared_format(format),
             shared,
             bounds,
-            format: Arc::new(format),
             maker: Arc::new(maker),
         };
         Sequence {

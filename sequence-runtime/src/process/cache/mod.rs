@@ -17,7 +17,7 @@
 //! (counted as wasted) and the next ID comes from the new period's counter.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use jiff::Timestamp;
 use tokio::sync::futures::OwnedNotified;
@@ -77,6 +77,9 @@ pub(crate) struct ProcessState {
     /// Whether a scope's cache prefetches from its first range on, rather than once it used a
     /// whole range (always for a sequence's own state).
     prefetch_first: bool,
+    /// The format of the first handle of the sequence, which the handles that render the same
+    /// way share (see [`shared_format`](Self::shared_format)).
+    format: OnceLock<Arc<Format>>,
 }
 
 impl ProcessState {
@@ -98,6 +101,25 @@ impl ProcessState {
             prefetch_first: scope.is_none(),
             scope,
             scopes: ScopeCaches::default(),
+            format: OnceLock::new(),
+        }
+    }
+
+    /// `format` as the handles of this sequence share it: the first handle's if `format`
+    /// renders the same way. A value's counter is then recognised by its address
+    /// ([`Format::serves`]) on every thread, whichever handle installed the range in use
+    /// (each thread builds its own handle of a model's sequence).
+    pub(crate) fn shared_format(&self, format: Format) -> Arc<Format> {
+        let mine = match self.format.get() {
+            Some(first) if first.same_as(&format) => return first.clone(),
+            Some(_) => return Arc::new(format),
+            None => Arc::new(format),
+        };
+        let first = self.format.get_or_init(|| mine.clone());
+        if first.same_as(&mine) {
+            first.clone()
+        } else {
+            mine
         }
     }
 
@@ -550,6 +572,25 @@ mod tests {
     use crate::store::Reservation;
     use crate::store::{BoxFuture, CounterStore, MemoryStore};
     use crate::Sequence;
+
+    /// Handles of one sequence that render alike share the first one's format, so that the
+    /// counter of a range one installed is the other's by address; a handle of the same
+    /// counter that renders otherwise keeps its own.
+    #[test]
+    fn handles_that_render_alike_share_the_first_format() {
+        let shared = ProcessState::new(Labels::default());
+        let first = shared.shared_format(Format::new("f", None, None, None));
+        let second = shared.shared_format(Format::new("f", None, None, None));
+        assert!(Arc::ptr_eq(&first, &second));
+        let (a, b) = (first.constant().unwrap(), second.constant().unwrap());
+        assert!(Arc::ptr_eq(a, b));
+        let wide = shared.shared_format(Format::new("f", None, None, Some(6)));
+        assert!(!Arc::ptr_eq(&first, &wide));
+        assert!(!wide.serves(a, || unreachable!("no periods")));
+        // The first stays the one shared.
+        let third = shared.shared_format(Format::new("f", None, None, None));
+        assert!(Arc::ptr_eq(&first, &third));
+    }
 
     /// What the scopes guide states of the memory held: a scope value's cache takes under
     /// 1 KiB besides its scope value and counter key.
