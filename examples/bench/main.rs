@@ -9,6 +9,7 @@
 //! cargo run --release --example bench -- --render       # formatted IDs rendered alone, no server
 //! cargo run --release --example bench -- --scale [--quick] [--rounds N] [--json] [--chart docs/scale.svg]
 //! cargo run --release --example bench -- --scale --curve tasks --curve counters   # those two only
+//! cargo run --release --example bench -- --scale --curve processes --mode batch25  # plain and batch 25
 //! ```
 //!
 //! Uses `MONGODB_URI` if set, otherwise starts a throw-away single-node replica set (like the
@@ -46,7 +47,12 @@
 //! (see the module `scale`). A run took 30 minutes on a 2-vCPU machine, 13 of them at
 //! 1,000,000 scope values; with `--quick`, under a minute. `--curve NAME` (repeatable; `processes`,
 //! `tasks`, `scopes` or `counters`) runs only the curves named, all four by default: the others
-//! are left out of the table, empty arrays in the JSON and blank panels in the chart.
+//! are left out of the table, empty arrays in the JSON and blank panels in the chart. `--mode
+//! NAME` (repeatable; `batch1`, `batch25`, `gapless` or `proxy`) runs only plain inserts and the
+//! modes named in the rate curves, so that each run of a mode follows or precedes the plain run
+//! it is compared with; with more rounds, this is how a ratio near a target is decided. Every
+//! run of the processes and tasks curves starts after a warm-up of its processes (one call per
+//! task, not measured: connections opened, the sequence's first reservation made).
 
 mod alloc;
 mod measure;
@@ -66,7 +72,7 @@ use mongodb::bson::doc;
 use sequence_testkit::{unique_db_name, TestServer};
 
 use measure::{calls_per_task, connect, counter_commands_total, rows, Result, Rounds, Run, TASKS};
-use scenarios::{plain_insert_one, worker, COLL, SCENARIOS, WORKER};
+use scenarios::{plain_insert_one, worker, Model, COLL, SCENARIOS, WORKER};
 
 struct Options {
     quick: bool,
@@ -81,11 +87,14 @@ struct Options {
     only: Vec<String>,
     /// The curves of `--scale` to run (all four if none is given).
     curves: Vec<scale::Curve>,
+    /// The modes of `--scale`'s rate curves to run besides plain (all if none is given).
+    modes: Vec<Model>,
 }
 
 const USAGE: &str = "\
 usage: bench [--quick] [--render] [--rounds N] [--docs N] [--json] [--chart PATH] [--only SCENARIO]...
        bench --scale [--quick] [--rounds N] [--docs N] [--json] [--chart PATH] [--curve NAME]...
+                     [--mode NAME]...
 
   --quick        small counts and one round: a smoke run, not a measurement
   --render       time the rendering of the formatted models' IDs alone (no server) and exit
@@ -96,6 +105,9 @@ usage: bench [--quick] [--render] [--rounds N] [--docs N] [--json] [--chart PATH
   --curve NAME   with --scale, run only the curve NAME (repeatable): processes, tasks,
                  scopes or counters (default all four); the others stay out of the table,
                  empty in the JSON and blank in the chart
+  --mode NAME    with --scale, run only plain inserts and the mode NAME (repeatable) in the
+                 rate curves: batch1, batch25, gapless or proxy (default all), so that the
+                 runs compared follow each other closely
   --rounds N     rounds of every scenario (with --scale: of every mode at every point); the
                  table shows the median (default 3)
   --docs N       documents per run of the insert_one scenarios at 1 task (default 10000);
@@ -121,6 +133,7 @@ fn parse_args() -> Result<Options, lexopt::Error> {
         chart: None,
         only: Vec::new(),
         curves: Vec::new(),
+        modes: Vec::new(),
     };
     let (mut rounds, mut docs) = (None, None);
     let mut parser = lexopt::Parser::from_env();
@@ -152,6 +165,22 @@ fn parse_args() -> Result<Options, lexopt::Error> {
                     options.curves.push(curve);
                 }
             }
+            Long("mode") => {
+                let name = parser.value()?.string()?;
+                match Model::named(&name) {
+                    Ok(model) if model != Model::Plain => {
+                        if !options.modes.contains(&model) {
+                            options.modes.push(model);
+                        }
+                    }
+                    _ => {
+                        return Err(format!(
+                            "unknown mode `{name}`: one of batch1, batch25, gapless, proxy"
+                        )
+                        .into())
+                    }
+                }
+            }
             Short('h') | Long("help") => {
                 println!("{USAGE}");
                 std::process::exit(0);
@@ -164,6 +193,9 @@ fn parse_args() -> Result<Options, lexopt::Error> {
     }
     if !options.scale && !options.curves.is_empty() {
         return Err(String::from("--curve needs --scale").into());
+    }
+    if !options.scale && !options.modes.is_empty() {
+        return Err(String::from("--mode needs --scale").into());
     }
     if options.curves.is_empty() {
         options.curves = scale::Curve::ALL.to_vec();
@@ -243,6 +275,7 @@ async fn main() -> Result<()> {
             docs: options.docs,
             quick: options.quick,
             curves: options.curves.clone(),
+            modes: options.modes.clone(),
         })
         .await?;
         let table = scale::table(&curves);

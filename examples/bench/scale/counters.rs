@@ -55,7 +55,8 @@ pub async fn curve(bench: &Bench) -> Result<(Vec<RateRow>, Vec<CollectionSize>)>
             break;
         }
         let at = format!("counters {counters}");
-        let mut samples = Samples::new(MODES);
+        let modes = bench.modes_of(MODES);
+        let mut samples = Samples::new(modes.clone());
         for round in 0..bench.rounds {
             let db = fresh_db(&bench.client, "counters").await?;
             let filling = Instant::now();
@@ -66,7 +67,7 @@ pub async fn curve(bench: &Bench) -> Result<(Vec<RateRow>, Vec<CollectionSize>)>
                 bench.rounds,
                 filling.elapsed().as_secs_f64()
             );
-            for model in in_order(MODES, round) {
+            for model in in_order(&modes, round) {
                 let coll = format!("{COLL}_{}", model.name());
                 db.create_collection(&coll).await?;
                 let measured = model.insert(&db, &coll, TASKS, calls_per_task, 0).await?;

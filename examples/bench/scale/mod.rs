@@ -15,7 +15,12 @@
 //! each point runs every mode once per round, in alternating order from round to round, and
 //! reports the median of the rounds. A ratio is a mode's throughput over the plain inserts' of
 //! the same point in the same round, median of the rounds. The memory curve runs each point
-//! once.
+//! once. Each run of the processes and tasks curves follows a warm-up of its processes on its
+//! database, one call per task, not measured (see `scenarios::warm_up`): the run measures
+//! processes that have been running, not their first connections and reservations.
+//!
+//! `--mode NAME` keeps only plain inserts and the modes named in the rate curves (see
+//! [`Bench::modes`]).
 //!
 //! `--curve NAME` runs only the curves named (see [`Curve`]): the others are left empty, out of
 //! the table, empty arrays in the JSON and blank panels in the chart.
@@ -89,6 +94,19 @@ pub struct Bench {
     pub quick: bool,
     /// The curves to run; the others are left empty.
     pub curves: Vec<Curve>,
+    /// The modes of the rate curves to run besides plain inserts (all if empty).
+    pub modes: Vec<Model>,
+}
+
+impl Bench {
+    /// The modes of `all` (plain first) this run measures: plain, and those of
+    /// [`modes`](Self::modes) if any are named.
+    fn modes_of(&self, all: &[Model]) -> Vec<Model> {
+        all.iter()
+            .copied()
+            .filter(|&m| m == Model::Plain || self.modes.is_empty() || self.modes.contains(&m))
+            .collect()
+    }
 }
 
 /// The four curves, as measured; those that did not run are empty.
@@ -210,7 +228,7 @@ fn progress(at: &str, round: usize, rounds: usize, model: Model, measured: &Meas
 /// The rounds of one point of a rate curve: what each mode measured in each round.
 struct Samples {
     /// The modes, plain first (the baseline).
-    modes: &'static [Model],
+    modes: Vec<Model>,
     /// `ops[m][r]`: docs/s of `modes[m]` in round `r`.
     ops: Vec<Vec<f64>>,
     p50_us: Vec<Vec<f64>>,
@@ -220,15 +238,15 @@ struct Samples {
 }
 
 impl Samples {
-    fn new(modes: &'static [Model]) -> Samples {
+    fn new(modes: Vec<Model>) -> Samples {
         debug_assert_eq!(modes.first(), Some(&Model::Plain));
         let per_mode = || vec![Vec::new(); modes.len()];
         Samples {
-            modes,
             ops: per_mode(),
             p50_us: per_mode(),
             p99_us: per_mode(),
             docs: vec![0; modes.len()],
+            modes,
         }
     }
 

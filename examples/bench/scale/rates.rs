@@ -4,7 +4,9 @@
 
 use crate::measure::{BoxFuture, Measured, Result, Run};
 use crate::scenarios::models::{BProxy, B1, B25};
-use crate::scenarios::{insert_gapless, insert_with_id, plain_insert_one, processes, Model};
+use crate::scenarios::{
+    insert_gapless, insert_with_id, plain_insert_one, processes, warm_up, Model,
+};
 
 use super::{docs_of, fresh_db, in_order, progress, Bench, RateRow, Samples};
 
@@ -42,13 +44,18 @@ pub async fn against_processes(bench: &Bench) -> Result<Vec<RateRow>> {
     Ok(rows)
 }
 
-/// Every mode from 1 to 1024 tasks in this process, the documents of a run split over them.
+/// Every mode from 1 to 1024 tasks in this process, the documents of a run split over them,
+/// each run after a warm-up of its tasks on its database (as each process of the processes
+/// curve).
 pub async fn against_tasks(bench: &Bench) -> Result<Vec<RateRow>> {
     let mut rows = Vec::new();
     for &tasks in TASKS {
         let at = format!("tasks {tasks}");
         let point = measure_point(bench, "tasks", &at, tasks, |run, model| {
-            in_one_process(model)(run)
+            Box::pin(async move {
+                warm_up(model, &run.db, run.tasks, 0).await?;
+                in_one_process(model)(run).await
+            })
         })
         .await?;
         rows.extend(point.rows(tasks as u64, tasks));
@@ -76,9 +83,10 @@ async fn measure_point(
     tasks: usize,
     start: impl Fn(Run, Model) -> BoxFuture<Result<Measured>>,
 ) -> Result<Samples> {
-    let mut samples = Samples::new(MODES);
+    let modes = bench.modes_of(MODES);
+    let mut samples = Samples::new(modes.clone());
     for round in 0..bench.rounds {
-        for model in in_order(MODES, round) {
+        for model in in_order(&modes, round) {
             let db = fresh_db(&bench.client, curve).await?;
             let calls_per_task = (docs_of(model, bench.docs) / tasks as u64).max(1);
             let measured = start(

@@ -12,7 +12,7 @@ mod scoped;
 
 pub use gapless::insert_gapless;
 pub use inserts::{insert_with_id, plain_insert_one};
-pub use processes::{processes, worker, Model, WORKER};
+pub use processes::{processes, warm_up, worker, Model, WORKER};
 
 use crate::measure::{BatchSize, Scenario, Work};
 use insert_many::{insert_many_with_ids, plain_insert_many};

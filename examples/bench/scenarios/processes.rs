@@ -45,7 +45,8 @@ impl Model {
         }
     }
 
-    fn named(name: &str) -> Result<Model> {
+    /// The model a worker's command line (or `--mode`) names `name`.
+    pub fn named(name: &str) -> Result<Model> {
         match name {
             "plain" => Ok(Model::Plain),
             "batch1" => Ok(Model::B1),
@@ -114,9 +115,24 @@ struct Worker {
     lines: std::io::Lines<BufReader<std::process::ChildStdout>>,
 }
 
+/// Where the documents of a process's warm-up are numbered from, after its own `first`: apart
+/// from every run's.
+const WARM_UP_FROM: u64 = 1 << 39;
+
+/// The warm-up of a process before a run of `model` in `tasks` tasks: one insert per task, not
+/// measured, so that the run starts with the process's connections open and the model's first
+/// use made (a sequence's first reservation, its record), as in a process that has been
+/// running; the main bench warms its own pool the same way before its first run.
+pub async fn warm_up(model: Model, db: &mongodb::Database, tasks: usize, first: u64) -> Result<()> {
+    model
+        .insert(db, COLL, tasks, 1, first + WARM_UP_FROM)
+        .await
+        .map(drop)
+}
+
 /// Inserts of `model` from `count` processes at once, `run.tasks / count` tasks each: this one
-/// and `count - 1` workers. All connect first, then start together; the run lasts until the
-/// last one is done.
+/// and `count - 1` workers. All connect and [warm up](warm_up) first, then start together; the
+/// run lasts until the last one is done.
 pub fn processes(run: Run, model: Model, count: usize) -> BoxFuture<Result<Measured>> {
     Box::pin(async move {
         let share = (run.tasks / count).max(1);
@@ -153,6 +169,7 @@ pub fn processes(run: Run, model: Model, count: usize) -> BoxFuture<Result<Measu
             worker.lines = lines;
             running.push(worker);
         }
+        warm_up(model, &run.db, share, 0).await?;
         let mut results = Vec::new();
         for mut worker in running {
             writeln!(worker.stdin, "go")?;
@@ -198,7 +215,8 @@ fn report(mut worker: Worker) -> Result<(u64, Duration, Vec<u64>)> {
     Ok((ids, Duration::from_nanos(nanos), latencies))
 }
 
-/// A worker: `URI DB MODEL TASKS CALLS FIRST`. Says `ready` once connected, waits for a line,
+/// A worker: `URI DB MODEL TASKS CALLS FIRST`. Says `ready` once connected and [warmed
+/// up](warm_up), waits for a line,
 /// runs its tasks (its documents numbered from `FIRST`, apart from the other processes'), then
 /// writes `done IDS NANOS` and the latency of every call in nanoseconds, one per line.
 pub async fn worker(args: &[String]) -> Result<()> {
@@ -206,17 +224,19 @@ pub async fn worker(args: &[String]) -> Result<()> {
         return Err(format!("{WORKER} takes URI DB MODEL TASKS CALLS FIRST").into());
     };
     let model = Model::named(model)?;
+    let (tasks, first) = (tasks.parse()?, first.parse()?);
     let (client, _) = connect(uri).await?;
     client
         .database("admin")
         .run_command(doc! { "ping": 1 })
         .await?;
+    let db = client.database(db);
+    warm_up(model, &db, tasks, first).await?;
     println!("ready");
     std::io::stdout().flush()?;
     std::io::stdin().lock().read_line(&mut String::new())?;
-    let db = client.database(db);
     let measured = model
-        .insert(&db, COLL, tasks.parse()?, calls.parse()?, first.parse()?)
+        .insert(&db, COLL, tasks, calls.parse()?, first)
         .await?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     writeln!(out, "done {} {}", measured.ids, measured.elapsed.as_nanos())?;
