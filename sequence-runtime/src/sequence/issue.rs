@@ -515,6 +515,35 @@ mod tests {
         Sequence::in_memory(options).unwrap()
     }
 
+    /// Handles of one counter built apart (each thread builds its own handle of a model's
+    /// sequence) share the first one's format when they render alike, so that a range one
+    /// installed serves the others by address; a handle that renders otherwise keeps its own.
+    #[tokio::test]
+    async fn handles_built_apart_share_the_format_of_their_counter() {
+        let uri = "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=10";
+        let db = mongodb::Client::with_uri_str(uri)
+            .await
+            .unwrap()
+            .database("handles_share_formats");
+        let format = |width: Option<u8>| {
+            let mut options = SequenceOptions::builder("shared");
+            if let Some(width) = width {
+                options = options.width(width);
+            }
+            let seq = Sequence::new(&db, options.build()).unwrap();
+            let format = seq.engine().unwrap().format.clone();
+            format
+        };
+        let first = format(None);
+        assert!(Arc::ptr_eq(&first, &format(None)));
+        let wide = format(Some(6));
+        assert!(!Arc::ptr_eq(&first, &wide));
+        let slot = first.constant().unwrap();
+        assert!(!wide.serves(slot, || unreachable!("no periods")));
+        // The first stays the one shared.
+        assert!(Arc::ptr_eq(&first, &format(None)));
+    }
+
     #[tokio::test]
     async fn values_follow_each_other_from_start() {
         let seq = memory(SequenceOptions::builder("a").start(5).batch(3).build());

@@ -110,11 +110,7 @@ impl ProcessState {
     /// ([`Format::serves`]) on every thread, whichever handle installed the range in use
     /// (each thread builds its own handle of a model's sequence).
     pub(crate) fn shared_format(&self, format: Format) -> Arc<Format> {
-        let mine = match self.format.get() {
-            Some(first) if first.same_as(&format) => return first.clone(),
-            Some(_) => return Arc::new(format),
-            None => Arc::new(format),
-        };
+        let mine = Arc::new(format);
         let first = self.format.get_or_init(|| mine.clone());
         if first.same_as(&mine) {
             first.clone()
@@ -572,25 +568,6 @@ mod tests {
     use crate::store::Reservation;
     use crate::store::{BoxFuture, CounterStore, MemoryStore};
     use crate::Sequence;
-
-    /// Handles of one sequence that render alike share the first one's format, so that the
-    /// counter of a range one installed is the other's by address; a handle of the same
-    /// counter that renders otherwise keeps its own.
-    #[test]
-    fn handles_that_render_alike_share_the_first_format() {
-        let shared = ProcessState::new(Labels::default());
-        let first = shared.shared_format(Format::new("f", None, None, None));
-        let second = shared.shared_format(Format::new("f", None, None, None));
-        assert!(Arc::ptr_eq(&first, &second));
-        let (a, b) = (first.constant().unwrap(), second.constant().unwrap());
-        assert!(Arc::ptr_eq(a, b));
-        let wide = shared.shared_format(Format::new("f", None, None, Some(6)));
-        assert!(!Arc::ptr_eq(&first, &wide));
-        assert!(!wide.serves(a, || unreachable!("no periods")));
-        // The first stays the one shared.
-        let third = shared.shared_format(Format::new("f", None, None, None));
-        assert!(Arc::ptr_eq(&first, &third));
-    }
 
     /// What the scopes guide states of the memory held: a scope value's cache takes under
     /// 1 KiB besides its scope value and counter key.
