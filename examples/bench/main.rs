@@ -52,7 +52,9 @@
 //! modes named in the rate curves, so that each run of a mode follows or precedes the plain run
 //! it is compared with; with more rounds, this is how a ratio near a target is decided. Every
 //! run of the processes and tasks curves starts after a warm-up of its processes (one call per
-//! task, not measured: connections opened, the sequence's first reservation made).
+//! task, not measured: connections opened, the sequence's first reservation made), and each of
+//! its tasks makes at least 40 calls (at 512 and 1,024 tasks, more documents than `--docs`),
+//! except with `--quick`.
 
 mod alloc;
 mod measure;
