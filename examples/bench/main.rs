@@ -115,7 +115,8 @@ usage: bench [--quick] [--render] [--rounds N] [--docs N] [--json] [--chart PATH
   --docs N       documents per run of the insert_one scenarios at 1 task (default 10000);
                  insert_many runs insert 20N; both 4 times as many at 32 tasks; gapless
                  runs at 1 task insert N/5; next_id runs allocate N x min(batch, 200) IDs;
-                 with --scale, documents per run at every point (gapless N/5)
+                 with --scale, documents per run at every point (gapless N/5), at
+                 least 40 per task in the tasks curve unless --quick
   --json         print one JSON object on stdout (everything else goes to stderr)
   --chart PATH   write an SVG chart of IDs/s against batch size to PATH (with --scale: a
                  panel per curve, e.g. docs/scale.svg)
@@ -176,10 +177,11 @@ fn parse_args() -> Result<Options, lexopt::Error> {
                         }
                     }
                     _ => {
-                        return Err(format!(
-                            "unknown mode `{name}`: one of batch1, batch25, gapless, proxy"
-                        )
-                        .into())
+                        let modes = Model::ALL.into_iter().filter(|&m| m != Model::Plain);
+                        let names: Vec<&str> = modes.map(Model::name).collect();
+                        return Err(
+                            format!("unknown mode `{name}`: one of {}", names.join(", ")).into(),
+                        );
                     }
                 }
             }

@@ -11,13 +11,7 @@ use crate::scenarios::{
 use super::{docs_of, fresh_db, in_order, progress, Bench, RateRow, Samples};
 
 /// The modes of the rate curves, plain (the baseline) first.
-const MODES: &[Model] = &[
-    Model::Plain,
-    Model::B1,
-    Model::B25,
-    Model::Gapless,
-    Model::Proxy,
-];
+const MODES: &[Model] = &Model::ALL;
 
 /// The process counts of the processes curve.
 const PROCESSES: &[usize] = &[1, 2, 4, 8, 16];

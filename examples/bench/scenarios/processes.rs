@@ -34,6 +34,15 @@ pub enum Model {
 }
 
 impl Model {
+    /// Every model, plain inserts first: the modes of the rate curves of `--scale`.
+    pub const ALL: [Model; 5] = [
+        Model::Plain,
+        Model::B1,
+        Model::B25,
+        Model::Gapless,
+        Model::Proxy,
+    ];
+
     /// The name of the model on a worker's command line, and in the rows of `--scale`.
     pub fn name(self) -> &'static str {
         match self {
@@ -47,14 +56,10 @@ impl Model {
 
     /// The model a worker's command line (or `--mode`) names `name`.
     pub fn named(name: &str) -> Result<Model> {
-        match name {
-            "plain" => Ok(Model::Plain),
-            "batch1" => Ok(Model::B1),
-            "batch25" => Ok(Model::B25),
-            "gapless" => Ok(Model::Gapless),
-            "proxy" => Ok(Model::Proxy),
-            other => Err(format!("{WORKER}: unknown model {other}").into()),
-        }
+        Model::ALL
+            .into_iter()
+            .find(|m| m.name() == name)
+            .ok_or_else(|| format!("{WORKER}: unknown model {name}").into())
     }
 
     /// `calls` inserts in each of `tasks` tasks into the collection `coll` of `db`, the
