@@ -116,7 +116,7 @@ usage: bench [--quick] [--render] [--rounds N] [--docs N] [--json] [--chart PATH
                  insert_many runs insert 20N; both 4 times as many at 32 tasks; gapless
                  runs at 1 task insert N/5; next_id runs allocate N x min(batch, 200) IDs;
                  with --scale, documents per run at every point (gapless N/5), at
-                 least 40 per task in the tasks curve unless --quick
+                 least 40 per task in the rate curves unless --quick
   --json         print one JSON object on stdout (everything else goes to stderr)
   --chart PATH   write an SVG chart of IDs/s against batch size to PATH (with --scale: a
                  panel per curve, e.g. docs/scale.svg)
