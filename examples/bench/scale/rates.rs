@@ -24,11 +24,11 @@ const TASKS: &[usize] = &[1, 8, 64, 512, 1024];
 
 /// The fewest calls each task of a run of the rate curves makes, unless the run is a smoke
 /// run: with the default `--docs`, more documents than that at 512 and 1,024 tasks (every
-/// point of the processes curve has 78 calls per task or more). With a handful of calls per task (10,000 documents
-/// over 1,024 tasks are 9 each) a run ends with its slowest tasks, and one call that waited
-/// for a counter round trip behind the pool's queue (a fifth of a second there) lengthens its
-/// task, and so the run, by a ninth: the ratio then measures the run's last calls rather than
-/// the rate the mode keeps.
+/// point of the processes curve has 78 calls per task or more). With a handful of calls per
+/// task (10,000 documents over 1,024 tasks are 9 each) a run ends with its slowest tasks, and
+/// one call that waited for a counter round trip behind the pool's queue (a fifth of a second
+/// there) lengthens its task, and so the run, by a ninth: the ratio then measures the run's
+/// last calls rather than the rate the mode keeps.
 const MIN_CALLS_PER_TASK: u64 = 40;
 
 /// Every mode from 1 to 16 processes at once, 8 tasks each, the documents of a run split over

@@ -220,10 +220,10 @@ fn report(mut worker: Worker) -> Result<(u64, Duration, Vec<u64>)> {
     Ok((ids, Duration::from_nanos(nanos), latencies))
 }
 
-/// A worker: `URI DB MODEL TASKS CALLS FIRST`. Says `ready` once connected and [warmed
-/// up](warm_up), waits for a line,
-/// runs its tasks (its documents numbered from `FIRST`, apart from the other processes'), then
-/// writes `done IDS NANOS` and the latency of every call in nanoseconds, one per line.
+/// A worker: `URI DB MODEL TASKS CALLS FIRST`. Says `ready` once connected and
+/// [warmed up](warm_up), waits for a line, runs its tasks (its documents numbered from
+/// `FIRST`, apart from the other processes'), then writes `done IDS NANOS` and the latency of
+/// every call in nanoseconds, one per line.
 pub async fn worker(args: &[String]) -> Result<()> {
     let [uri, db, model, tasks, calls, first] = args else {
         return Err(format!("{WORKER} takes URI DB MODEL TASKS CALLS FIRST").into());
