@@ -13,7 +13,7 @@
 //!   the last 512 to 1,024, after the first [`EVIDENCE`]) found their value remembered, a value
 //!   seen for the first time gets its cache on its first call, so that its second call does
 //!   not wait for the cache's first batch, and the caches made then prefetch from their first
-//!   range on (see [`Returns`]).
+//!   range on, once half of it is used (see [`Returns`]).
 //! - **At most [`MAX_SCOPES`] values are remembered** (with or without a cache); past that,
 //!   those idle for [`IDLE`] are forgotten first, then the least recently used, down to three
 //!   quarters of the bound.
@@ -114,8 +114,8 @@ impl<C> ScopeCaches<C> {
     /// The cache of the scope value `canonical`, made with `make` on its second call within
     /// [`IDLE`], or on its first while the values come back; `None` on a first call otherwise
     /// (it is remembered). `make` is told whether the values come back (its cache then
-    /// prefetches from its first range on). Each call is one call of the value: it counts in
-    /// the share of calls that found their value.
+    /// prefetches from its first range on, once half of it is used). Each call is one call of
+    /// the value: it counts in the share of calls that found their value.
     pub(crate) fn cache_for(
         &self,
         canonical: &str,

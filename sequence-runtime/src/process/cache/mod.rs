@@ -74,7 +74,8 @@ pub(crate) struct ProcessState {
     scope: Option<Scope>,
     /// The caches of the scope values in use, for a scoped sequence with a batch.
     pub(crate) scopes: ScopeCaches<ProcessState>,
-    /// Whether a scope's cache prefetches from its first range on, rather than once it used a
+    /// Whether a scope's cache prefetches from its first range on (at half of it at the
+    /// earliest, see [`prefetch_share`](Self::prefetch_share)), rather than once it used a
     /// whole range (always for a sequence's own state).
     prefetch_first: bool,
     /// The format of the first handle of the sequence, which the handles that render the same
@@ -121,7 +122,8 @@ impl ProcessState {
 
     /// A cache of this sequence's counter of the scope value `scope`, with this state's
     /// statistics and clock, nothing cached yet; made while the sequence's scope values come
-    /// back (`come_back`, see `ScopeCaches`), it prefetches from its first range on.
+    /// back (`come_back`, see `ScopeCaches`), it prefetches from its first range on, once half of
+    /// it is used.
     pub(crate) fn for_scope(&self, scope: Scope, come_back: bool) -> Arc<ProcessState> {
         // Its refills join the rounds of the sequence's first calls and other caches' refills.
         let coalescer = self.coalescer.clone();
@@ -131,6 +133,12 @@ impl ProcessState {
         Arc::new(state)
     }
 }
+
+/// The share of its range after which a scope value's cache made while the values come back
+/// prefetches the next range, until it has handed out a whole range (or at `prefetch_at`, if
+/// later): a tenant whose few inserts fit in half a batch takes no second range, and one with
+/// more still has half a batch of values left when its prefetch starts.
+const UNPROVEN_PREFETCH_AT: f64 = 0.5;
 
 /// The number of the next cache made in this process (see [`ProcessState::id`]).
 static NEXT_CACHE: AtomicU64 = AtomicU64::new(1);
@@ -297,19 +305,30 @@ impl ProcessState {
         st: &mut CacheState,
         req: &Request<'_>,
     ) -> Option<Refill> {
-        st.prefetch_at = req.prefetch_at;
-        // A scope value's cache prefetches once it used a whole range (a tenant with a few
-        // inserts in a while takes one range, not two), unless it was made while the values
-        // come back.
-        let proven = self.prefetch_first || st.issued() >= refill_size(st, req.batch);
-        if !proven || st.refill.is_some() || st.standby.is_some() {
+        let share = self.prefetch_share(st, req);
+        st.prefetch_at = share.unwrap_or(req.prefetch_at);
+        let share = share?;
+        if st.refill.is_some() || st.standby.is_some() {
             return None;
         }
-        if prefetch_due(st, req.prefetch_at) {
+        if prefetch_due(st, share) {
             return Some(self.begin_refill(st, req.batch));
         }
-        st.rearm(req.prefetch_at);
+        st.rearm(share);
         None
+    }
+
+    /// The share of the range in use whose use makes the prefetch of the next one due:
+    /// `prefetch_at`, but for a scope value's cache that has not yet handed out a whole range.
+    /// Such a cache prefetches at [`UNPROVEN_PREFETCH_AT`] of its range at the earliest if it
+    /// was made while the values come back, and not at all otherwise (`None`): a tenant with a
+    /// few inserts in a while takes one range, not two.
+    fn prefetch_share(&self, st: &CacheState, req: &Request<'_>) -> Option<f64> {
+        if self.scope.is_none() || st.issued() >= refill_size(st, req.batch) {
+            return Some(req.prefetch_at);
+        }
+        self.prefetch_first
+            .then(|| req.prefetch_at.max(UNPROVEN_PREFETCH_AT))
     }
 
     /// Finishes the call `later` that [`look`](Self::look) began.
@@ -370,7 +389,7 @@ impl ProcessState {
     /// What the caller of `next` does now, decided under the lock.
     fn step(self: &Arc<Self>, req: &Request<'_>) -> Step {
         let mut st = self.lock_hot();
-        st.prefetch_at = req.prefetch_at;
+        st.prefetch_at = self.prefetch_share(&st, req).unwrap_or(req.prefetch_at);
         let slot = self.align(&mut st, req);
         let taken = self.take(&mut st, req);
         // The range in use now, which this thread's next calls take from without the lock.
