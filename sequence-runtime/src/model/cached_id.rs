@@ -1,7 +1,9 @@
 //! The hot path of a model whose sequence is a plain counter with a batch: its next ID straight
 //! from this process's cache of the counter, through the model's [`Sequence`] remembered per
-//! thread, without cloning it or building an issue of its own. The cache is looked at once: when
-//! it has no value ready, the look hands over what the call does next.
+//! thread, without cloning it or building an issue of its own. The value is one atomic add on
+//! the thread's copy of the cache's range in use, kept beside the sequence; at the range's end
+//! or its prefetch mark, the cache is looked at once: when it has no value ready, the look
+//! hands over what the call does next.
 //!
 //! [`Sequence`]: crate::Sequence
 
@@ -13,7 +15,7 @@ use super::handle;
 use super::sequential_id::SequentialId;
 use crate::error::Error;
 use crate::id::IdValue;
-use crate::process::{Later, Look};
+use crate::process::{Later, Look, Quick};
 use crate::sequence::Sequence;
 
 /// The next value of `M`'s counter from the cache of `M`'s [`Sequence`] for `coll`, or the
@@ -24,8 +26,13 @@ use crate::sequence::Sequence;
 /// [`SequenceConfig`]: crate::SequenceConfig
 pub(crate) fn cached_id<M: SequentialId>(coll: &Collection<M>) -> Option<Cached<M::Id>> {
     let rendered = const { M::SEQUENCE.cached_rendering() }?;
-    handle::with_sequence(TypeId::of::<M>(), coll, &M::SEQUENCE, |seq| {
-        Some(match seq.look()? {
+    handle::with_sequence(TypeId::of::<M>(), coll, &M::SEQUENCE, |seq, copy| {
+        let look = match copy.take() {
+            Some(Quick::Ready(value)) => Look::Ready(value),
+            Some(Quick::AtMark(value)) => seq.look(copy, Some(value))?,
+            None => seq.look(copy, None)?,
+        };
+        Some(match look {
             Look::Ready(value) => {
                 let id = if rendered {
                     seq.constant_id(value)

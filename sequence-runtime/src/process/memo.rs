@@ -30,31 +30,44 @@ impl<V> HandleMemo<V> {
     }
 
     /// The value of `model` with `coll`, made by `make` when it is not remembered.
+    #[inline]
     pub(crate) fn get<T: Send + Sync + 'static>(
         &mut self,
         model: TypeId,
         coll: &Collection<T>,
         make: impl FnOnce() -> V,
-    ) -> &V {
+    ) -> &mut V {
         let handle = (model, Deployment::handle_address(coll.client()));
+        // The pair used last, looked at first: a thread that calls one model's actions in a
+        // loop finds it at once.
+        match self.recent.len().checked_sub(1) {
+            Some(last) if self.recent[last].0 == handle => &mut self.recent[last].2,
+            _ => self.find_or_make(handle, coll, make),
+        }
+    }
+
+    /// The value of the pair `handle`, moved to the end, or made by `make` there.
+    fn find_or_make<T: Send + Sync + 'static>(
+        &mut self,
+        handle: HandleKey,
+        coll: &Collection<T>,
+        make: impl FnOnce() -> V,
+    ) -> &mut V {
         let recent = &mut self.recent;
-        let last = match recent.iter().rposition(|(k, _, _)| *k == handle) {
+        match recent.iter().position(|(k, _, _)| *k == handle) {
             Some(i) => {
-                let last = recent.len() - 1;
-                if i != last {
-                    recent.swap(i, last);
-                }
-                last
+                let entry = recent.remove(i);
+                recent.push(entry);
             }
             None => {
                 if recent.len() == RECENT_CAPACITY {
                     recent.remove(0);
                 }
                 recent.push((handle, Box::new(coll.clone()), make()));
-                recent.len() - 1
             }
-        };
-        &recent[last].2
+        }
+        let last = recent.len() - 1;
+        &mut recent[last].2
     }
 }
 

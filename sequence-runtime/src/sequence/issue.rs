@@ -12,7 +12,7 @@ use crate::id::{Bounds, IdRange, IdValue, Scope, Slot};
 use crate::observability::{reserving, Mode, Timer};
 use crate::observability::{CACHE, SKIP_AHEAD};
 use crate::options::Batch;
-use crate::process::{Later, Look, ProcessState, Request};
+use crate::process::{Later, Look, ProcessState, RangeCopy, Request};
 use crate::store::Reservation;
 use crate::strategy::{Counters, Maker, Origin};
 
@@ -112,15 +112,19 @@ impl Sequence {
     }
 
     /// One look at the cache of this handle's counter, shared in this process (the hot path of
-    /// models whose sequence is a plain counter with a batch): the next value, or the rest of
-    /// the call for [`finish_id`](Self::finish_id). `None` if the options are invalid.
-    pub(crate) fn look(&self) -> Option<Look> {
+    /// models whose sequence is a plain counter with a batch), for a caller that keeps its copy
+    /// of the cache's range in use in `copy`: the next value, or the rest of the call for
+    /// [`finish_id`](Self::finish_id). `at_mark`: the value the caller took from `copy` if it
+    /// was the one at the prefetch mark (see [`ProcessState::look`]). `None` if the options are
+    /// invalid.
+    pub(crate) fn look(&self, copy: &mut RangeCopy, at_mark: Option<i64>) -> Option<Look> {
         // As `request`, without building a `Result` of the error it cannot meet here.
         let engine = self.state.engine.as_ref().ok()?;
         let Maker::Counters(counters) = &*engine.maker else {
             return None;
         };
-        Some(engine.shared.look(&self.request_from(engine, counters)))
+        let req = self.request_from(engine, counters);
+        Some(engine.shared.look(&req, copy, at_mark))
     }
 
     /// The ID of the call that [`look`](Self::look) began, rendered as `T`, with the counter it

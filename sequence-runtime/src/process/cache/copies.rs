@@ -3,11 +3,16 @@
 //! shared but the range's count of values taken. A copy is never wrong, only stale: a range is
 //! closed when it is taken out of use (see [`Segment::close`]), so a stale copy hands out
 //! nothing, and the caller takes the lock, which gives it the range in use now.
+//!
+//! A caller that keeps a place of its own per thread (the hot path of models, beside the
+//! model's sequence) keeps its copy there instead, as a [`RangeCopy`], and takes from it without
+//! looking it up among the thread's copies.
 
 use std::cell::RefCell;
 use std::sync::Arc;
 
 use super::segment::Segment;
+use crate::id::Format;
 
 /// How many caches each thread keeps a copy of the range in use of.
 const CAPACITY: usize = 8;
@@ -15,6 +20,74 @@ const CAPACITY: usize = 8;
 thread_local! {
     /// Ranges in use by cache (see `ProcessState::id`), the most recently remembered last.
     static COPIES: RefCell<Vec<(u64, Arc<Segment>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A copy of the range in use of one cache, kept by its holder rather than among the thread's
+/// copies: as stale-safe as those, since it is the same range.
+#[derive(Debug, Default)]
+pub(crate) struct RangeCopy(Option<Copied>);
+
+#[derive(Debug)]
+struct Copied {
+    cache: u64,
+    segment: Arc<Segment>,
+    /// Whether the range serves every call of the cache's callers: its counter is the one of a
+    /// format without periods, so no clock is read before a value is taken.
+    timeless: bool,
+}
+
+/// A value [`RangeCopy::take`] took.
+pub(crate) enum Quick {
+    /// A value that needs nothing more.
+    Ready(i64),
+    /// The value at the range's prefetch mark: its taker checks the prefetch (see
+    /// [`ProcessState::look`](super::ProcessState::look)).
+    AtMark(i64),
+}
+
+impl RangeCopy {
+    /// No copy yet.
+    pub(crate) const fn new() -> Self {
+        RangeCopy(None)
+    }
+
+    /// The next value of the copied range, if it serves every call and has one left: one atomic
+    /// add, with nothing else read (the hot path of models). `None` takes nothing, and the
+    /// caller looks at the cache. Counting the value in the sequence's series (with `metrics`)
+    /// is the cache's: with the feature, this takes nothing.
+    #[inline]
+    pub(crate) fn take(&self) -> Option<Quick> {
+        if cfg!(feature = "metrics") {
+            return None;
+        }
+        let copied = self.0.as_ref().filter(|c| c.timeless)?;
+        let taken = copied.segment.take()?;
+        Some(match taken.at_mark {
+            false => Quick::Ready(taken.value),
+            true => Quick::AtMark(taken.value),
+        })
+    }
+
+    /// The copy of the range in use of the cache `cache`, if this is one.
+    #[inline]
+    pub(super) fn of(&self, cache: u64) -> Option<&Arc<Segment>> {
+        match &self.0 {
+            Some(c) if c.cache == cache => Some(&c.segment),
+            _ => None,
+        }
+    }
+
+    /// Makes `segment` the copy of the range in use of the cache `cache` (`None`: it has none),
+    /// whose callers' values are of `format`.
+    pub(super) fn set(&mut self, cache: u64, segment: Option<Arc<Segment>>, format: &Format) {
+        self.0 = segment.map(|segment| Copied {
+            cache,
+            timeless: format
+                .constant()
+                .is_some_and(|slot| Arc::ptr_eq(slot, &segment.slot)),
+            segment,
+        });
+    }
 }
 
 /// What `f` makes of this thread's copy of the range in use of the cache `cache`; `None` if the
@@ -59,7 +132,11 @@ mod tests {
     use crate::id::{Format, IdRange};
 
     fn segment(first: i64) -> Arc<Segment> {
-        let format = Format::new("copies", None, None, None);
+        segment_of(&Format::new("copies", None, None, None), first)
+    }
+
+    /// Ten values from `first`, of the counter of `format`, the prefetch mark at offset 5.
+    fn segment_of(format: &Format, first: i64) -> Arc<Segment> {
         let slot = format.constant().expect("no periods").clone();
         let range = IdRange::new(first, first + 9).unwrap();
         Arc::new(Segment::new(range, 5, slot, None))
@@ -91,5 +168,50 @@ mod tests {
         std::thread::spawn(move || assert_eq!(first_of(base + 1), None))
             .join()
             .unwrap();
+    }
+
+    #[test]
+    fn a_range_copy_takes_without_the_cache_only_from_a_timeless_range() {
+        let format = Format::new("copies", None, None, None);
+        let mut copy = RangeCopy::new();
+        assert!(copy.take().is_none(), "no copy yet");
+        // The counter of the format: values are taken, the one at the mark told apart.
+        copy.set(7, Some(segment_of(&format, 10)), &format);
+        let taken: Vec<_> = std::iter::from_fn(|| copy.take()).collect();
+        if cfg!(feature = "metrics") {
+            assert!(
+                taken.is_empty(),
+                "with metrics the cache counts every value"
+            );
+            return;
+        }
+        let values: Vec<_> = taken
+            .iter()
+            .map(|q| match q {
+                Quick::Ready(v) => (*v, false),
+                Quick::AtMark(v) => (*v, true),
+            })
+            .collect();
+        let expected: Vec<_> = (10..=19).map(|v| (v, v == 15)).collect();
+        assert_eq!(values, expected, "the range once, the mark at offset 5");
+        assert!(copy.of(7).is_some() && copy.of(8).is_none());
+        // Another format's counter (a scope's, a period's): nothing taken, the caller looks
+        // at the cache, which checks the period.
+        let other = Format::new("other", None, None, None);
+        let range = segment_of(&format, 100);
+        copy.set(7, Some(range.clone()), &other);
+        assert!(copy.take().is_none());
+        assert_eq!(
+            range.handed_out(),
+            0,
+            "nothing taken from a range not timeless"
+        );
+        // A retired range hands out nothing.
+        let range = segment_of(&format, 200);
+        copy.set(7, Some(range.clone()), &format);
+        range.close();
+        assert!(copy.take().is_none());
+        copy.set(7, None, &format);
+        assert!(copy.of(7).is_none());
     }
 }

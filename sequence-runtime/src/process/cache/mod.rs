@@ -40,6 +40,7 @@ use crate::observability::{
 };
 use crate::options::Batch;
 use crate::strategy::Counters;
+pub(crate) use copies::{Quick, RangeCopy};
 use refill::Refill;
 use segment::Segment;
 use state::{ensure_current, prefetch_due, refill_size, CacheState};
@@ -231,10 +232,10 @@ impl ProcessState {
     /// The next ID from the cache and the slot it belongs to, refilling the cache from the
     /// store when it is empty.
     pub(crate) async fn next(self: &Arc<Self>, req: &Request<'_>) -> Result<(i64, Arc<Slot>)> {
-        let step = match self.take_unlocked(req, |s, _| s.slot.clone()) {
+        let step = match self.take_unlocked(req, None, |s, _| s.slot.clone()) {
             Some((id, false, slot)) => return Ok((id, slot)),
             Some((id, true, slot)) => self.at_mark(id, slot, req),
-            None => self.step(req),
+            None => self.step(req, None),
         };
         match step {
             Step::Got(id, slot, None) => Ok((id, slot)),
@@ -244,15 +245,28 @@ impl ProcessState {
         }
     }
 
-    /// One look at the cache under its lock, for a caller that has no [`Request`] at hand
-    /// until the cache needs more than a value taken (the hot path of models): the next ID, or
-    /// what the call does next, which [`finish`](Self::finish) does without looking again.
-    pub(crate) fn look(self: &Arc<Self>, req: &Request<'_>) -> Look {
-        // The slot is only read for the call that goes on (the value at the prefetch mark).
-        let step = match self.take_unlocked(req, |s, at_mark| at_mark.then(|| s.slot.clone())) {
+    /// One look at the cache, for a caller that keeps its copy of the range in use in `copy`
+    /// (the hot path of models): the next ID, or what the call does next, which
+    /// [`finish`](Self::finish) does without looking again. `at_mark` is the value the caller
+    /// took from `copy` with [`RangeCopy::take`] if it was the one at the prefetch mark.
+    pub(crate) fn look(
+        self: &Arc<Self>,
+        req: &Request<'_>,
+        copy: &mut RangeCopy,
+        at_mark: Option<i64>,
+    ) -> Look {
+        let taken = match (at_mark, copy.of(self.id)) {
+            (Some(id), Some(segment)) => Some((id, true, Some(segment.slot.clone()))),
+            (Some(_), None) => unreachable!("a value taken from a copy of another cache"),
+            // The slot is only read for the call that goes on (the value at the prefetch mark).
+            (None, _) => self.take_unlocked(req, Some(copy), |s, at_mark| {
+                at_mark.then(|| s.slot.clone())
+            }),
+        };
+        let step = match taken {
             Some((id, _, None)) => return Look::Ready(id),
             Some((id, _, Some(slot))) => self.at_mark(id, slot, req),
-            None => self.step(req),
+            None => self.step(req, Some(copy)),
         };
         match step {
             Step::Got(id, _, None) => Look::Ready(id),
@@ -260,23 +274,29 @@ impl ProcessState {
         }
     }
 
-    /// A value of the range in use, taken without the lock from this thread's copy if that
-    /// range serves the current period, whether it is the range's prefetch mark, and what
-    /// `with` reads of the range (told whether the value is at the mark).
+    /// A value of the range in use, taken without the lock from the caller's copy (`copy`, or
+    /// else this thread's) if that range serves the current period, whether it is the range's
+    /// prefetch mark, and what `with` reads of the range (told whether the value is at the
+    /// mark).
     #[inline]
     fn take_unlocked<W>(
         &self,
         req: &Request<'_>,
+        copy: Option<&RangeCopy>,
         with: impl FnOnce(&Segment, bool) -> W,
     ) -> Option<(i64, bool, W)> {
-        let (taken, w) = copies::with_copy(self.id, |segment| {
+        let take = |segment: &Arc<Segment>| {
             if !segment.serves(req.format) {
                 return None;
             }
             let taken = segment.take()?;
             let w = with(segment, taken.at_mark);
             Some((taken, w))
-        })??;
+        };
+        let (taken, w) = match copy {
+            Some(copy) => take(copy.of(self.id)?),
+            None => copies::with_copy(self.id, take)?,
+        }?;
         self.handed_out_one();
         Some((taken.value, taken.at_mark, w))
     }
@@ -382,18 +402,23 @@ impl ProcessState {
                     }
                 }
             }
-            step = self.step(req);
+            step = self.step(req, None);
         }
     }
 
-    /// What the caller of `next` does now, decided under the lock.
-    fn step(self: &Arc<Self>, req: &Request<'_>) -> Step {
+    /// What the caller of `next` does now, decided under the lock; the caller's copy of the
+    /// range in use (`copy`, or else this thread's) is brought up to date.
+    fn step(self: &Arc<Self>, req: &Request<'_>, copy: Option<&mut RangeCopy>) -> Step {
         let mut st = self.lock_hot();
         st.prefetch_at = self.prefetch_share(&st, req).unwrap_or(req.prefetch_at);
         let slot = self.align(&mut st, req);
         let taken = self.take(&mut st, req);
-        // The range in use now, which this thread's next calls take from without the lock.
-        copies::remember(self.id, st.segment().cloned());
+        // The range in use now, which the caller's next calls take from without the lock.
+        let in_use = st.segment().cloned();
+        match copy {
+            Some(copy) => copy.set(self.id, in_use, req.format),
+            None => copies::remember(self.id, in_use),
+        }
         if let Some((id, prefetch)) = taken {
             return Step::Got(id, slot, prefetch);
         }
@@ -854,7 +879,10 @@ mod tests {
             sizes.push(shared.begin_refill(&mut st, Batch::Fixed(100)).size);
             st.refill = None;
         }
-        assert_eq!(sizes, [800, 400, 200, 100, 100]);
+        let halved: Vec<u64> = (1..=5)
+            .map(|n| 100 * (Batch::MAX_AHEAD >> n).max(1))
+            .collect();
+        assert_eq!(sizes, halved);
     }
 
     /// Every range lasts less than `grow_below` (an hour): each one doubles the next, from
@@ -979,10 +1007,11 @@ mod tests {
         let store = Arc::new(Recorder::default());
         let options = SequenceOptions::builder("looked").batch(10).build();
         let seq = Sequence::with_store(store.clone(), options).unwrap();
-        let Some(Look::Later(first)) = seq.look() else {
+        let mut copy = RangeCopy::new();
+        let Some(Look::Later(first)) = seq.look(&mut copy, None) else {
             panic!("an empty cache has no value ready")
         };
-        let Some(Look::Later(second)) = seq.look() else {
+        let Some(Look::Later(second)) = seq.look(&mut copy, None) else {
             panic!("the refill in flight is the first look's")
         };
         assert!(
@@ -996,7 +1025,12 @@ mod tests {
         // range reserved is the prefetch of the first range's user).
         assert_eq!(got, [1, 2]);
         assert_eq!(store.sizes()[0], 10);
-        assert!(matches!(seq.look(), Some(Look::Ready(3))));
+        assert!(matches!(seq.look(&mut copy, None), Some(Look::Ready(3))));
+        // That look took its value under the lock and left the caller its copy of the range,
+        // which the next value comes from without the cache.
+        if !cfg!(feature = "metrics") {
+            assert!(matches!(copy.take(), Some(Quick::Ready(4))));
+        }
     }
 
     #[test]
