@@ -64,7 +64,7 @@ impl Batch {
     /// The most batches one reservation of the cache takes ahead. A process holds at most two
     /// reservations (the one in use and the next), so a crash loses at most
     /// `2 × MAX_AHEAD × batch` values of a batch of [`AHEAD_FROM`](Self::AHEAD_FROM) or more.
-    pub const MAX_AHEAD: u64 = 16;
+    pub const MAX_AHEAD: u64 = 256;
 
     /// How many batches of `batch` values the next reservation takes, after a reservation of
     /// `len` values lasted `lasted` and the last round trip took `trip`, `ahead` being the
