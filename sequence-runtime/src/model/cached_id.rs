@@ -15,7 +15,7 @@ use super::handle;
 use super::sequential_id::SequentialId;
 use crate::error::Error;
 use crate::id::IdValue;
-use crate::process::{Later, Look, Quick};
+use crate::process::{Later, Look, Taken};
 use crate::sequence::Sequence;
 
 /// The next value of `M`'s counter from the cache of `M`'s [`Sequence`] for `coll`, or the
@@ -28,8 +28,14 @@ pub(crate) fn cached_id<M: SequentialId>(coll: &Collection<M>) -> Option<Cached<
     let rendered = const { M::SEQUENCE.cached_rendering() }?;
     handle::with_sequence(TypeId::of::<M>(), coll, &M::SEQUENCE, |seq, copy| {
         let look = match copy.take() {
-            Some(Quick::Ready(value)) => Look::Ready(value),
-            Some(Quick::AtMark(value)) => seq.look(copy, Some(value))?,
+            Some(Taken {
+                value,
+                at_mark: false,
+            }) => Look::Ready(value),
+            Some(Taken {
+                value,
+                at_mark: true,
+            }) => seq.look(copy, Some(value))?,
             None => seq.look(copy, None)?,
         };
         Some(match look {

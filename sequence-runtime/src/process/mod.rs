@@ -20,7 +20,7 @@ mod memo;
 mod registry;
 mod scope_caches;
 
-pub(crate) use cache::{Later, Look, ProcessState, Quick, RangeCopy, Request};
+pub(crate) use cache::{Later, Look, ProcessState, RangeCopy, Request, Taken};
 pub(crate) use memo::HandleMemo;
 pub(crate) use registry::{
     entries, full_shards, group, remove_group, shared, watched, CounterAt, GroupOf,

@@ -11,7 +11,7 @@
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use super::segment::Segment;
+use super::segment::{Segment, Taken};
 use crate::id::Format;
 
 /// How many caches each thread keeps a copy of the range in use of.
@@ -36,15 +36,6 @@ struct Copied {
     timeless: bool,
 }
 
-/// A value [`RangeCopy::take`] took.
-pub(crate) enum Quick {
-    /// A value that needs nothing more.
-    Ready(i64),
-    /// The value at the range's prefetch mark: its taker checks the prefetch (see
-    /// [`ProcessState::look`](super::ProcessState::look)).
-    AtMark(i64),
-}
-
 impl RangeCopy {
     /// No copy yet.
     pub(crate) const fn new() -> Self {
@@ -52,20 +43,18 @@ impl RangeCopy {
     }
 
     /// The next value of the copied range, if it serves every call and has one left: one atomic
-    /// add, with nothing else read (the hot path of models). `None` takes nothing, and the
-    /// caller looks at the cache. Counting the value in the sequence's series (with `metrics`)
-    /// is the cache's: with the feature, this takes nothing.
+    /// add, with nothing else read (the hot path of models). The value at the range's prefetch
+    /// mark goes on to [`ProcessState::look`](super::ProcessState::look), which checks the
+    /// prefetch. `None` takes nothing, and the caller looks at the cache. Counting the value in
+    /// the sequence's series (with `metrics`) is the cache's: with the feature, this takes
+    /// nothing.
     #[inline]
-    pub(crate) fn take(&self) -> Option<Quick> {
+    pub(crate) fn take(&self) -> Option<Taken> {
         if cfg!(feature = "metrics") {
             return None;
         }
         let copied = self.0.as_ref().filter(|c| c.timeless)?;
-        let taken = copied.segment.take()?;
-        Some(match taken.at_mark {
-            false => Quick::Ready(taken.value),
-            true => Quick::AtMark(taken.value),
-        })
+        copied.segment.take()
     }
 
     /// The copy of the range in use of the cache `cache`, if this is one.
@@ -177,7 +166,9 @@ mod tests {
         assert!(copy.take().is_none(), "no copy yet");
         // The counter of the format: values are taken, the one at the mark told apart.
         copy.set(7, Some(segment_of(&format, 10)), &format);
-        let taken: Vec<_> = std::iter::from_fn(|| copy.take()).collect();
+        let taken: Vec<_> = std::iter::from_fn(|| copy.take())
+            .map(|t| (t.value, t.at_mark))
+            .collect();
         if cfg!(feature = "metrics") {
             assert!(
                 taken.is_empty(),
@@ -185,15 +176,8 @@ mod tests {
             );
             return;
         }
-        let values: Vec<_> = taken
-            .iter()
-            .map(|q| match q {
-                Quick::Ready(v) => (*v, false),
-                Quick::AtMark(v) => (*v, true),
-            })
-            .collect();
         let expected: Vec<_> = (10..=19).map(|v| (v, v == 15)).collect();
-        assert_eq!(values, expected, "the range once, the mark at offset 5");
+        assert_eq!(taken, expected, "the range once, the mark at offset 5");
         assert!(copy.of(7).is_some() && copy.of(8).is_none());
         // Another format's counter (a scope's, a period's): nothing taken, the caller looks
         // at the cache, which checks the period.

@@ -40,9 +40,10 @@ use crate::observability::{
 };
 use crate::options::Batch;
 use crate::strategy::Counters;
-pub(crate) use copies::{Quick, RangeCopy};
+pub(crate) use copies::RangeCopy;
 use refill::Refill;
 use segment::Segment;
+pub(crate) use segment::Taken;
 use state::{ensure_current, prefetch_due, refill_size, CacheState};
 
 /// What one call of the cache needs to know about its sequence.
@@ -1029,7 +1030,14 @@ mod tests {
         // That look took its value under the lock and left the caller its copy of the range,
         // which the next value comes from without the cache.
         if !cfg!(feature = "metrics") {
-            assert!(matches!(copy.take(), Some(Quick::Ready(4))));
+            let taken = copy.take();
+            assert_eq!(
+                taken,
+                Some(Taken {
+                    value: 4,
+                    at_mark: false
+                })
+            );
         }
     }
 

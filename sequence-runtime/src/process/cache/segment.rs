@@ -45,11 +45,11 @@ struct Padded(AtomicU64);
 
 /// A value a caller took from a [`Segment`].
 #[derive(Debug, PartialEq, Eq)]
-pub(super) struct Taken {
-    pub(super) value: i64,
+pub(crate) struct Taken {
+    pub(crate) value: i64,
     /// Whether it is the value at the prefetch mark: its taker checks whether the prefetch is
     /// due.
-    pub(super) at_mark: bool,
+    pub(crate) at_mark: bool,
 }
 
 impl Segment {
