@@ -22,7 +22,9 @@
 //! `serverStatus`; the scenarios send no others of those kinds) and the `insert` commands into
 //! collections named `counters` (from `top`), so with `MONGODB_URI` they are
 //! only right when nothing else sends such commands to that deployment during the run. The waits of a run are the calls that waited for a counter round trip
-//! (`Stats::waits` of the run's sequence).
+//! (`Stats::waits` of the run's sequence). The server's CPU time of a run is the user and
+//! system time `serverStatus` reports in `extra_info` (on Linux), likewise a difference across
+//! the run, and with `MONGODB_URI` likewise only right for a deployment nothing else uses.
 //!
 //! Throughput is in documents inserted (or IDs allocated, for `next_id` and `atomic_next`) per
 //! second; latencies are per call (for the `insert_many` scenarios, per call of 1000
@@ -73,7 +75,7 @@ use std::time::Duration;
 use mongodb::bson::doc;
 use sequence_testkit::{unique_db_name, TestServer};
 
-use measure::{calls_per_task, connect, counter_commands_total, rows, Result, Rounds, Run, TASKS};
+use measure::{calls_per_task, connect, rows, Result, Rounds, Run, ServerTotals, TASKS};
 use scenarios::{plain_insert_one, worker, Model, COLL, SCENARIOS, WORKER};
 
 struct Options {
@@ -316,7 +318,7 @@ async fn main() -> Result<()> {
             let db = client.database(&unique_db_name(&format!("bench_{}", scenario.name)));
             db.create_collection(COLL).await?;
             db.create_collection("counters").await?;
-            let trips_before = counter_commands_total(&client).await?;
+            let before = ServerTotals::read(&client).await?;
             let allocations_before = alloc::allocations();
             let mut measured = (scenario.run)(Run {
                 db: db.clone(),
@@ -328,7 +330,7 @@ async fn main() -> Result<()> {
             measured.allocations = alloc::allocations() - allocations_before;
             // A prefetch may still be on its way: let it land before counting round trips.
             tokio::time::sleep(Duration::from_millis(100)).await;
-            let round_trips = counter_commands_total(&client).await? - trips_before;
+            let work = ServerTotals::read(&client).await?.since(before);
             db.drop().await?;
 
             say(&report::progress(
@@ -337,9 +339,9 @@ async fn main() -> Result<()> {
                 scenario,
                 tasks,
                 &measured,
-                round_trips,
+                work,
             ));
-            results[s][t].record(&measured, round_trips);
+            results[s][t].record(&measured, work);
         }
         order.reverse();
     }

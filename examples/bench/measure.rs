@@ -155,6 +155,9 @@ pub struct Measured {
     /// The allocations of this process during the run (the bench's own timing included; for
     /// the scenarios of several processes, this process's share only).
     pub allocations: u64,
+    /// What the server did during the measured part of the run, for the runs of the rate
+    /// curves of `--scale` (see [`with_server_work`]) and of several processes.
+    pub server: Option<ServerTotals>,
 }
 
 /// The resident set of this process (`VmRSS` of `/proc/self/status`), where there is one.
@@ -244,6 +247,7 @@ where
             waits: None,
             rss_bytes: None,
             allocations: 0,
+            server: None,
         })
     })
 }
@@ -268,50 +272,88 @@ pub fn with_waits<M: SequentialId>(
 // ---------------------------------------------------------------------------------------------
 // Round trips, counted by the server.
 
-/// The commands a counter round trip is made of — `findAndModify` (one reservation), `update`
-/// and `find` (a reservation of several counters at once, a gapless group's counter update),
-/// and the `insert` commands into counters collections (new counters of a round; `top`) —
-/// the server has run since it started (`serverStatus`): the counter round trips of a run are
-/// the difference across it.
-///
-/// Counted on the server rather than with the driver's command monitoring: with a command event
-/// handler installed, the driver copies every command into an event document, which for an
-/// `insert_many` of 1000 documents took a third of the throughput away in a trial run.
-pub async fn counter_commands_total(client: &Client) -> Result<u64> {
-    let status = client
-        .database("admin")
-        .run_command(doc! { "serverStatus": 1 })
-        .await?;
-    let commands = status.get_document("metrics")?.get_document("commands")?;
-    let mut sum = 0;
-    for name in ["findAndModify", "update", "find"] {
-        sum += match commands.get_document(name)?.get("total") {
-            Some(Bson::Int64(n)) => *n as u64,
-            Some(Bson::Int32(n)) => *n as u64,
-            Some(Bson::Double(n)) => *n as u64,
-            other => {
-                return Err(format!("unexpected {name} counter in serverStatus: {other:?}").into())
-            }
-        };
-    }
-    let top = client
-        .database("admin")
-        .run_command(doc! { "top": 1 })
-        .await?;
-    for (namespace, counts) in top.get_document("totals")? {
-        if !namespace.ends_with(".counters") {
-            continue;
+/// What the server has done since it started (`serverStatus`, `top`): the work of a run is the
+/// difference across it ([`ServerTotals::since`]).
+#[derive(Clone, Copy, Debug)]
+pub struct ServerTotals {
+    /// The commands a counter round trip is made of: `findAndModify` (one reservation),
+    /// `update` and `find` (a reservation of several counters at once, a gapless group's
+    /// counter update), and the `insert` commands into counters collections (new counters of a
+    /// round; `top`).
+    pub counter_commands: u64,
+    /// The server process's CPU time, user and system, in microseconds (`extra_info`), where
+    /// its platform reports it (Linux does).
+    pub cpu_us: Option<u64>,
+}
+
+impl ServerTotals {
+    /// The server's totals now.
+    ///
+    /// Counted on the server rather than with the driver's command monitoring: with a command
+    /// event handler installed, the driver copies every command into an event document, which
+    /// for an `insert_many` of 1000 documents took a third of the throughput away in a trial
+    /// run.
+    pub async fn read(client: &Client) -> Result<ServerTotals> {
+        let admin = client.database("admin");
+        let status = admin.run_command(doc! { "serverStatus": 1 }).await?;
+        let commands = status.get_document("metrics")?.get_document("commands")?;
+        let mut counter_commands = 0;
+        for name in ["findAndModify", "update", "find"] {
+            counter_commands += number(commands.get_document(name)?.get("total"))
+                .ok_or_else(|| format!("unexpected {name} counter in serverStatus"))?;
         }
-        let inserts = counts
-            .as_document()
-            .and_then(|c| c.get_document("insert").ok());
-        sum += match inserts.and_then(|i| i.get("count")) {
-            Some(Bson::Int64(n)) => *n as u64,
-            Some(Bson::Int32(n)) => *n as u64,
-            _ => 0,
-        };
+        let top = admin.run_command(doc! { "top": 1 }).await?;
+        for (namespace, counts) in top.get_document("totals")? {
+            if !namespace.ends_with(".counters") {
+                continue;
+            }
+            let inserts = counts
+                .as_document()
+                .and_then(|c| c.get_document("insert").ok());
+            counter_commands += inserts.and_then(|i| number(i.get("count"))).unwrap_or(0);
+        }
+        let extra = status.get_document("extra_info").ok();
+        let cpu = |key| extra.and_then(|e| number(e.get(key)));
+        let cpu_us = cpu("user_time_us")
+            .zip(cpu("system_time_us"))
+            .map(|(u, s)| u + s);
+        Ok(ServerTotals {
+            counter_commands,
+            cpu_us,
+        })
     }
-    Ok(sum)
+
+    /// What the server did between `before` and these totals.
+    pub fn since(self, before: ServerTotals) -> ServerTotals {
+        ServerTotals {
+            counter_commands: self.counter_commands - before.counter_commands,
+            cpu_us: self
+                .cpu_us
+                .zip(before.cpu_us)
+                .map(|(now, then)| now.saturating_sub(then)),
+        }
+    }
+}
+
+/// `run`, with what the server did while it ran in [`Measured::server`].
+pub async fn with_server_work(
+    client: &Client,
+    run: impl Future<Output = Result<Measured>>,
+) -> Result<Measured> {
+    let before = ServerTotals::read(client).await?;
+    let mut measured = run.await?;
+    measured.server = Some(ServerTotals::read(client).await?.since(before));
+    Ok(measured)
+}
+
+/// A count of `serverStatus` or `top`, of whichever numeric type the server chose.
+fn number(value: Option<&Bson>) -> Option<u64> {
+    match value? {
+        Bson::Int64(n) => Some(*n as u64),
+        Bson::Int32(n) => Some(*n as u64),
+        Bson::Double(n) => Some(*n as u64),
+        _ => None,
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -332,6 +374,9 @@ pub struct Row {
     pub rss_bytes: Option<u64>,
     /// Allocations of this process per ID, over the rounds.
     pub allocations_per_id: f64,
+    /// The server's CPU time per ID in microseconds, median of the rounds (where the server
+    /// reports its CPU time).
+    pub server_us_per_id: Option<f64>,
     /// Median over the rounds of the throughput over the baseline's in the same round.
     pub ratio: Option<f64>,
 }
@@ -343,6 +388,8 @@ pub struct Rounds {
     p99_us: Vec<f64>,
     ids: u64,
     trips: u64,
+    /// The server's CPU µs per ID of each round (where the server reports its CPU time).
+    server_us: Vec<f64>,
     /// Waits over the rounds, if the scenario counts them.
     waits: Option<u64>,
     /// The most memory held at the end of a round, if the scenario measures it.
@@ -351,13 +398,15 @@ pub struct Rounds {
 }
 
 impl Rounds {
-    /// Adds a round: what it measured and the counter round trips the server ran meanwhile.
-    pub fn record(&mut self, measured: &Measured, round_trips: u64) {
+    /// Adds a round: what it measured and what the server did meanwhile.
+    pub fn record(&mut self, measured: &Measured, work: ServerTotals) {
         self.ops_per_s.push(measured.ops_per_s());
         self.p50_us.push(measured.latency_us(0.50));
         self.p99_us.push(measured.latency_us(0.99));
         self.ids += measured.ids;
-        self.trips += round_trips;
+        self.trips += work.counter_commands;
+        self.server_us
+            .extend(work.cpu_us.map(|us| us as f64 / measured.ids.max(1) as f64));
         self.allocations += measured.allocations;
         if let Some(w) = measured.waits {
             *self.waits.get_or_insert(0) += w;
@@ -415,6 +464,7 @@ pub fn rows(scenarios: &[Scenario], results: &[Vec<Rounds>]) -> Vec<Row> {
                 waits_per_id: r.waits.map(|w| w as f64 / r.ids.max(1) as f64),
                 rss_bytes: r.rss_bytes,
                 allocations_per_id: r.allocations as f64 / r.ids.max(1) as f64,
+                server_us_per_id: (!r.server_us.is_empty()).then(|| median(&r.server_us)),
                 ratio,
             });
         }

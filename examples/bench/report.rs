@@ -1,7 +1,7 @@
 //! The report: a line per run as the runs go, the table of the medians, the JSON object, and the
 //! chart of IDs per second against batch size.
 
-use crate::measure::{Measured, Result, Row, Scenario};
+use crate::measure::{Measured, Result, Row, Scenario, ServerTotals};
 use crate::plot;
 
 /// The line of one run, on stderr as the rounds go.
@@ -11,12 +11,15 @@ pub fn progress(
     scenario: &Scenario,
     tasks: usize,
     measured: &Measured,
-    round_trips: u64,
+    work: ServerTotals,
 ) -> String {
+    let server_us = work.cpu_us.map_or("-".to_owned(), |us| {
+        format!("{:.0}", us as f64 / measured.ids.max(1) as f64)
+    });
     format!(
         "round {}/{}: {:<25} batch {:>4} tasks {:>2}: {:>9.0} ops/s, latency µs p50 {:.1} \
          p99 {:.1} p99.9 {:.1} max {:.1}; {} IDs, {} round trips, {} waits, {} allocations, \
-         {:.2} s{}",
+         server µs/ID {server_us}, {:.2} s{}",
         round + 1,
         rounds,
         scenario.name,
@@ -28,7 +31,7 @@ pub fn progress(
         measured.latency_us(0.999),
         measured.latency.max() as f64 / 1000.0,
         measured.ids,
-        round_trips,
+        work.counter_commands,
         measured.waits.map_or("-".to_owned(), |w| w.to_string()),
         measured.allocations,
         measured.elapsed.as_secs_f64(),
@@ -46,7 +49,8 @@ ops/s: documents inserted (next_id, atomic_next: IDs allocated) per second. p50/
 find, insert into counters) per ID. waits/ID: calls that waited for a counter round trip
 (Stats::waits), per ID; with a batch, above 1/batch means callers outran the prefetch.
 allocs/ID: allocations of this process per ID (per document inserted), the bench's own timing
-included.
+included. srv µs/ID: the server's CPU time (user and system) per ID over the run, median of the
+rounds.
 ratio: ops/s over plain_insert_one's at the same task count in the same round, median of the
 rounds; for insert_many_with_ids and plain_insert_many, over plain_insert_many's; for the
 next_id rows, over atomic_next's (an atomic add in the same call shape: the floor).
@@ -54,7 +58,7 @@ next_id rows, over atomic_next's (an atomic add in the same call shape: the floo
 
 pub fn table(rows: &[Row]) -> String {
     let mut out = format!(
-        "{:<26} {:>6} {:>6} {:>12} {:>10} {:>10} {:>9} {:>9} {:>9} {:>7}\n",
+        "{:<26} {:>6} {:>6} {:>12} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>7}\n",
         "scenario",
         "batch",
         "tasks",
@@ -64,14 +68,18 @@ pub fn table(rows: &[Row]) -> String {
         "trips/ID",
         "waits/ID",
         "allocs/ID",
+        "srv µs/ID",
         "ratio"
     );
     for r in rows {
         let batch = r.batch.label();
         let ratio = r.ratio.map_or("-".to_owned(), |x| format!("{x:.3}"));
         let waits = r.waits_per_id.map_or("-".to_owned(), |x| format!("{x:.3}"));
+        let server = r
+            .server_us_per_id
+            .map_or("-".to_owned(), |x| format!("{x:.1}"));
         out += &format!(
-            "{:<26} {:>6} {:>6} {:>12.0} {:>10.1} {:>10.1} {:>9.3} {:>9} {:>9.1} {:>7}\n",
+            "{:<26} {:>6} {:>6} {:>12.0} {:>10.1} {:>10.1} {:>9.3} {:>9} {:>9.1} {server:>9} {:>7}\n",
             r.scenario,
             batch,
             r.tasks,
@@ -115,6 +123,7 @@ pub fn json(server: &str, rows: &[Row]) -> serde_json::Value {
             "ratio": r.ratio.map(round3),
             "rss_bytes": r.rss_bytes,
             "allocations_per_id": round1(r.allocations_per_id),
+            "server_us_per_id": r.server_us_per_id.map(round1),
         })).collect::<Vec<_>>(),
     })
 }

@@ -8,7 +8,7 @@ use mongodb::bson::{doc, Bson, Document};
 use mongodb::{Client, Collection, Database};
 use sequence_testkit::unique_db_name;
 
-use crate::measure::Result;
+use crate::measure::{with_server_work, Result};
 use crate::scenarios::models::{Sample, B1};
 use crate::scenarios::{Model, COLL};
 
@@ -70,7 +70,8 @@ pub async fn curve(bench: &Bench) -> Result<(Vec<RateRow>, Vec<CollectionSize>)>
             for model in in_order(&modes, round) {
                 let coll = format!("{COLL}_{}", model.name());
                 db.create_collection(&coll).await?;
-                let measured = model.insert(&db, &coll, TASKS, calls_per_task, 0).await?;
+                let run = model.insert(&db, &coll, TASKS, calls_per_task, 0);
+                let measured = with_server_work(&bench.client, run).await?;
                 progress(&at, round, bench.rounds, model, &measured);
                 samples.record(model, &measured);
             }

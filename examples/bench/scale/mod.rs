@@ -141,6 +141,11 @@ pub struct RateRow {
     pub p99_us: f64,
     /// Median over the rounds of the throughput over plain's in the same round.
     pub ratio: f64,
+    /// Median over the rounds of the server's CPU time per document, in microseconds (where
+    /// the server reports its CPU time).
+    pub server_us_per_doc: Option<f64>,
+    /// Median over the rounds of the counter round trips per document.
+    pub trips_per_doc: Option<f64>,
 }
 
 /// Runs the curves of `bench.curves`, in the order of [`Curve::ALL`], with progress lines on
@@ -212,9 +217,12 @@ async fn fresh_db(client: &Client, curve: &str) -> Result<Database> {
 
 /// The line of one run, on stderr as the runs go: `at` names the point.
 fn progress(at: &str, round: usize, rounds: usize, model: Model, measured: &Measured) {
+    let cpu_us = measured.server.and_then(|w| w.cpu_us);
+    let server_us = per_doc(cpu_us, measured).map_or("-".to_owned(), |us| format!("{us:.0}"));
+    let trips = measured.server.map(|w| w.counter_commands);
     eprintln!(
         "scale: {at}, round {}/{rounds}: {:<8} {:>6} docs: {:>8.0} docs/s, latency µs p50 {:.1} \
-         p99 {:.1}, {:.2} s",
+         p99 {:.1}, {:.2} s, server µs/doc {server_us}, trips/doc {:.3}",
         round + 1,
         model.name(),
         measured.ids,
@@ -222,7 +230,18 @@ fn progress(at: &str, round: usize, rounds: usize, model: Model, measured: &Meas
         measured.latency_us(0.50),
         measured.latency_us(0.99),
         measured.elapsed.as_secs_f64(),
+        per_doc(trips, measured).unwrap_or(0.0),
     );
+}
+
+/// `total` over the documents of `measured`.
+fn per_doc(total: Option<u64>, measured: &Measured) -> Option<f64> {
+    total.map(|t| t as f64 / measured.ids.max(1) as f64)
+}
+
+/// The median of `values`, if there are any.
+fn median_of_some(values: &[f64]) -> Option<f64> {
+    (!values.is_empty()).then(|| median(values))
 }
 
 /// The rounds of one point of a rate curve: what each mode measured in each round.
@@ -233,6 +252,11 @@ struct Samples {
     ops: Vec<Vec<f64>>,
     p50_us: Vec<Vec<f64>>,
     p99_us: Vec<Vec<f64>>,
+    /// `server_us[m][r]`: the server's CPU µs per document (rounds where the server reports
+    /// its CPU time).
+    server_us: Vec<Vec<f64>>,
+    /// `trips[m][r]`: counter round trips per document.
+    trips: Vec<Vec<f64>>,
     /// Documents per run of each mode.
     docs: Vec<u64>,
 }
@@ -245,6 +269,8 @@ impl Samples {
             ops: per_mode(),
             p50_us: per_mode(),
             p99_us: per_mode(),
+            server_us: per_mode(),
+            trips: per_mode(),
             docs: vec![0; modes.len()],
             modes,
         }
@@ -260,6 +286,9 @@ impl Samples {
         self.ops[m].push(measured.ops_per_s());
         self.p50_us[m].push(measured.latency_us(0.50));
         self.p99_us[m].push(measured.latency_us(0.99));
+        let server = measured.server;
+        self.server_us[m].extend(per_doc(server.and_then(|w| w.cpu_us), measured));
+        self.trips[m].extend(per_doc(server.map(|w| w.counter_commands), measured));
         self.docs[m] = measured.ids;
     }
 
@@ -280,6 +309,8 @@ impl Samples {
                     p50_us: median(&self.p50_us[m]),
                     p99_us: median(&self.p99_us[m]),
                     ratio: median(&ratios),
+                    server_us_per_doc: median_of_some(&self.server_us[m]),
+                    trips_per_doc: median_of_some(&self.trips[m]),
                 }
             })
             .collect()

@@ -2,7 +2,7 @@
 //! counter (the multi-process machinery of the scenarios), and tasks in one process (the
 //! scenario functions themselves).
 
-use crate::measure::{BoxFuture, Measured, Result, Run};
+use crate::measure::{with_server_work, BoxFuture, Measured, Result, Run};
 use crate::scenarios::models::{BProxy, B1, B25};
 use crate::scenarios::{
     insert_gapless, insert_with_id, plain_insert_one, processes, warm_up, Model,
@@ -57,7 +57,8 @@ pub async fn against_tasks(bench: &Bench) -> Result<Vec<RateRow>> {
         let point = measure_point(bench, "tasks", &at, tasks, |run, model| {
             Box::pin(async move {
                 warm_up(model, &run.db, run.tasks, 0).await?;
-                in_one_process(model)(run).await
+                let client = run.db.client().clone();
+                with_server_work(&client, in_one_process(model)(run)).await
             })
         })
         .await?;

@@ -25,6 +25,9 @@ pub fn table(curves: &Curves) -> String {
     out += "\
 docs/s: documents inserted per second, median of the rounds. p50/p99: latency of one insert.
 ratio: docs/s over plain's at the same point in the same round, median of the rounds.
+srv µs/doc: the server's CPU time (user and system) per document while the run was measured
+(after its warm-up), median of the rounds. trips/doc: counter round trips per document, the
+same way.
 ";
     out
 }
@@ -73,18 +76,26 @@ fn rate_table(point: &str, rows: &[RateRow]) -> String {
         }
     };
     let mut out = format!(
-        "{point:>10}{} {:<8} {:>7} {:>10} {:>10} {:>10} {:>7}\n",
+        "{point:>10}{} {:<8} {:>7} {:>10} {:>10} {:>10} {:>7} {:>10} {:>9}\n",
         tasks(&"tasks"),
         "mode",
         "docs",
         "docs/s",
         "p50 µs",
         "p99 µs",
-        "ratio"
+        "ratio",
+        "srv µs/doc",
+        "trips/doc"
     );
     for r in rows {
+        let server = r
+            .server_us_per_doc
+            .map_or("-".to_owned(), |us| format!("{us:.0}"));
+        let trips = r
+            .trips_per_doc
+            .map_or("-".to_owned(), |t| format!("{t:.3}"));
         out += &format!(
-            "{:>10}{} {:<8} {:>7} {:>10.0} {:>10.1} {:>10.1} {:>7.3}\n",
+            "{:>10}{} {:<8} {:>7} {:>10.0} {:>10.1} {:>10.1} {:>7.3} {server:>10} {trips:>9}\n",
             r.point,
             tasks(&r.tasks),
             r.model.name(),
@@ -92,7 +103,7 @@ fn rate_table(point: &str, rows: &[RateRow]) -> String {
             r.docs_per_s,
             r.p50_us,
             r.p99_us,
-            r.ratio
+            r.ratio,
         );
     }
     out
@@ -187,6 +198,14 @@ fn rate_rows(point: &str, rows: &[RateRow]) -> Vec<serde_json::Value> {
             row.insert("p50_us".to_owned(), round1(r.p50_us).into());
             row.insert("p99_us".to_owned(), round1(r.p99_us).into());
             row.insert("ratio".to_owned(), round3(r.ratio).into());
+            row.insert(
+                "server_us_per_doc".to_owned(),
+                r.server_us_per_doc.map(round1).into(),
+            );
+            row.insert(
+                "trips_per_doc".to_owned(),
+                r.trips_per_doc.map(round3).into(),
+            );
             serde_json::Value::Object(row)
         })
         .collect()

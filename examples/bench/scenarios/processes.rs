@@ -12,7 +12,7 @@ use mongodb::bson::doc;
 use super::inserts::{insert_one_each, plain_one_each};
 use super::models::{BProxy, Gapless, Sample, B1, B25};
 use super::COLL;
-use crate::measure::{connect, BoxFuture, Measured, Result, Run};
+use crate::measure::{connect, BoxFuture, Measured, Result, Run, ServerTotals};
 
 /// The first argument that makes the bench a worker of a scenario of several processes.
 pub const WORKER: &str = "--insert-worker";
@@ -175,6 +175,8 @@ pub fn processes(run: Run, model: Model, count: usize) -> BoxFuture<Result<Measu
             running.push(worker);
         }
         warm_up(model, &run.db, share, 0).await?;
+        let client = run.db.client();
+        let before = ServerTotals::read(client).await?;
         let mut results = Vec::new();
         for mut worker in running {
             writeln!(worker.stdin, "go")?;
@@ -192,6 +194,7 @@ pub fn processes(run: Run, model: Model, count: usize) -> BoxFuture<Result<Measu
                 latency.saturating_record(l);
             }
         }
+        let server = Some(ServerTotals::read(client).await?.since(before));
         Ok(Measured {
             ids,
             elapsed,
@@ -199,6 +202,7 @@ pub fn processes(run: Run, model: Model, count: usize) -> BoxFuture<Result<Measu
             waits: None,
             rss_bytes: None,
             allocations: 0,
+            server,
         })
     })
 }
