@@ -169,6 +169,11 @@ pub fn rss_bytes() -> Option<u64> {
 }
 
 impl Measured {
+    /// `total` (of the run) per ID of the run.
+    pub fn per_id(&self, total: Option<u64>) -> Option<f64> {
+        total.map(|t| t as f64 / self.ids.max(1) as f64)
+    }
+
     /// Documents inserted or IDs allocated per second.
     pub fn ops_per_s(&self) -> f64 {
         self.ids as f64 / self.elapsed.as_secs_f64()
@@ -405,8 +410,7 @@ impl Rounds {
         self.p99_us.push(measured.latency_us(0.99));
         self.ids += measured.ids;
         self.trips += work.counter_commands;
-        self.server_us
-            .extend(work.cpu_us.map(|us| us as f64 / measured.ids.max(1) as f64));
+        self.server_us.extend(measured.per_id(work.cpu_us));
         self.allocations += measured.allocations;
         if let Some(w) = measured.waits {
             *self.waits.get_or_insert(0) += w;
@@ -426,6 +430,11 @@ pub fn median(values: &[f64]) -> f64 {
         n if n % 2 == 1 => v[n / 2],
         n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
     }
+}
+
+/// The median of `values`, if there are any.
+pub fn median_of_some(values: &[f64]) -> Option<f64> {
+    (!values.is_empty()).then(|| median(values))
 }
 
 /// The rows of the table: `results[s][t]` holds the rounds of `scenarios[s]` at `TASKS[t]`.
@@ -464,7 +473,7 @@ pub fn rows(scenarios: &[Scenario], results: &[Vec<Rounds>]) -> Vec<Row> {
                 waits_per_id: r.waits.map(|w| w as f64 / r.ids.max(1) as f64),
                 rss_bytes: r.rss_bytes,
                 allocations_per_id: r.allocations as f64 / r.ids.max(1) as f64,
-                server_us_per_id: (!r.server_us.is_empty()).then(|| median(&r.server_us)),
+                server_us_per_id: median_of_some(&r.server_us),
                 ratio,
             });
         }

@@ -13,9 +13,9 @@ pub fn progress(
     measured: &Measured,
     work: ServerTotals,
 ) -> String {
-    let server_us = work.cpu_us.map_or("-".to_owned(), |us| {
-        format!("{:.0}", us as f64 / measured.ids.max(1) as f64)
-    });
+    let server_us = measured
+        .per_id(work.cpu_us)
+        .map_or("-".to_owned(), |us| format!("{us:.0}"));
     format!(
         "round {}/{}: {:<25} batch {:>4} tasks {:>2}: {:>9.0} ops/s, latency µs p50 {:.1} \
          p99 {:.1} p99.9 {:.1} max {:.1}; {} IDs, {} round trips, {} waits, {} allocations, \

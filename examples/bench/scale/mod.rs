@@ -39,7 +39,7 @@ use std::time::Instant;
 use mongodb::{Client, Database};
 use sequence_testkit::unique_db_name;
 
-use crate::measure::{median, Measured, Result};
+use crate::measure::{median, median_of_some, Measured, Result};
 use crate::scenarios::{Model, COLL};
 
 /// A curve of `--scale`, as `--curve` names it.
@@ -217,12 +217,16 @@ async fn fresh_db(client: &Client, curve: &str) -> Result<Database> {
 
 /// The line of one run, on stderr as the runs go: `at` names the point.
 fn progress(at: &str, round: usize, rounds: usize, model: Model, measured: &Measured) {
-    let cpu_us = measured.server.and_then(|w| w.cpu_us);
-    let server_us = per_doc(cpu_us, measured).map_or("-".to_owned(), |us| format!("{us:.0}"));
-    let trips = measured.server.map(|w| w.counter_commands);
+    let server = measured.server;
+    let server_us = measured
+        .per_id(server.and_then(|w| w.cpu_us))
+        .map_or("-".to_owned(), |us| format!("{us:.0}"));
+    let trips = measured
+        .per_id(server.map(|w| w.counter_commands))
+        .map_or("-".to_owned(), |t| format!("{t:.3}"));
     eprintln!(
         "scale: {at}, round {}/{rounds}: {:<8} {:>6} docs: {:>8.0} docs/s, latency µs p50 {:.1} \
-         p99 {:.1}, {:.2} s, server µs/doc {server_us}, trips/doc {:.3}",
+         p99 {:.1}, {:.2} s, server µs/doc {server_us}, trips/doc {trips}",
         round + 1,
         model.name(),
         measured.ids,
@@ -230,18 +234,7 @@ fn progress(at: &str, round: usize, rounds: usize, model: Model, measured: &Meas
         measured.latency_us(0.50),
         measured.latency_us(0.99),
         measured.elapsed.as_secs_f64(),
-        per_doc(trips, measured).unwrap_or(0.0),
     );
-}
-
-/// `total` over the documents of `measured`.
-fn per_doc(total: Option<u64>, measured: &Measured) -> Option<f64> {
-    total.map(|t| t as f64 / measured.ids.max(1) as f64)
-}
-
-/// The median of `values`, if there are any.
-fn median_of_some(values: &[f64]) -> Option<f64> {
-    (!values.is_empty()).then(|| median(values))
 }
 
 /// The rounds of one point of a rate curve: what each mode measured in each round.
@@ -287,8 +280,8 @@ impl Samples {
         self.p50_us[m].push(measured.latency_us(0.50));
         self.p99_us[m].push(measured.latency_us(0.99));
         let server = measured.server;
-        self.server_us[m].extend(per_doc(server.and_then(|w| w.cpu_us), measured));
-        self.trips[m].extend(per_doc(server.map(|w| w.counter_commands), measured));
+        self.server_us[m].extend(measured.per_id(server.and_then(|w| w.cpu_us)));
+        self.trips[m].extend(measured.per_id(server.map(|w| w.counter_commands)));
         self.docs[m] = measured.ids;
     }
 
