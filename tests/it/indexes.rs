@@ -5,7 +5,7 @@
 use crate::common;
 
 use std::io::Write;
-use std::sync::{Arc, Mutex};
+use std::sync::{Mutex, OnceLock};
 
 use mongo_sequence::{Error, SequentialId};
 use mongodb::bson::{doc, Document};
@@ -142,18 +142,39 @@ struct Parcel {
     tenant: String,
 }
 
-/// What a `fmt` subscriber writes, kept.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
+/// Every warning of this test binary, as a `fmt` subscriber writes them.
+///
+/// The subscriber is the process's global one, installed on first use. A subscriber set for
+/// one thread only (`set_default`) can miss an event: while it is the only one set, a callsite
+/// first reached on another thread caches the interest of that thread, which has none, and
+/// stays disabled everywhere. Tests read only the lines of their own database.
+fn warnings() -> &'static Mutex<Vec<u8>> {
+    #[derive(Clone, Copy)]
+    struct Captured(&'static Mutex<Vec<u8>>);
 
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
+    impl Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
     }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
+
+    static WARNINGS: OnceLock<&'static Mutex<Vec<u8>>> = OnceLock::new();
+    WARNINGS.get_or_init(|| {
+        let buffer: &'static Mutex<Vec<u8>> = Box::leak(Box::default());
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || Captured(buffer))
+            .with_ansi(false)
+            .with_max_level(tracing::Level::WARN)
+            .finish();
+        tracing::subscriber::set_global_default(subscriber)
+            .expect("no other test of this binary sets a global subscriber");
+        tracing::callsite::rebuild_interest_cache();
+        buffer
+    })
 }
 
 /// The first insert into a collection without the needed unique index warns, naming it, and
@@ -162,14 +183,7 @@ impl Write for Captured {
 async fn the_first_insert_without_the_needed_index_warns_once() {
     let db = common::database("indexes_warn").await;
     let parcels = db.collection::<Parcel>("parcels");
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .with_max_level(tracing::Level::WARN)
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let captured = warnings();
     for _ in 0..3 {
         let mut parcel = Parcel {
             number: None,
@@ -177,10 +191,11 @@ async fn the_first_insert_without_the_needed_index_warns_once() {
         };
         parcel.insert_with_id(&parcels).await.unwrap();
     }
-    let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let text = String::from_utf8(captured.lock().unwrap().clone()).unwrap();
+    let ours = format!("collection={}", parcels.namespace());
     let warnings: Vec<&str> = text
         .lines()
-        .filter(|l| l.contains("Unique index missing"))
+        .filter(|l| l.contains("Unique index missing") && l.contains(&ours))
         .collect();
     assert_eq!(warnings.len(), 1, "{text}");
     assert!(
