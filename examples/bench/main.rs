@@ -51,12 +51,13 @@
 //! `tasks`, `scopes` or `counters`) runs only the curves named, all four by default: the others
 //! are left out of the table, empty arrays in the JSON and blank panels in the chart. `--mode
 //! NAME` (repeatable; `batch1`, `batch25`, `gapless` or `proxy`) runs only plain inserts and the
-//! modes named in the rate curves, so that each run of a mode follows or precedes the plain run
-//! it is compared with; with more rounds, this is how a ratio near a target is decided. Every
-//! run of the processes and tasks curves starts after a warm-up of its processes (one call per
-//! task, not measured: connections opened, the sequence's first reservation made), and each of
-//! its tasks makes at least 40 calls (at 512 and 1,024 tasks, more documents than `--docs`),
-//! except with `--quick`.
+//! modes named in the rate curves, so that each run of a mode is interleaved with the plain runs
+//! it is compared with; with more rounds, this is how a ratio near a target is decided. In the
+//! processes and tasks curves, the processes of a round warm up once for every mode (one call
+//! per task, not measured: connections opened, the sequence's first reservation made), then run
+//! each mode twice, in order and in reverse, each run half the mode's documents with at least
+//! 40 calls per task (from 128 tasks on, more documents than `--docs`), except with
+//! `--quick`.
 
 mod alloc;
 mod measure;

@@ -174,6 +174,20 @@ impl Measured {
         total.map(|t| t as f64 / self.ids.max(1) as f64)
     }
 
+    /// This run and `next` as one, as runs made one after the other: their IDs, time,
+    /// latencies and allocations added up, their waits and server work where both know them,
+    /// the memory of the later one.
+    pub fn and(mut self, next: Measured) -> Result<Measured> {
+        self.ids += next.ids;
+        self.elapsed += next.elapsed;
+        self.latency.add(&next.latency)?;
+        self.waits = self.waits.zip(next.waits).map(|(a, b)| a + b);
+        self.rss_bytes = next.rss_bytes;
+        self.allocations += next.allocations;
+        self.server = self.server.zip(next.server).map(|(a, b)| a.plus(b));
+        Ok(self)
+    }
+
     /// Documents inserted or IDs allocated per second.
     pub fn ops_per_s(&self) -> f64 {
         self.ids as f64 / self.elapsed.as_secs_f64()
@@ -326,6 +340,14 @@ impl ServerTotals {
             counter_commands,
             cpu_us,
         })
+    }
+
+    /// What the server did in two spans: these totals and `other`, added up.
+    pub fn plus(self, other: ServerTotals) -> ServerTotals {
+        ServerTotals {
+            counter_commands: self.counter_commands + other.counter_commands,
+            cpu_us: self.cpu_us.zip(other.cpu_us).map(|(a, b)| a + b),
+        }
     }
 
     /// What the server did between `before` and these totals.

@@ -68,7 +68,7 @@ pub async fn curve(bench: &Bench) -> Result<(Vec<RateRow>, Vec<CollectionSize>)>
                 filling.elapsed().as_secs_f64()
             );
             for model in in_order(&modes, round) {
-                let coll = format!("{COLL}_{}", model.name());
+                let coll = model.coll();
                 db.create_collection(&coll).await?;
                 let run = model.insert(&db, &coll, TASKS, calls_per_task, 0);
                 let measured = with_server_work(&bench.client, run).await?;

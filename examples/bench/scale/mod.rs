@@ -9,15 +9,17 @@
 //! - **counters**: `insert_with_id` at batch 1 and 25 against plain inserts, with 1,000 to
 //!   1,000,000 other counter documents in the counters collection, and that collection's size.
 //!
-//! Every run of a rate curve inserts the same number of documents (`--docs`; gapless a fifth),
-//! split over its tasks, on a fresh database dropped after (in the counters curve, the runs of
-//! a round share one, filled with the counters first, each mode in a collection of its own);
-//! each point runs every mode once per round, in alternating order from round to round, and
-//! reports the median of the rounds. A ratio is a mode's throughput over the plain inserts' of
-//! the same point in the same round, median of the rounds. The memory curve runs each point
-//! once. Each run of the processes and tasks curves follows a warm-up of its processes on its
-//! database, one call per task, not measured (see `scenarios::warm_up`): the run measures
-//! processes that have been running, not their first connections and reservations.
+//! Every mode of a rate curve inserts the same number of documents per round (`--docs`;
+//! gapless a fifth), split over its tasks. In the processes and tasks curves, the processes of
+//! a round start once, on a fresh database dropped after, warm up for every mode (one call per
+//! task, not measured: their first connections and reservations), then run each mode twice,
+//! half its documents each time, into a collection of its own: the modes in order, then in
+//! reverse, the order reversed from round to round. A mode's round is its two runs together,
+//! so the machine's drift over a round weighs on every mode alike. In the counters curve, the
+//! runs of a round share one database, filled with the counters first, each mode in a
+//! collection of its own, once per round. A ratio is a mode's throughput over the plain
+//! inserts' of the same point in the same round, median of the rounds. The memory curve runs
+//! each point once.
 //!
 //! `--mode NAME` keeps only plain inserts and the modes named in the rate curves (see
 //! [`Bench::modes`]).

@@ -10,13 +10,13 @@ mod next_id;
 mod processes;
 mod scoped;
 
-pub use gapless::insert_gapless;
-pub use inserts::{insert_with_id, plain_insert_one};
-pub use processes::{processes, warm_up, worker, Model, WORKER};
+pub use inserts::plain_insert_one;
+pub use processes::{worker, Fleet, Model, WORKER};
 
 use crate::measure::{BatchSize, Scenario, Work};
+use gapless::insert_gapless;
 use insert_many::{insert_many_with_ids, plain_insert_many};
-use inserts::{counter_w1_insert, naive_counter_insert};
+use inserts::{counter_w1_insert, insert_with_id, naive_counter_insert};
 use models::{
     BAuto, BCrockford, BLuhn, BProxy, BProxyGapless, BSqids, Scoped, ScopedOne, Sharded, B1, B1000,
     B25,

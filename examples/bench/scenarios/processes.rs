@@ -62,6 +62,12 @@ impl Model {
             .ok_or_else(|| format!("{WORKER}: unknown model {name}").into())
     }
 
+    /// The collection the model's documents go to when it shares a database with other models
+    /// (in the rate curves of `--scale`).
+    pub fn coll(self) -> String {
+        format!("{COLL}_{}", self.name())
+    }
+
     /// `calls` inserts in each of `tasks` tasks into the collection `coll` of `db`, the
     /// documents numbered from `first`.
     pub async fn insert(
@@ -113,46 +119,40 @@ pub fn proxy_2p(run: Run) -> BoxFuture<Result<Measured>> {
     processes(run, Model::Proxy, 2)
 }
 
-/// A worker started, connected and waiting for the signal to start.
+/// A worker started, connected and waiting for its next command.
 struct Worker {
     child: Child,
     stdin: ChildStdin,
     lines: std::io::Lines<BufReader<std::process::ChildStdout>>,
 }
 
-/// Where the documents of a process's warm-up are numbered from, after its own `first`: apart
+/// Where the documents of a process's warm-up are numbered from, after its own first: apart
 /// from every run's.
 const WARM_UP_FROM: u64 = 1 << 39;
 
-/// The warm-up of a process before a run of `model` in `tasks` tasks: one insert per task, not
-/// measured, so that the run starts with the process's connections open and the model's first
-/// use made (a sequence's first reservation, its record), as in a process that has been
-/// running; the main bench warms its own pool the same way before its first run.
-pub async fn warm_up(model: Model, db: &mongodb::Database, tasks: usize, first: u64) -> Result<()> {
-    model
-        .insert(db, COLL, tasks, 1, first + WARM_UP_FROM)
-        .await
-        .map(drop)
+/// Where the documents of the `w`-th process of a fleet are numbered from: apart from the
+/// other processes'.
+fn first_of(w: usize) -> u64 {
+    w as u64 * (1 << 40)
 }
 
-/// Inserts of `model` from `count` processes at once, `run.tasks / count` tasks each: this one
-/// and `count - 1` workers. All connect and [warm up](warm_up) first, then start together; the
-/// run lasts until the last one is done.
-pub fn processes(run: Run, model: Model, count: usize) -> BoxFuture<Result<Measured>> {
-    Box::pin(async move {
+/// Processes inserting together into one database: this one and workers (the bench started
+/// again), `share` tasks each, connected and kept between their runs. A run of the fleet
+/// ([`Fleet::insert`]) starts every process at once and lasts until the last one is done.
+pub struct Fleet {
+    db: mongodb::Database,
+    share: usize,
+    workers: Vec<Worker>,
+}
+
+impl Fleet {
+    /// This process and `count - 1` workers, connected, `run.tasks / count` tasks each.
+    pub async fn start(run: &Run, count: usize) -> Result<Fleet> {
         let share = (run.tasks / count).max(1);
         let mut workers = Vec::new();
-        for w in 1..count {
+        for _ in 1..count {
             let mut child = Command::new(std::env::current_exe()?)
-                .args([
-                    WORKER,
-                    &run.uri,
-                    run.db.name(),
-                    model.name(),
-                    &share.to_string(),
-                    &run.calls_per_task.to_string(),
-                    &(w as u64 * (1 << 40)).to_string(),
-                ])
+                .args([WORKER, &run.uri, run.db.name(), &share.to_string()])
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .spawn()?;
@@ -164,7 +164,11 @@ pub fn processes(run: Run, model: Model, count: usize) -> BoxFuture<Result<Measu
                 lines,
             });
         }
-        let mut running = Vec::new();
+        let mut fleet = Fleet {
+            db: run.db.clone(),
+            share,
+            workers: Vec::new(),
+        };
         for mut worker in workers {
             let (ready, lines) =
                 tokio::task::spawn_blocking(move || (worker.lines.next(), worker.lines)).await?;
@@ -172,88 +176,143 @@ pub fn processes(run: Run, model: Model, count: usize) -> BoxFuture<Result<Measu
                 return Err(format!("a worker did not start: {ready:?}").into());
             }
             worker.lines = lines;
-            running.push(worker);
+            fleet.workers.push(worker);
         }
-        warm_up(model, &run.db, share, 0).await?;
-        let client = run.db.client();
-        let before = ServerTotals::read(client).await?;
-        let mut results = Vec::new();
-        for mut worker in running {
-            writeln!(worker.stdin, "go")?;
-            results.push(tokio::task::spawn_blocking(move || report(worker)));
+        Ok(fleet)
+    }
+
+    /// The warm-up of every process for `model` into `coll`: one insert per task, not
+    /// measured, so that the runs after start with the processes' connections open and the
+    /// model's first use made (a sequence's first reservation, its record), as in processes
+    /// that have been running; the main bench warms its own pool the same way before its first
+    /// run.
+    pub async fn warm_up(&mut self, model: Model, coll: &str) -> Result<()> {
+        self.insert(model, coll, 1, WARM_UP_FROM).await.map(drop)
+    }
+
+    /// A run: `calls` inserts of `model` into `coll` in every task of every process, the
+    /// documents of each process numbered from `offset` after its own first. Its elapsed time
+    /// is the longest of the processes', and [`Measured::server`] what the server did from
+    /// just before the processes started to just after the last one was done.
+    pub async fn insert(
+        &mut self,
+        model: Model,
+        coll: &str,
+        calls: u64,
+        offset: u64,
+    ) -> Result<Measured> {
+        let client = self.db.client().clone();
+        let before = ServerTotals::read(&client).await?;
+        let mut reports = Vec::new();
+        for (w, mut worker) in std::mem::take(&mut self.workers).into_iter().enumerate() {
+            let first = first_of(w + 1) + offset;
+            writeln!(worker.stdin, "{} {coll} {calls} {first}", model.name())?;
+            reports.push(tokio::task::spawn_blocking(move || {
+                report(&mut worker).map(|r| (worker, r))
+            }));
         }
-        let ours = model
-            .insert(&run.db, COLL, share, run.calls_per_task, 0)
+        let mut measured = model
+            .insert(&self.db, coll, self.share, calls, first_of(0) + offset)
             .await?;
-        let (mut ids, mut elapsed, mut latency) = (ours.ids, ours.elapsed, ours.latency);
-        for result in results {
-            let (theirs, took, latencies) = result.await??;
-            ids += theirs;
-            elapsed = elapsed.max(took);
+        for report in reports {
+            let (worker, (ids, elapsed, latencies)) = report.await??;
+            self.workers.push(worker);
+            measured.ids += ids;
+            measured.elapsed = measured.elapsed.max(elapsed);
             for l in latencies {
-                latency.saturating_record(l);
+                measured.latency.saturating_record(l);
             }
         }
-        let server = Some(ServerTotals::read(client).await?.since(before));
-        Ok(Measured {
-            ids,
-            elapsed,
-            latency,
-            waits: None,
-            rss_bytes: None,
-            allocations: 0,
-            server,
-        })
+        measured.server = Some(ServerTotals::read(&client).await?.since(before));
+        Ok(measured)
+    }
+
+    /// Ends the workers: their input closed, each exits once done.
+    pub fn finish(self) -> Result<()> {
+        for mut worker in self.workers {
+            drop(worker.stdin);
+            if !worker.child.wait()?.success() {
+                return Err("a worker failed".into());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Inserts of `model` from `count` processes at once, `run.tasks / count` tasks each: this one
+/// and `count - 1` workers (a [`Fleet`]). All connect and [warm up](Fleet::warm_up) first, then start
+/// together; the run lasts until the last one is done.
+pub fn processes(run: Run, model: Model, count: usize) -> BoxFuture<Result<Measured>> {
+    Box::pin(async move {
+        let mut fleet = Fleet::start(&run, count).await?;
+        fleet.warm_up(model, COLL).await?;
+        let measured = fleet.insert(model, COLL, run.calls_per_task, 0).await?;
+        fleet.finish()?;
+        Ok(measured)
     })
 }
 
-/// What a worker reported when it was done: its IDs, how long it ran and every call's latency.
-fn report(mut worker: Worker) -> Result<(u64, Duration, Vec<u64>)> {
+/// What a worker reported when it was done with a run: its IDs, how long it ran and every
+/// call's latency.
+fn report(worker: &mut Worker) -> Result<(u64, Duration, Vec<u64>)> {
     let done = worker.lines.next().ok_or("a worker stopped")??;
-    let mut parts = done.split_whitespace().skip(1);
+    let mut parts = done.split_whitespace();
+    if parts.next() != Some("done") {
+        return Err(format!("a worker said {done:?}").into());
+    }
     let mut next = || -> Result<u64> { Ok(parts.next().ok_or("short line")?.parse()?) };
-    let (ids, nanos) = (next()?, next()?);
+    let (ids, nanos, calls) = (next()?, next()?, next()?);
     let latencies = worker
         .lines
         .by_ref()
+        .take(calls as usize)
         .map(|l| Ok(l?.parse()?))
         .collect::<Result<Vec<u64>>>()?;
-    if !worker.child.wait()?.success() {
-        return Err("a worker failed".into());
-    }
     Ok((ids, Duration::from_nanos(nanos), latencies))
 }
 
-/// A worker: `URI DB MODEL TASKS CALLS FIRST`. Says `ready` once connected and
-/// [warmed up](warm_up), waits for a line, runs its tasks (its documents numbered from
-/// `FIRST`, apart from the other processes'), then writes `done IDS NANOS` and the latency of
-/// every call in nanoseconds, one per line.
+/// A worker: `URI DB TASKS`. Says `ready` once connected, then runs what each line of its
+/// input asks until the input ends: `MODEL COLL CALLS FIRST`, `CALLS` inserts of `MODEL` into
+/// `COLL` in each of its `TASKS` tasks, the documents numbered from `FIRST` (apart from the
+/// other processes'); after each, it writes `done IDS NANOS CALLS` and the latency of every
+/// call in nanoseconds, one per line.
 pub async fn worker(args: &[String]) -> Result<()> {
-    let [uri, db, model, tasks, calls, first] = args else {
-        return Err(format!("{WORKER} takes URI DB MODEL TASKS CALLS FIRST").into());
+    let [uri, db, tasks] = args else {
+        return Err(format!("{WORKER} takes URI DB TASKS").into());
     };
-    let model = Model::named(model)?;
-    let (tasks, first) = (tasks.parse()?, first.parse()?);
+    let tasks = tasks.parse()?;
     let (client, _) = connect(uri).await?;
     client
         .database("admin")
         .run_command(doc! { "ping": 1 })
         .await?;
     let db = client.database(db);
-    warm_up(model, &db, tasks, first).await?;
     println!("ready");
     std::io::stdout().flush()?;
-    std::io::stdin().lock().read_line(&mut String::new())?;
-    let measured = model
-        .insert(&db, COLL, tasks, calls.parse()?, first)
-        .await?;
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    writeln!(out, "done {} {}", measured.ids, measured.elapsed.as_nanos())?;
-    for v in measured.latency.iter_recorded() {
-        for _ in 0..v.count_at_value() {
-            writeln!(out, "{}", v.value_iterated_to())?;
+    let mut line = String::new();
+    while std::io::stdin().lock().read_line(&mut line)? > 0 {
+        let [model, coll, calls, first] = line.split_whitespace().collect::<Vec<_>>()[..] else {
+            return Err(format!("{WORKER}: expected MODEL COLL CALLS FIRST, got {line:?}").into());
+        };
+        let model = Model::named(model)?;
+        let measured = model
+            .insert(&db, coll, tasks, calls.parse()?, first.parse()?)
+            .await?;
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        writeln!(
+            out,
+            "done {} {} {}",
+            measured.ids,
+            measured.elapsed.as_nanos(),
+            measured.latency.len()
+        )?;
+        for v in measured.latency.iter_recorded() {
+            for _ in 0..v.count_at_value() {
+                writeln!(out, "{}", v.value_iterated_to())?;
+            }
         }
+        out.flush()?;
+        line.clear();
     }
-    out.flush()?;
     Ok(())
 }
