@@ -51,13 +51,13 @@
 //! `tasks`, `scopes` or `counters`) runs only the curves named, all four by default: the others
 //! are left out of the table, empty arrays in the JSON and blank panels in the chart. `--mode
 //! NAME` (repeatable; `batch1`, `batch25`, `gapless` or `proxy`) runs only plain inserts and the
-//! modes named in the rate curves, so that each run of a mode is interleaved with the plain runs
-//! it is compared with; with more rounds, this is how a ratio near a target is decided. In the
-//! processes and tasks curves, the processes of a round warm up once for every mode (one call
-//! per task, not measured: connections opened, the sequence's first reservation made), then run
-//! each mode twice, in order and in reverse, each run half the mode's documents with at least
-//! 40 calls per task (from 128 tasks on, more documents than `--docs`), except with
-//! `--quick`.
+//! modes named in the rate curves, so that each mode alternates with plain inserts alone; with
+//! more rounds, this is how a ratio near a target is decided. In the processes and tasks
+//! curves, the processes of a round warm up once for every mode (one call per task, not
+//! measured: connections opened, the sequence's first reservation made), then every task
+//! inserts without a pause for at least 4 seconds per mode, each call in the mode of the slice
+//! of time it starts in (`A B B A …`, slices of 250 ms, or 8 ms per task if longer): the modes
+//! share the machine's drift down to a slice.
 
 mod alloc;
 mod measure;
@@ -118,8 +118,8 @@ usage: bench [--quick] [--render] [--rounds N] [--docs N] [--json] [--chart PATH
   --docs N       documents per run of the insert_one scenarios at 1 task (default 10000);
                  insert_many runs insert 20N; both 4 times as many at 32 tasks; gapless
                  runs at 1 task insert N/5; next_id runs allocate N x min(batch, 200) IDs;
-                 with --scale, documents per run at every point (gapless N/5), at
-                 least 40 per task in the rate curves unless --quick
+                 with --scale, documents per run of the counters curve (the
+                 processes and tasks curves run for a time)
   --json         print one JSON object on stdout (everything else goes to stderr)
   --chart PATH   write an SVG chart of IDs/s against batch size to PATH (with --scale: a
                  panel per curve, e.g. docs/scale.svg)

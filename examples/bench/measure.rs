@@ -169,23 +169,22 @@ pub fn rss_bytes() -> Option<u64> {
 }
 
 impl Measured {
+    /// A run of `ids` in `elapsed`, with the latencies of its calls, and nothing else known.
+    pub fn new(ids: u64, elapsed: Duration, latency: Histogram<u64>) -> Measured {
+        Measured {
+            ids,
+            elapsed,
+            latency,
+            waits: None,
+            rss_bytes: None,
+            allocations: 0,
+            server: None,
+        }
+    }
+
     /// `total` (of the run) per ID of the run.
     pub fn per_id(&self, total: Option<u64>) -> Option<f64> {
         total.map(|t| t as f64 / self.ids.max(1) as f64)
-    }
-
-    /// This run and `next` as one, as runs made one after the other: their IDs, time,
-    /// latencies and allocations added up, their waits and server work where both know them,
-    /// the memory of the later one.
-    pub fn and(mut self, next: Measured) -> Result<Measured> {
-        self.ids += next.ids;
-        self.elapsed += next.elapsed;
-        self.latency.add(&next.latency)?;
-        self.waits = self.waits.zip(next.waits).map(|(a, b)| a + b);
-        self.rss_bytes = next.rss_bytes;
-        self.allocations += next.allocations;
-        self.server = self.server.zip(next.server).map(|(a, b)| a.plus(b));
-        Ok(self)
     }
 
     /// Documents inserted or IDs allocated per second.
@@ -259,19 +258,12 @@ where
             ids += n;
             latency.add(&h)?;
         }
-        Ok(Measured {
-            ids,
-            elapsed: started.elapsed(),
-            latency,
-            waits: None,
-            rss_bytes: None,
-            allocations: 0,
-            server: None,
-        })
+        Ok(Measured::new(ids, started.elapsed(), latency))
     })
 }
 
-fn new_histogram() -> Histogram<u64> {
+/// A histogram of latencies in nanoseconds.
+pub fn new_histogram() -> Histogram<u64> {
     // 1 ns to 10 min, 3 significant digits.
     Histogram::new_with_bounds(1, 600_000_000_000, 3).expect("valid histogram bounds")
 }

@@ -9,15 +9,14 @@
 //! - **counters**: `insert_with_id` at batch 1 and 25 against plain inserts, with 1,000 to
 //!   1,000,000 other counter documents in the counters collection, and that collection's size.
 //!
-//! Every mode of a rate curve inserts the same number of documents per round (`--docs`;
-//! gapless a fifth), split over its tasks. In the processes and tasks curves, the processes of
-//! a round start once, on a fresh database dropped after, warm up for every mode (one call per
-//! task, not measured: their first connections and reservations), then run each mode twice,
-//! half its documents each time, into a collection of its own: the modes in order, then in
-//! reverse, the order reversed from round to round. A mode's round is its two runs together,
-//! so the machine's drift over a round weighs on every mode alike. In the counters curve, the
-//! runs of a round share one database, filled with the counters first, each mode in a
-//! collection of its own, once per round. A ratio is a mode's throughput over the plain
+//! In the processes and tasks curves, the processes of a round start once, on a fresh database
+//! dropped after, warm up for every mode (one call per task, not measured: their first
+//! connections and reservations), then alternate between the modes in slices of time (see
+//! `rates`): every task inserts without a pause, each call in the mode of the slice it starts
+//! in, each mode into a collection of its own, for at least 4 seconds per mode. In the counters
+//! curve, the runs of a round share one database, filled with the counters first, and each
+//! mode inserts `--docs` documents into a collection of its own, once per round. The modes'
+//! order is reversed from round to round. A ratio is a mode's throughput over the plain
 //! inserts' of the same point in the same round, median of the rounds. The memory curve runs
 //! each point once.
 //!
@@ -90,7 +89,7 @@ pub struct Bench {
     /// The connection pool of `client`.
     pub pool: u32,
     pub rounds: usize,
-    /// Documents per run of the plain, batch and proxy inserts; gapless runs insert a fifth.
+    /// Documents per run of the counters curve.
     pub docs: u64,
     /// Smaller curves: a smoke run, not a measurement.
     pub quick: bool,
@@ -136,7 +135,8 @@ pub struct RateRow {
     /// Tasks in all, over every process.
     pub tasks: usize,
     pub model: Model,
-    /// Documents inserted per run.
+    /// Documents inserted in a round (the last one's): per run in the counters curve, the
+    /// calls started in the mode's slices in the processes and tasks curves.
     pub docs: u64,
     pub docs_per_s: f64,
     pub p50_us: f64,
@@ -187,15 +187,6 @@ pub async fn run(bench: &Bench) -> Result<Curves> {
         counters,
         collections,
     })
-}
-
-/// Documents per run of `model`: `docs`, a fifth of it for gapless inserts (each a transaction
-/// of its own at one task).
-fn docs_of(model: Model, docs: u64) -> u64 {
-    match model {
-        Model::Gapless => (docs / 5).max(1),
-        _ => docs,
-    }
 }
 
 /// The modes in the order of `round`: as given in even rounds, reversed in odd ones, so that

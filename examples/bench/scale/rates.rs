@@ -1,11 +1,19 @@
 //! The rate curves of the modes against concurrency: processes of 8 tasks each, all on one
-//! counter (the multi-process machinery of the scenarios), and tasks in one process (the
-//! scenario functions themselves).
+//! counter, and tasks in one process, both run by a [`Fleet`] (of one process for the tasks
+//! curve) whose modes alternate in slices of time.
+//!
+//! A point's ratio compares modes that ran interleaved: within a round, the machine's drift
+//! (a mode's server CPU per document moved by up to 30% between runs a minute apart) falls on
+//! every mode alike, down to the length of a slice, where runs of their own one after the
+//! other took it into their ratio. A task changes mode when it starts a call, so a slice has no drain and no ramp: no
+//! task waits for the slowest one before the next mode starts.
 
-use crate::measure::{Measured, Result, Run};
-use crate::scenarios::{Fleet, Model};
+use std::time::Duration;
 
-use super::{docs_of, fresh_db, in_order, progress, Bench, RateRow, Samples};
+use crate::measure::{Result, Run};
+use crate::scenarios::{Fleet, Model, Slices};
+
+use super::{fresh_db, in_order, progress, Bench, RateRow, Samples};
 
 /// The modes of the rate curves, plain (the baseline) first.
 const MODES: &[Model] = &Model::ALL;
@@ -19,13 +27,21 @@ const TASKS_PER_PROCESS: usize = 8;
 /// The task counts of the tasks curve.
 const TASKS: &[usize] = &[1, 8, 64, 512, 1024];
 
-/// The fewest calls each task of a run of the rate curves (half a mode's round) makes, unless
-/// the run is a smoke run: with the default `--docs`, more documents than that from 128 tasks
-/// on. With a handful of calls per task (10,000 documents over 1,024 tasks are 9 each) a run
-/// ends with its slowest tasks, and one call that waited for a counter round trip behind the
-/// pool's queue (a fifth of a second there) lengthens its task, and so the run, by a ninth:
-/// the ratio then measures the run's last calls rather than the rate the mode keeps.
-const MIN_CALLS_PER_TASK: u64 = 40;
+/// The shortest slice of a run, and the slice's length per task in all, if longer: 25 times
+/// the latency of a call of plain inserts at this machine's 3,500 inserts per second or so, so
+/// that the calls that straddle the change of mode at a slice's start (every task's first call
+/// of the slice starts when its last call of the slice before ends) weigh on a slice's rate
+/// by a few percent of the two modes' difference at most.
+const SLICE_MIN: Duration = Duration::from_millis(250);
+const SLICE_PER_TASK: Duration = Duration::from_millis(8);
+
+/// The least time each mode runs per round, in slices of [`SLICE_MIN`] or longer: at every
+/// point of the curves, a mode's round has two slices or more, one in each half of the round.
+const MODE_TIME: Duration = Duration::from_secs(4);
+
+/// How long before the first slice the processes are told about the slices: to read their
+/// input and start their tasks.
+const LEAD: Duration = Duration::from_millis(300);
 
 /// Every mode from 1 to 16 processes at once, 8 tasks each, the documents of a run split over
 /// all their tasks.
@@ -53,9 +69,8 @@ pub async fn against_tasks(bench: &Bench) -> Result<Vec<RateRow>> {
 
 /// The rounds of one point: `tasks` tasks in all over `processes` processes, which in each
 /// round, on a fresh database (dropped after), [warm up](Fleet::warm_up) for every mode and
-/// then run each mode twice, each run half of the mode's documents into its own collection: the
-/// modes in [order](in_order), then in reverse. A mode's round is its two runs together, so
-/// that the machine's drift over the round weighs on every mode alike.
+/// then [alternate](Fleet::alternate) between the modes in slices, each mode into a
+/// collection of its own, the modes' order reversed from round to round.
 async fn measure_point(
     bench: &Bench,
     curve: &str,
@@ -65,6 +80,7 @@ async fn measure_point(
 ) -> Result<Samples> {
     let modes = bench.modes_of(MODES);
     let mut samples = Samples::new(modes.clone());
+    let (slice, per_mode) = slicing(bench.quick, tasks);
     for round in 0..bench.rounds {
         let db = fresh_db(&bench.client, curve).await?;
         let run = Run {
@@ -79,25 +95,25 @@ async fn measure_point(
             fleet.warm_up(model, &model.coll()).await?;
         }
         let order = in_order(&modes, round);
-        let mut halves: Vec<Option<Measured>> = modes.iter().map(|_| None).collect();
-        for (half, &model) in order.iter().chain(order.iter().rev()).enumerate() {
-            let fewest = if bench.quick { 1 } else { MIN_CALLS_PER_TASK };
-            let calls = (docs_of(model, bench.docs) / tasks as u64 / 2).max(fewest);
-            let offset = half as u64 * calls * tasks as u64;
-            let measured = fleet.insert(model, &model.coll(), calls, offset).await?;
-            let m = modes.iter().position(|&x| x == model).expect("a mode");
-            halves[m] = Some(match halves[m].take() {
-                None => measured,
-                Some(first) => {
-                    let both = first.and(measured)?;
-                    progress(at, round, bench.rounds, model, &both);
-                    samples.record(model, &both);
-                    continue;
-                }
-            });
+        let with_colls = order.iter().map(|&m| (m, m.coll())).collect();
+        let slices = Slices::after(LEAD, slice, per_mode, with_colls);
+        for (&model, measured) in order.iter().zip(fleet.alternate(&slices).await?) {
+            progress(at, round, bench.rounds, model, &measured);
+            samples.record(model, &measured);
         }
         fleet.finish()?;
         db.drop().await?;
     }
     Ok(samples)
+}
+
+/// The slice of a run at `tasks` tasks, and the slices of each mode per round: an even number,
+/// so that the modes' order and its reverse alternate whole.
+fn slicing(quick: bool, tasks: usize) -> (Duration, u32) {
+    if quick {
+        return (Duration::from_millis(50), 2);
+    }
+    let slice = SLICE_MIN.max(SLICE_PER_TASK * tasks as u32);
+    let pairs = MODE_TIME.as_nanos().div_ceil(2 * slice.as_nanos()).max(1);
+    (slice, 2 * pairs as u32)
 }

@@ -10,8 +10,8 @@ use super::{Curve, Curves, RateRow};
 /// the rate curves mean.
 pub fn table(curves: &Curves) -> String {
     let mut out = format!(
-        "scale: {} round(s), {} docs per run (gapless: a fifth), pool of {} connections\n\n",
-        curves.rounds, curves.docs, curves.pool
+        "scale: {} round(s), pool of {} connections; the counters curve inserts {} docs per run\n\n",
+        curves.rounds, curves.pool, curves.docs
     );
     for curve in &curves.ran {
         out += &match curve {
@@ -23,11 +23,12 @@ pub fn table(curves: &Curves) -> String {
         out += "\n";
     }
     out += "\
-docs/s: documents inserted per second, median of the rounds. p50/p99: latency of one insert.
-ratio: docs/s over plain's at the same point in the same round, median of the rounds.
-srv µs/doc: the server's CPU time (user and system) per document while the run was measured
-(after its warm-up), median of the rounds. trips/doc: counter round trips per document, the
-same way.
+docs: documents a mode inserted in its round (in the processes and tasks curves, the calls
+started in its slices; the last round's). docs/s: documents inserted per second, median of
+the rounds. p50/p99: latency of one insert. ratio: docs/s over plain's at the same point in
+the same round, median of the rounds. srv µs/doc: the server's CPU time (user and system) per
+document over the mode's runs or slices (after the warm-up), median of the rounds.
+trips/doc: counter round trips per document, the same way.
 ";
     out
 }
@@ -37,7 +38,7 @@ fn processes_section(curves: &Curves) -> String {
     rate_table("processes", &curves.processes)
         + "\
 processes: every mode from that many processes at once (this one and the bench started again
-as workers), 8 tasks each, all on one counter; the run lasts until the last process is done.
+as workers), 8 tasks each, all on one counter, the modes alternating in slices of time.
 "
 }
 
@@ -46,7 +47,8 @@ fn tasks_section(curves: &Curves) -> String {
     rate_table("tasks", &curves.tasks)
         + &format!(
             "\
-tasks: every mode from that many tasks in this process. The client's pool has {} connections:
+tasks: every mode from that many tasks in this process, the modes alternating in slices of
+time. The client's pool has {} connections:
 above that many tasks the calls queue for a connection, plain and sequenced inserts alike.
 ",
             curves.pool

@@ -1,5 +1,6 @@
 //! The scenarios: the rows of the table, each a function that does one measured run.
 
+mod alternate;
 mod gapless;
 mod insert_many;
 mod inserts;
@@ -10,6 +11,7 @@ mod next_id;
 mod processes;
 mod scoped;
 
+pub use alternate::Slices;
 pub use inserts::plain_insert_one;
 pub use processes::{worker, Fleet, Model, WORKER};
 

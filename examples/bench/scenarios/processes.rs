@@ -9,10 +9,11 @@ use std::time::Duration;
 use mongo_sequence::SequentialId;
 use mongodb::bson::doc;
 
+use super::alternate::{alternate, Slices};
 use super::inserts::{insert_one_each, plain_one_each};
 use super::models::{BProxy, Gapless, Sample, B1, B25};
 use super::COLL;
-use crate::measure::{connect, BoxFuture, Measured, Result, Run, ServerTotals};
+use crate::measure::{connect, BoxError, BoxFuture, Measured, Result, Run, ServerTotals};
 
 /// The first argument that makes the bench a worker of a scenario of several processes.
 pub const WORKER: &str = "--insert-worker";
@@ -227,6 +228,58 @@ impl Fleet {
         Ok(measured)
     }
 
+    /// A run of modes [alternating](alternate) in `slices`, every process in all its tasks:
+    /// what each mode measured, in the order of `slices.modes`, with the server's work over
+    /// its slices (read at each slice's start and at the last one's end).
+    pub async fn alternate(&mut self, slices: &Slices) -> Result<Vec<Measured>> {
+        let client = self.db.client().clone();
+        let sampler = {
+            let (client, slices) = (client.clone(), slices.clone());
+            tokio::spawn(async move {
+                let mut totals = Vec::new();
+                for k in 0..=slices.count() {
+                    tokio::time::sleep_until(slices.start_of(k).into()).await;
+                    totals.push(ServerTotals::read(&client).await?);
+                }
+                Ok::<_, BoxError>(totals)
+            })
+        };
+        let modes = slices.modes.len();
+        let mut reports = Vec::new();
+        for (w, mut worker) in std::mem::take(&mut self.workers).into_iter().enumerate() {
+            writeln!(
+                worker.stdin,
+                "alternate {} {}",
+                first_of(w + 1),
+                slices.words()
+            )?;
+            reports.push(tokio::task::spawn_blocking(move || {
+                let reported = (0..modes)
+                    .map(|_| report(&mut worker))
+                    .collect::<Result<Vec<_>>>();
+                reported.map(|r| (worker, r))
+            }));
+        }
+        let mut measured = alternate(&self.db, self.share, slices, first_of(0)).await?;
+        for report in reports {
+            let (worker, reported) = report.await??;
+            self.workers.push(worker);
+            for (mode, (ids, _, latencies)) in measured.iter_mut().zip(reported) {
+                mode.ids += ids;
+                for l in latencies {
+                    mode.latency.saturating_record(l);
+                }
+            }
+        }
+        let totals = sampler.await??;
+        for (k, span) in totals.windows(2).enumerate() {
+            let work = span[1].since(span[0]);
+            let mode = &mut measured[slices.mode_of(k as u32)];
+            mode.server = Some(mode.server.map_or(work, |w| w.plus(work)));
+        }
+        Ok(measured)
+    }
+
     /// Ends the workers: their input closed, each exits once done.
     pub fn finish(self) -> Result<()> {
         for mut worker in self.workers {
@@ -272,10 +325,15 @@ fn report(worker: &mut Worker) -> Result<(u64, Duration, Vec<u64>)> {
 }
 
 /// A worker: `URI DB TASKS`. Says `ready` once connected, then runs what each line of its
-/// input asks until the input ends: `MODEL COLL CALLS FIRST`, `CALLS` inserts of `MODEL` into
-/// `COLL` in each of its `TASKS` tasks, the documents numbered from `FIRST` (apart from the
-/// other processes'); after each, it writes `done IDS NANOS CALLS` and the latency of every
-/// call in nanoseconds, one per line.
+/// input asks until the input ends, and reports each run:
+///
+/// - `MODEL COLL CALLS FIRST`: `CALLS` inserts of `MODEL` into `COLL` in each of its `TASKS`
+///   tasks, the documents numbered from `FIRST` (apart from the other processes');
+/// - `alternate FIRST START SLICE PER_MODE MODEL:COLL...`: the modes [alternating](alternate)
+///   in slices (see [`Slices::words`]), one report per mode in their order.
+///
+/// A run's report is `done IDS NANOS CALLS`, then the latency of every call in nanoseconds,
+/// one per line.
 pub async fn worker(args: &[String]) -> Result<()> {
     let [uri, db, tasks] = args else {
         return Err(format!("{WORKER} takes URI DB TASKS").into());
@@ -291,24 +349,31 @@ pub async fn worker(args: &[String]) -> Result<()> {
     std::io::stdout().flush()?;
     let mut line = String::new();
     while std::io::stdin().lock().read_line(&mut line)? > 0 {
-        let [model, coll, calls, first] = line.split_whitespace().collect::<Vec<_>>()[..] else {
-            return Err(format!("{WORKER}: expected MODEL COLL CALLS FIRST, got {line:?}").into());
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let runs = match words[..] {
+            ["alternate", first, ref slices @ ..] => {
+                alternate(&db, tasks, &Slices::parse(slices)?, first.parse()?).await?
+            }
+            [model, coll, calls, first] => vec![
+                Model::named(model)?
+                    .insert(&db, coll, tasks, calls.parse()?, first.parse()?)
+                    .await?,
+            ],
+            _ => return Err(format!("{WORKER}: unexpected input {line:?}").into()),
         };
-        let model = Model::named(model)?;
-        let measured = model
-            .insert(&db, coll, tasks, calls.parse()?, first.parse()?)
-            .await?;
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-        writeln!(
-            out,
-            "done {} {} {}",
-            measured.ids,
-            measured.elapsed.as_nanos(),
-            measured.latency.len()
-        )?;
-        for v in measured.latency.iter_recorded() {
-            for _ in 0..v.count_at_value() {
-                writeln!(out, "{}", v.value_iterated_to())?;
+        for measured in runs {
+            writeln!(
+                out,
+                "done {} {} {}",
+                measured.ids,
+                measured.elapsed.as_nanos(),
+                measured.latency.len()
+            )?;
+            for v in measured.latency.iter_recorded() {
+                for _ in 0..v.count_at_value() {
+                    writeln!(out, "{}", v.value_iterated_to())?;
+                }
             }
         }
         out.flush()?;
