@@ -25,6 +25,9 @@
 //! (`Stats::waits` of the run's sequence). The server's CPU time of a run is the user and
 //! system time `serverStatus` reports in `extra_info` (on Linux), likewise a difference across
 //! the run, and with `MONGODB_URI` likewise only right for a deployment nothing else uses.
+//! The progress lines of `--scale` also show the write conflicts per document
+//! (`metrics.operation.writeConflicts`: writes that met another's write to the same document,
+//! such as two processes' reservations from one counter, and were retried), the same way.
 //!
 //! Throughput is in documents inserted (or IDs allocated, for `next_id` and `atomic_next`) per
 //! second; latencies are per call (for the `insert_many` scenarios, per call of 1000

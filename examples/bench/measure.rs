@@ -295,6 +295,9 @@ pub struct ServerTotals {
     /// The server process's CPU time, user and system, in microseconds (`extra_info`), where
     /// its platform reports it (Linux does).
     pub cpu_us: Option<u64>,
+    /// The times an operation met another's write to the same document and was retried
+    /// (`metrics.operation.writeConflicts`), where the server reports them.
+    pub write_conflicts: Option<u64>,
 }
 
 impl ServerTotals {
@@ -328,9 +331,15 @@ impl ServerTotals {
         let cpu_us = cpu("user_time_us")
             .zip(cpu("system_time_us"))
             .map(|(u, s)| u + s);
+        let write_conflicts = status
+            .get_document("metrics")?
+            .get_document("operation")
+            .ok()
+            .and_then(|o| number(o.get("writeConflicts")));
         Ok(ServerTotals {
             counter_commands,
             cpu_us,
+            write_conflicts,
         })
     }
 
@@ -339,6 +348,10 @@ impl ServerTotals {
         ServerTotals {
             counter_commands: self.counter_commands + other.counter_commands,
             cpu_us: self.cpu_us.zip(other.cpu_us).map(|(a, b)| a + b),
+            write_conflicts: self
+                .write_conflicts
+                .zip(other.write_conflicts)
+                .map(|(a, b)| a + b),
         }
     }
 
@@ -349,6 +362,10 @@ impl ServerTotals {
             cpu_us: self
                 .cpu_us
                 .zip(before.cpu_us)
+                .map(|(now, then)| now.saturating_sub(then)),
+            write_conflicts: self
+                .write_conflicts
+                .zip(before.write_conflicts)
                 .map(|(now, then)| now.saturating_sub(then)),
         }
     }

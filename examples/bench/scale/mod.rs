@@ -217,9 +217,13 @@ fn progress(at: &str, round: usize, rounds: usize, model: Model, measured: &Meas
     let trips = measured
         .per_id(server.map(|w| w.counter_commands))
         .map_or("-".to_owned(), |t| format!("{t:.3}"));
+    let conflicts = measured
+        .per_id(server.and_then(|w| w.write_conflicts))
+        .map_or("-".to_owned(), |c| format!("{c:.4}"));
     eprintln!(
         "scale: {at}, round {}/{rounds}: {:<8} {:>6} docs: {:>8.0} docs/s, latency µs p50 {:.1} \
-         p99 {:.1}, {:.2} s, server µs/doc {server_us}, trips/doc {trips}",
+         p99 {:.1}, {:.2} s, server µs/doc {server_us}, trips/doc {trips}, write conflicts/doc \
+         {conflicts}",
         round + 1,
         model.name(),
         measured.ids,
