@@ -5,8 +5,8 @@
 //! A point's ratio compares modes that ran interleaved: within a round, the machine's drift
 //! (a mode's server CPU per document moved by up to 30% between runs a minute apart) falls on
 //! every mode alike, down to the length of a slice, where runs of their own one after the
-//! other took it into their ratio. A task changes mode when it starts a call, so a slice has no drain and no ramp: no
-//! task waits for the slowest one before the next mode starts.
+//! other took it into their ratio. A task changes mode when it starts a call, so a slice has
+//! no drain and no ramp: no task waits for the slowest one before the next mode starts.
 
 use std::time::Duration;
 

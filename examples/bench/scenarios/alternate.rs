@@ -6,15 +6,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use hdrhistogram::Histogram;
-use mongo_sequence::SequentialId;
-use mongodb::{Collection, Database};
+use mongodb::Database;
 
-use super::models::{BProxy, Gapless, Plain, Sample, B1, B25};
+use super::processes::Call;
 use super::Model;
-use crate::measure::{new_histogram, BoxError, BoxFuture, Measured, Result};
-
-/// One insert of a mode's `n`-th sample, into the collection it was made for.
-type Call = Arc<dyn Fn(u64) -> BoxFuture<Result<()>> + Send + Sync>;
+use crate::measure::{new_histogram, BoxError, Measured, Result};
 
 /// When the slices of a run start, how long each lasts and which mode each belongs to.
 #[derive(Clone, Debug)]
@@ -127,7 +123,7 @@ pub async fn alternate(
         slices
             .modes
             .iter()
-            .map(|(model, coll)| call_of(*model, db, coll))
+            .map(|(model, coll)| model.call(db, coll))
             .collect(),
     );
     let start = slices.start_of(0);
@@ -167,37 +163,4 @@ pub async fn alternate(
         }
     }
     Ok(out)
-}
-
-/// One insert of `model` into `coll` of `db`, as the scenarios make it.
-fn call_of(model: Model, db: &Database, coll: &str) -> Call {
-    match model {
-        Model::Plain => {
-            let coll: Collection<Plain> = db.collection(coll);
-            Arc::new(move |n| {
-                let coll = coll.clone();
-                Box::pin(async move {
-                    coll.insert_one(Plain::sample(n)).await?;
-                    Ok(())
-                })
-            })
-        }
-        Model::B1 => sequenced::<B1>(db, coll),
-        Model::B25 => sequenced::<B25>(db, coll),
-        Model::Gapless => sequenced::<Gapless>(db, coll),
-        Model::Proxy => sequenced::<BProxy>(db, coll),
-    }
-}
-
-/// One `insert_with_id` of a sample of `M` into `coll` of `db`.
-fn sequenced<M: SequentialId + Sample + Send + Sync + 'static>(db: &Database, coll: &str) -> Call {
-    let coll: Collection<M> = db.collection(coll);
-    Arc::new(move |n| {
-        let coll = coll.clone();
-        Box::pin(async move {
-            let mut doc = M::sample(n);
-            <M as SequentialId>::insert_with_id(&mut doc, &coll).await?;
-            Ok(())
-        })
-    })
 }

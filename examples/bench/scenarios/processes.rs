@@ -2,18 +2,23 @@
 //! the tasks split evenly between them, all on one counter. Which model they insert is named on
 //! the workers' command line (see [`Model`]).
 
+use std::future::Future;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::Arc;
 use std::time::Duration;
 
 use mongo_sequence::SequentialId;
 use mongodb::bson::doc;
+use mongodb::{Collection, Database};
 
 use super::alternate::{alternate, Slices};
-use super::inserts::{insert_one_each, plain_one_each};
-use super::models::{BProxy, Gapless, Sample, B1, B25};
+use super::models::{BProxy, Gapless, Plain, Sample, B1, B25};
 use super::COLL;
-use crate::measure::{connect, BoxError, BoxFuture, Measured, Result, Run, ServerTotals};
+use crate::measure::{connect, drive, BoxError, BoxFuture, Measured, Result, Run, ServerTotals};
+
+/// One insert of a model's `n`-th sample, into the collection it was made for.
+pub type Call = Arc<dyn Fn(u64) -> BoxFuture<Result<()>> + Send + Sync>;
 
 /// The first argument that makes the bench a worker of a scenario of several processes.
 pub const WORKER: &str = "--insert-worker";
@@ -73,30 +78,53 @@ impl Model {
     /// documents numbered from `first`.
     pub async fn insert(
         self,
-        db: &mongodb::Database,
+        db: &Database,
         coll: &str,
         tasks: usize,
         calls: u64,
         first: u64,
     ) -> Result<Measured> {
+        let call = self.call(db, coll);
+        drive(tasks, calls, move |n| {
+            let insert = call(first + n);
+            async move { insert.await.map(|()| 1) }
+        })
+        .await
+    }
+
+    /// One insert of the model into `coll` of `db`, as the scenarios make it: the driver's
+    /// `insert_one` for plain documents, `insert_with_id` for the others.
+    pub fn call(self, db: &Database, coll: &str) -> Call {
         match self {
-            Model::Plain => plain_one_each(db.collection(coll), tasks, calls, first).await,
-            Model::B1 => each::<B1>(db, coll, tasks, calls, first).await,
-            Model::B25 => each::<B25>(db, coll, tasks, calls, first).await,
-            Model::Gapless => each::<Gapless>(db, coll, tasks, calls, first).await,
-            Model::Proxy => each::<BProxy>(db, coll, tasks, calls, first).await,
+            Model::Plain => {
+                let coll: Collection<Plain> = db.collection(coll);
+                Arc::new(move |n| {
+                    let coll = coll.clone();
+                    Box::pin(async move {
+                        coll.insert_one(Plain::sample(n)).await?;
+                        Ok(())
+                    })
+                })
+            }
+            Model::B1 => sequenced::<B1>(db, coll),
+            Model::B25 => sequenced::<B25>(db, coll),
+            Model::Gapless => sequenced::<Gapless>(db, coll),
+            Model::Proxy => sequenced::<BProxy>(db, coll),
         }
     }
 }
 
-async fn each<M: SequentialId + Sample>(
-    db: &mongodb::Database,
-    coll: &str,
-    tasks: usize,
-    calls: u64,
-    first: u64,
-) -> Result<Measured> {
-    insert_one_each(db.collection::<M>(coll), tasks, calls, first).await
+/// One `insert_with_id` of a sample of `M` into `coll` of `db`.
+fn sequenced<M: SequentialId + Sample + Send + Sync + 'static>(db: &Database, coll: &str) -> Call {
+    let coll: Collection<M> = db.collection(coll);
+    Arc::new(move |n| {
+        let coll = coll.clone();
+        Box::pin(async move {
+            let mut doc = M::sample(n);
+            <M as SequentialId>::insert_with_id(&mut doc, &coll).await?;
+            Ok(())
+        })
+    })
 }
 
 /// Plain inserts from four processes, a quarter of the tasks each: what four processes of
@@ -202,29 +230,15 @@ impl Fleet {
         calls: u64,
         offset: u64,
     ) -> Result<Measured> {
-        let client = self.db.client().clone();
-        let before = ServerTotals::read(&client).await?;
-        let mut reports = Vec::new();
-        for (w, mut worker) in std::mem::take(&mut self.workers).into_iter().enumerate() {
-            let first = first_of(w + 1) + offset;
-            writeln!(worker.stdin, "{} {coll} {calls} {first}", model.name())?;
-            reports.push(tokio::task::spawn_blocking(move || {
-                report(&mut worker).map(|r| (worker, r))
-            }));
-        }
-        let mut measured = model
-            .insert(&self.db, coll, self.share, calls, first_of(0) + offset)
-            .await?;
-        for report in reports {
-            let (worker, (ids, elapsed, latencies)) = report.await??;
-            self.workers.push(worker);
-            measured.ids += ids;
-            measured.elapsed = measured.elapsed.max(elapsed);
-            for l in latencies {
-                measured.latency.saturating_record(l);
-            }
-        }
-        measured.server = Some(ServerTotals::read(&client).await?.since(before));
+        let (db, share) = (self.db.clone(), self.share);
+        let before = ServerTotals::read(db.client()).await?;
+        let ours = async {
+            let first = first_of(0) + offset;
+            Ok(vec![model.insert(&db, coll, share, calls, first).await?])
+        };
+        let line = |first| format!("{} {coll} {calls} {}", model.name(), first + offset);
+        let mut measured = self.together(line, ours).await?.remove(0);
+        measured.server = Some(ServerTotals::read(db.client()).await?.since(before));
         Ok(measured)
     }
 
@@ -232,9 +246,9 @@ impl Fleet {
     /// what each mode measured, in the order of `slices.modes`, with the server's work over
     /// its slices (read at each slice's start and at the last one's end).
     pub async fn alternate(&mut self, slices: &Slices) -> Result<Vec<Measured>> {
-        let client = self.db.client().clone();
+        let (db, share) = (self.db.clone(), self.share);
         let sampler = {
-            let (client, slices) = (client.clone(), slices.clone());
+            let (client, slices) = (db.client().clone(), slices.clone());
             tokio::spawn(async move {
                 let mut totals = Vec::new();
                 for k in 0..=slices.count() {
@@ -244,38 +258,50 @@ impl Fleet {
                 Ok::<_, BoxError>(totals)
             })
         };
-        let modes = slices.modes.len();
-        let mut reports = Vec::new();
-        for (w, mut worker) in std::mem::take(&mut self.workers).into_iter().enumerate() {
-            writeln!(
-                worker.stdin,
-                "alternate {} {}",
-                first_of(w + 1),
-                slices.words()
-            )?;
-            reports.push(tokio::task::spawn_blocking(move || {
-                let reported = (0..modes)
-                    .map(|_| report(&mut worker))
-                    .collect::<Result<Vec<_>>>();
-                reported.map(|r| (worker, r))
-            }));
-        }
-        let mut measured = alternate(&self.db, self.share, slices, first_of(0)).await?;
-        for report in reports {
-            let (worker, reported) = report.await??;
-            self.workers.push(worker);
-            for (mode, (ids, _, latencies)) in measured.iter_mut().zip(reported) {
-                mode.ids += ids;
-                for l in latencies {
-                    mode.latency.saturating_record(l);
-                }
-            }
-        }
+        let ours = alternate(&db, share, slices, first_of(0));
+        let line = |first| format!("alternate {first} {}", slices.words());
+        let mut measured = self.together(line, ours).await?;
         let totals = sampler.await??;
         for (k, span) in totals.windows(2).enumerate() {
             let work = span[1].since(span[0]);
             let mode = &mut measured[slices.mode_of(k as u32)];
             mode.server = Some(mode.server.map_or(work, |w| w.plus(work)));
+        }
+        Ok(measured)
+    }
+
+    /// Every process at once: each worker is sent `line(first)` (`first`, where its documents
+    /// are numbered from), and this one runs `ours` meanwhile. Each worker reports as many runs
+    /// as `ours` measured, which its reports are added into, run by run: their documents and
+    /// latencies, and the longest of their times.
+    async fn together(
+        &mut self,
+        line: impl Fn(u64) -> String,
+        ours: impl Future<Output = Result<Vec<Measured>>>,
+    ) -> Result<Vec<Measured>> {
+        let mut started = Vec::new();
+        for (w, mut worker) in std::mem::take(&mut self.workers).into_iter().enumerate() {
+            writeln!(worker.stdin, "{}", line(first_of(w + 1)))?;
+            started.push(worker);
+        }
+        let mut measured = ours.await?;
+        let runs = measured.len();
+        for mut worker in started {
+            let (reported, back) = tokio::task::spawn_blocking(move || {
+                let reported = (0..runs)
+                    .map(|_| report(&mut worker))
+                    .collect::<Result<Vec<_>>>();
+                (reported, worker)
+            })
+            .await?;
+            self.workers.push(back);
+            for (run, (ids, elapsed, latencies)) in measured.iter_mut().zip(reported?) {
+                run.ids += ids;
+                run.elapsed = run.elapsed.max(elapsed);
+                for l in latencies {
+                    run.latency.saturating_record(l);
+                }
+            }
         }
         Ok(measured)
     }
@@ -293,8 +319,8 @@ impl Fleet {
 }
 
 /// Inserts of `model` from `count` processes at once, `run.tasks / count` tasks each: this one
-/// and `count - 1` workers (a [`Fleet`]). All connect and [warm up](Fleet::warm_up) first, then start
-/// together; the run lasts until the last one is done.
+/// and `count - 1` workers (a [`Fleet`]). All connect and [warm up](Fleet::warm_up) first,
+/// then start together; the run lasts until the last one is done.
 pub fn processes(run: Run, model: Model, count: usize) -> BoxFuture<Result<Measured>> {
     Box::pin(async move {
         let mut fleet = Fleet::start(&run, count).await?;
